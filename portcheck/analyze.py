@@ -1,0 +1,167 @@
+"""Analyze one file's text: parse once, run every candidate rule in one pass, return findings.
+
+Pure functions of (text, rules, target): no file system, no terminal.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from typing import Dict, List, Optional, Sequence, Tuple, Type
+
+from portcheck.catalog import CompiledRule
+from portcheck.model import FileError, Finding, Severity, Target
+from portcheck.prefilter import Prefilter
+from portcheck.pyscan.context import Ctx
+from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.matchers import ImportMatcher
+from portcheck.pyscan.walker import walk
+from portcheck.suppress import is_suppressed, suppressions
+
+GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
+OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
+_PY2_HINTS = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'", "invalid decimal literal", "leading zeros in decimal integer literals")
+_CUDA_CONTEXT = re.compile(r"cuda|nccl", re.IGNORECASE)
+
+
+class ParseFailure(Exception):
+    def __init__(self, message: str, line: Optional[int] = None, column: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def parse_python(text: str, filename: str = "<unknown>") -> ast.Module:
+    """Parse with the standard library parser; raise ParseFailure with a one-line reason."""
+    if "\x00" in text:
+        raise ParseFailure("source contains null bytes (binary file?)")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=filename, type_comments=False)
+    except SyntaxError as exc:
+        msg = exc.msg or "invalid syntax"
+        if any(h in msg for h in _PY2_HINTS) or re.search(r"^\s*print\s+[\"'\w]", text, re.MULTILINE) and "print(" not in text:
+            msg = f"looks like Python 2 code ({msg})"
+        raise ParseFailure(f"syntax error: {msg}", exc.lineno, exc.offset) from None
+    except (RecursionError, MemoryError):
+        raise ParseFailure("too deeply nested to parse") from None
+    except ValueError as exc:
+        raise ParseFailure(f"cannot parse: {exc}") from None
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    if line.isascii():
+        return byte_col
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _finding(entry: CompiledRule, target: Target, path: str, lines: Sequence[str], node: ast.AST, label: str, ctx: Ctx, is_import: bool) -> Optional[Finding]:
+    rule = entry.rule
+    severity = rule.severity_for(target)
+    if severity is Severity.OFF:
+        return None
+    note = ""
+    guarded = False
+    if entry.guard:
+        if is_import and ctx.optional_import:
+            severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
+        elif not is_import and ctx.guarded:
+            severity, guarded, note = severity.lowered(), True, GUARD_NOTE
+    line = node.lineno
+    end_line = getattr(node, "end_lineno", None) or line
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    end_src = lines[end_line - 1] if 0 < end_line <= len(lines) else ""
+    column = _char_col(src, node.col_offset) + 1
+    end_col_raw = getattr(node, "end_col_offset", None)
+    end_column = (_char_col(end_src, end_col_raw) + 1) if end_col_raw is not None else column
+    message = entry.message.replace("{match}", label) if "{match}" in entry.message else entry.message
+    return Finding(
+        path=path,
+        line=line,
+        column=column,
+        end_line=end_line,
+        end_column=end_column,
+        code=rule.code,
+        name=rule.name,
+        category=rule.category,
+        severity=severity,
+        message=message,
+        fixable=rule.fixable,
+        fix_safety=rule.fix_safety,
+        source_line=src.strip(),
+        guarded=guarded,
+        note=note,
+    )
+
+
+def _overlaps(a: Finding, b: Finding) -> bool:
+    return (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
+
+
+def analyze_module(
+    module: ast.Module,
+    text: str,
+    path: str,
+    rules: Sequence[CompiledRule],
+    target: Target,
+    lines: Optional[Sequence[str]] = None,
+) -> List[Finding]:
+    """Run `rules` over a parsed module; findings unsuppressed and unsorted."""
+    if lines is None:
+        lines = text.splitlines()
+    imports = ImportTable.from_nodes(n for n in ast.walk(module) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    handlers: Dict[Type[ast.AST], List[Tuple[object, object]]] = {}
+    for index, entry in enumerate(rules):
+        for matcher in entry.matchers:
+            key = (index, isinstance(matcher, ImportMatcher))
+            handler = matcher.handler()
+            for node_type in matcher.node_types:
+                handlers.setdefault(node_type, []).append((key, handler))
+    root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
+    findings: List[Finding] = []
+    fallbacks: List[Finding] = []
+    seen = set()
+    for (index, is_import), node, label, ctx in walk(module, imports, handlers, root):
+        entry = rules[index]
+        finding = _finding(entry, target, path, lines, node, label, ctx, is_import)
+        if finding is None:
+            continue
+        key = (finding.code, finding.line, finding.column, finding.end_line, finding.end_column)
+        if key in seen:
+            continue
+        seen.add(key)
+        (fallbacks if entry.fallback else findings).append(finding)
+    for fb in fallbacks:
+        if not any(_overlaps(fb, f) for f in findings):
+            findings.append(fb)
+    return findings
+
+
+def analyze_python(
+    text: str,
+    path: str,
+    prefilter: Prefilter,
+    target: Target,
+) -> Tuple[List[Finding], Optional[FileError]]:
+    """Findings for Python source text (suppressions applied), or the reason it could not be parsed."""
+    rules = prefilter.candidates(text)
+    if not rules:
+        return [], None
+    try:
+        module = parse_python(text, path)
+    except ParseFailure as exc:
+        return [], FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
+    lines = text.splitlines()
+    findings = analyze_module(module, text, path, rules, target, lines)
+    return apply_suppressions(findings, lines), None
+
+
+def apply_suppressions(findings: Sequence[Finding], lines: Sequence[str]) -> List[Finding]:
+    if not findings:
+        return list(findings)
+    table = suppressions(lines)
+    if not table:
+        return list(findings)
+    return [f for f in findings if not is_suppressed(table, f.code, f.line, f.end_line)]

@@ -1,0 +1,292 @@
+"""Find the files to scan: recurse the given paths, honour .gitignore and exclude globs, skip the usual noise.
+
+Paths named explicitly on the command line are always scanned (unless excluded), like ruff does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from portcheck.filetypes import classify
+
+SKIP_DIRS = frozenset(
+    {"build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env", ".venv", "__pypackages__", ".portcheck_cache"}
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path  # as given/joined (not resolved), for display
+    kind: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    message: str
+
+
+class GitIgnore:
+    """A small .gitignore matcher: enough of the format for real projects (negation, anchors, `**`, dir-only)."""
+
+    def __init__(self, base: Path, lines: Iterable[str]) -> None:
+        self.base = base
+        self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            if negated:
+                line = line[1:]
+            if line.startswith("\\"):
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.strip("/") if dir_only else line
+            anchored = "/" in line.rstrip("/")
+            line = line.lstrip("/")
+            regex = _glob_to_regex(line, anchored)
+            self.rules.append((re.compile(regex), negated, dir_only))
+
+    def ignored(self, rel: str, is_dir: bool) -> Optional[bool]:
+        """True/False if a rule decides, None if none applies."""
+        verdict = None
+        for regex, negated, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if regex.match(rel):
+                verdict = not negated
+        return verdict
+
+
+def _glob_to_regex(pattern: str, anchored: bool) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("/.*")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                out.append(pattern[i : j + 1])
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    body = "".join(out)
+    prefix = "" if anchored else "(?:.*/)?"
+    return f"^{prefix}{body}$"
+
+
+def matches_any(rel: str, globs: Sequence[str]) -> bool:
+    """Ruff-like exclude semantics: a glob matches the relative path, or any of its parts."""
+    if not globs:
+        return False
+    parts = rel.split("/")
+    for glob in globs:
+        g = glob.rstrip("/")
+        if fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(rel, g + "/*"):
+            return True
+        if "/" not in g and any(fnmatch.fnmatchcase(p, g) for p in parts):
+            return True
+        if g.startswith("**/") and fnmatch.fnmatchcase(rel, g[3:]):
+            return True
+        if g.endswith("/**") and (rel == g[:-3] or rel.startswith(g[:-3] + "/")):
+            return True
+    return False
+
+
+def _is_venv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+
+
+def discover(
+    paths: Sequence[Path],
+    root: Path,
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+) -> Tuple[List[Candidate], List[Problem]]:
+    """Files to scan (sorted, unique) and paths that could not be read."""
+    found: List[Candidate] = []
+    problems: List[Problem] = []
+    seen = set()
+    root = root.resolve()
+
+    def rel_to_root(p: Path) -> str:
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return p.as_posix()
+
+    def add(p: Path, kind: str) -> None:
+        try:
+            key = p.resolve()
+        except (OSError, RuntimeError):
+            key = p.absolute()
+        if key not in seen:
+            seen.add(key)
+            found.append(Candidate(p, kind))
+
+    for given in paths:
+        if given.is_symlink() and not given.exists():
+            problems.append(Problem(given, "broken symbolic link"))
+            continue
+        if not given.exists():
+            problems.append(Problem(given, "no such file or directory"))
+            continue
+        if given.is_file():
+            kind = classify(given.name)
+            if given.suffix == ".py" or kind is None:
+                kind = kind or ("python" if given.suffix in (".py", ".pyi") else None)
+            if kind is None:
+                continue
+            if exclude and matches_any(rel_to_root(given), exclude):
+                continue
+            add(given, kind)
+            continue
+        for path, kind in _walk(given, root, exclude, respect_gitignore, problems):
+            add(path, kind)
+    found.sort(key=lambda c: c.path.as_posix())
+    return found, problems
+
+
+def _load_gitignores(folder: Path) -> Optional[GitIgnore]:
+    gi = folder / ".gitignore"
+    if gi.is_file():
+        try:
+            return GitIgnore(folder, gi.read_text(encoding="utf-8", errors="replace").splitlines())
+        except OSError:
+            return None
+    return None
+
+
+def _git_root(start: Path) -> Optional[Path]:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _walk(
+    top: Path, root: Path, exclude: Sequence[str], respect_gitignore: bool, problems: List[Problem]
+) -> Iterator[Tuple[Path, str]]:
+    # .gitignore files from the git root down to `top` apply too.
+    ignores: List[GitIgnore] = []
+    if respect_gitignore:
+        top_abs = top.resolve()
+        git_root = _git_root(top_abs)
+        if git_root is not None:
+            chain = [git_root] + [p for p in reversed(top_abs.parents) if git_root in p.parents] + [top_abs]
+            seen = set()
+            for folder in chain:
+                if folder in seen or folder == top_abs:
+                    continue
+                seen.add(folder)
+                gi = _load_gitignores(folder)
+                if gi:
+                    ignores.append(gi)
+    visited = set()
+    stack: List[Tuple[Path, List[GitIgnore]]] = [(top, ignores)]
+    while stack:
+        folder, active = stack.pop()
+        try:
+            real = folder.resolve()
+        except (OSError, RuntimeError):
+            problems.append(Problem(folder, "symbolic link loop"))
+            continue
+        if real in visited:
+            continue
+        visited.add(real)
+        if respect_gitignore:
+            gi = _load_gitignores(folder)
+            if gi:
+                active = active + [gi]
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except PermissionError:
+            problems.append(Problem(folder, "permission denied"))
+            continue
+        except OSError as exc:
+            problems.append(Problem(folder, exc.strerror or str(exc)))
+            continue
+        subdirs = []
+        for entry in entries:
+            path = Path(folder, entry.name)
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError:
+                problems.append(Problem(path, "cannot stat"))
+                continue
+            if entry.is_symlink() and not is_dir and not is_file:
+                problems.append(Problem(path, "broken symbolic link"))
+                continue
+            if entry.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    problems.append(Problem(path, "symbolic link loop"))
+                    continue
+                if root not in target.parents and target != root:
+                    continue  # never follow links out of the scanned project
+            rel = rel_to(path, root)
+            if _ignored(active, path, is_dir):
+                continue
+            if exclude and matches_any(rel, exclude):
+                continue
+            if is_dir:
+                if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info") or _is_venv(path):
+                    continue
+                subdirs.append(path)
+            elif is_file:
+                kind = classify(name)
+                if kind is not None:
+                    yield path, kind
+        for sub in reversed(subdirs):
+            stack.append((sub, active))
+
+
+def rel_to(path: Path, root: Path) -> str:
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return path.as_posix()
+
+
+def _ignored(active: List[GitIgnore], path: Path, is_dir: bool) -> bool:
+    verdict = False
+    for gi in active:
+        try:
+            rel = path.absolute().relative_to(gi.base.absolute()).as_posix()
+        except ValueError:
+            continue
+        decided = gi.ignored(rel, is_dir)
+        if decided is not None:
+            verdict = decided
+    return verdict

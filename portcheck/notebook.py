@@ -1,0 +1,78 @@
+"""Jupyter notebooks: scan every code cell as one module (imports in early cells apply to later ones),
+and report findings with the cell number and the line inside the cell."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+_MAGIC = re.compile(r"^(\s*)([%!?]|\w+\s*=\s*!)")
+
+
+class NotebookError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int  # 1-based among all cells (markdown included), as Jupyter numbers them in the file
+    source: str
+
+
+def code_cells(data: str) -> List[Cell]:
+    try:
+        doc = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"not valid notebook JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        raise NotebookError("not a notebook: no 'cells' list")
+    cells = []
+    for i, cell in enumerate(doc["cells"], 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        if isinstance(src, list):
+            src = "".join(s for s in src if isinstance(s, str))
+        if not isinstance(src, str):
+            continue
+        cells.append(Cell(i, src))
+    return cells
+
+
+def neutralize_magics(source: str) -> str:
+    """Turn IPython magics and shell escapes into comments so the cell parses; line numbers stay."""
+    out = []
+    in_cell_magic = False
+    for n, line in enumerate(source.split("\n")):
+        if n == 0 and line.startswith("%%"):
+            in_cell_magic = not line.startswith(("%%time", "%%timeit", "%%capture"))
+            out.append("#" + line)
+            continue
+        if in_cell_magic or _MAGIC.match(line):
+            m = re.match(r"^(\s*)", line)
+            indent = m.group(1) if m else ""
+            out.append(f"{indent}pass  #" + line.strip() if _MAGIC.match(line) and indent else "#" + line)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def join_cells(cells: Sequence[Cell]) -> Tuple[str, List[Tuple[int, int]]]:
+    """One module from all cells, and for each module line (1-based index - 1) its (cell, line in cell)."""
+    parts = []
+    mapping: List[Tuple[int, int]] = []
+    for cell in cells:
+        text = neutralize_magics(cell.source)
+        lines = text.split("\n")
+        for j in range(len(lines)):
+            mapping.append((cell.index, j + 1))
+        parts.append(text)
+    return "\n".join(parts) + "\n", mapping
+
+
+def locate(mapping: Sequence[Tuple[int, int]], line: int) -> Tuple[Optional[int], int]:
+    if 0 < line <= len(mapping):
+        return mapping[line - 1]
+    return None, line

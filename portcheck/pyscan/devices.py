@@ -1,0 +1,342 @@
+"""Matcher kinds that know where a device lives in PyTorch code: device strings, device checks,
+integer device indices, and Python control flow on tensor values."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Iterator, List, Mapping, Optional
+
+from portcheck.pyscan.imports import dotted
+from portcheck.pyscan.matchers import Hit, Matcher, MatcherError, _str_list, call_argument, register
+
+DEVICE_NAME = re.compile(r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE)
+RANKISH = re.compile(
+    r"^(?:local_?rank|rank|gpu|gpus?_?ids?|gpu_?idx|gpu_?index|gpu_?num|local_gpu|device_?id|device_?idx|cuda_?device|cuda_?id|dev_?id)$",
+    re.IGNORECASE,
+)
+
+_DEVICE_CALLS = frozenset({"torch.device"})
+_DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
+_MESH_CALLS = frozenset(
+    {
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.distributed.init_device_mesh",
+        "torch.distributed.device_mesh.DeviceMesh",
+        "torch.distributed.DeviceMesh",
+    }
+)
+_AMP_CALLS = frozenset(
+    {
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.autocast_mode.autocast",
+        "torch.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.amp.custom_fwd",
+        "torch.amp.custom_bwd",
+        "torch.get_autocast_dtype",
+        "torch.is_autocast_available",
+    }
+)
+_LOAD_CALLS = frozenset({"torch.load", "torch.jit.load", "safetensors.torch.load_file", "safetensors.safe_open"})
+
+POSITIONS = frozenset(
+    {
+        "to",
+        "device-call",
+        "device-keyword",
+        "map-location",
+        "parameter-default",
+        "assignment",
+        "argparse-default",
+        "dict-value",
+        "set-default-device",
+        "device-mesh",
+        "autocast",
+    }
+)
+
+
+def _positions(params: Mapping[str, Any], allowed=POSITIONS) -> frozenset:
+    value = _str_list(params, "positions")
+    bad = [p for p in value if p not in allowed]
+    if bad:
+        raise MatcherError(f"unknown position '{bad[0]}' in 'positions'")
+    return frozenset(value)
+
+
+def _name_of_target(target: ast.AST) -> Optional[str]:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Subscript):
+        key = target.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return key.value
+    return None
+
+
+class DeviceStringMatcher(Matcher):
+    """A device string such as "cuda", "cuda:0" or f"cuda:{rank}" in a position that holds a device."""
+
+    kind = "device-string"
+    node_types = (ast.Call, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict, ast.Lambda)
+    allowed_keys = frozenset({"devices", "positions", "inside", "messages"})
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        super().__init__(params)
+        self.devices = _str_list(params, "devices")
+        alt = "|".join(re.escape(d) for d in self.devices)
+        self.exact = re.compile(rf"^(?:{alt})(?::\d+)?$")
+        self.prefix = re.compile(rf"^(?:{alt})(?::|$)")
+        self.positions = _positions(params)
+
+    def tokens(self) -> List[str]:
+        return list(self.devices)
+
+    # -- which expressions are device strings -------------------------------------------------
+    def strings(self, expr: Optional[ast.AST]) -> Iterator[ast.AST]:
+        if expr is None:
+            return
+        if isinstance(expr, ast.Constant):
+            if isinstance(expr.value, str) and self.exact.match(expr.value):
+                yield expr
+        elif isinstance(expr, ast.JoinedStr):
+            first = expr.values[0] if expr.values else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and self.prefix.match(first.value):
+                yield expr
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
+            left = expr.left
+            if isinstance(left, ast.Constant) and isinstance(left.value, str) and self.prefix.match(left.value):
+                yield expr
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
+            base = expr.func.value
+            if isinstance(base, ast.Constant) and isinstance(base.value, str) and self.prefix.match(base.value):
+                yield expr
+        elif isinstance(expr, ast.IfExp):
+            yield from self.strings(expr.body)
+            yield from self.strings(expr.orelse)
+        elif isinstance(expr, ast.BoolOp):
+            for value in expr.values:
+                yield from self.strings(value)
+
+    # -- positions ------------------------------------------------------------------------------
+    def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
+        pos = self.positions
+        if isinstance(node, ast.Call):
+            yield from self._call(node, imports)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and "assignment" in pos:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(DEVICE_NAME.match(_name_of_target(t) or "") for t in targets):
+                for hit in self.strings(node.value):
+                    yield hit, "assignment"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                if DEVICE_NAME.match(arg.arg):
+                    for hit in self.strings(default):
+                        yield hit, "parameter-default"
+        elif isinstance(node, ast.Dict) and "dict-value" in pos:
+            for key, value in zip(node.keys, node.values):
+                if key is not None and isinstance(key, ast.Constant) and isinstance(key.value, str) and DEVICE_NAME.match(key.value):
+                    for hit in self.strings(value):
+                        yield hit, "dict-value"
+
+    def _call(self, node: ast.Call, imports) -> Iterator[Hit]:
+        pos = self.positions
+        func = node.func
+        name = imports.resolve(func)
+        seen = set()
+
+        def emit(expr, label):
+            for hit in self.strings(expr):
+                if id(hit) not in seen:
+                    seen.add(id(hit))
+                    yield hit, label
+
+        if name in _AMP_CALLS:
+            if "autocast" in pos:
+                yield from emit(call_argument(node, "device_type", 0), "autocast")
+                yield from emit(call_argument(node, "device", None), "autocast")
+            return
+        if name in _MESH_CALLS:
+            if "device-mesh" in pos:
+                yield from emit(call_argument(node, "device_type", 0), "device-mesh")
+            return
+        if "to" in pos and isinstance(func, ast.Attribute) and func.attr in ("to", "to_empty") and name is None:
+            yield from emit(call_argument(node, "device", 0), "to")
+        if "device-call" in pos and name in _DEVICE_CALLS:
+            yield from emit(call_argument(node, "type", 0), "device-call")
+        if "set-default-device" in pos and name in _DEFAULT_DEVICE_CALLS:
+            yield from emit(call_argument(node, "device", 0), "set-default-device")
+        if "map-location" in pos:
+            position = 1 if name in _LOAD_CALLS else None
+            yield from emit(call_argument(node, "map_location", position), "map-location")
+        if "argparse-default" in pos and isinstance(func, ast.Attribute) and func.attr == "add_argument":
+            yield from emit(call_argument(node, "default", None), "argparse-default")
+        if "device-keyword" in pos:
+            for kw in node.keywords:
+                if kw.arg and kw.arg != "map_location" and DEVICE_NAME.match(kw.arg) and kw.arg != "device_type":
+                    yield from emit(kw.value, "device-keyword")
+
+
+class DeviceCompareMatcher(Matcher):
+    """A check of a device against "cuda": `dev.type == "cuda"`, `"cuda" in str(dev)`, `.startswith("cuda")`."""
+
+    kind = "device-compare"
+    node_types = (ast.Compare, ast.Call)
+    allowed_keys = frozenset({"devices", "inside", "messages"})
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        super().__init__(params)
+        self.devices = _str_list(params, "devices")
+        alt = "|".join(re.escape(d) for d in self.devices)
+        self.exact = re.compile(rf"^(?:{alt})(?::\d+)?$")
+
+    def tokens(self) -> List[str]:
+        return list(self.devices)
+
+    def _is_dev(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(self.exact.match(node.value))
+
+    def _holds_dev(self, node: ast.AST) -> bool:
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return any(self._is_dev(e) for e in node.elts)
+        return False
+
+    def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "startswith" and node.args and self._is_dev(node.args[0]):
+                if not isinstance(func.value, ast.Constant):
+                    yield node, "startswith"
+            return
+        sides = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, sides, sides[1:]):
+            if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                if (self._is_dev(left) and not isinstance(right, ast.Constant)) or (
+                    self._is_dev(right) and not isinstance(left, ast.Constant)
+                ):
+                    yield node, "compare"
+                    return
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                if self._is_dev(left) and not isinstance(right, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict)):
+                    yield node, "contains"
+                    return
+                if self._holds_dev(right) and not isinstance(left, ast.Constant):
+                    yield node, "membership"
+                    return
+
+
+class IntDeviceMatcher(Matcher):
+    """An integer used as a CUDA device index, where the context makes it one."""
+
+    kind = "int-device"
+    node_types = (ast.Call,)
+    allowed_keys = frozenset({"positions", "inside", "messages"})
+    _ALLOWED = frozenset({"to", "device-call", "device-keyword", "device-map", "device-ids"})
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        super().__init__(params)
+        self.positions = _positions(params, self._ALLOWED)
+
+    def tokens(self) -> List[str]:
+        out = []
+        if "device-ids" in self.positions:
+            out.append("device_ids")
+        if "device-map" in self.positions:
+            out.append("device_map")
+        if self.positions & {"to", "device-call", "device-keyword"}:
+            out += ["cuda", "nccl"]  # an integer is a CUDA device only where the file uses CUDA
+        return out
+
+    @staticmethod
+    def _index(expr: Optional[ast.AST]) -> bool:
+        if expr is None:
+            return False
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, int) and not isinstance(expr.value, bool)
+        name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
+        return bool(name and RANKISH.match(name))
+
+    def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
+        pos = self.positions
+        name = imports.resolve(node.func)
+        func = node.func
+        if "device-ids" in pos:
+            for kw in node.keywords:
+                if kw.arg == "device_ids" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                    if kw.value.elts and all(self._index(e) for e in kw.value.elts):
+                        yield kw.value, "device_ids"
+                elif kw.arg == "output_device" and self._index(kw.value):
+                    yield kw.value, "output_device"
+        if "device-map" in pos:
+            for kw in node.keywords:
+                if kw.arg != "device_map":
+                    continue
+                if self._index(kw.value):
+                    yield kw.value, "device_map"
+                elif isinstance(kw.value, ast.Dict):
+                    for key, value in zip(kw.value.keys, kw.value.values):
+                        if isinstance(key, ast.Constant) and key.value == "" and self._index(value):
+                            yield value, "device_map"
+        if not ctx.cuda_context:
+            return
+        if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and name is None and node.args:
+            if self._index(node.args[0]) and not (isinstance(node.args[0], ast.Constant) and len(node.args) > 1):
+                yield node.args[0], "to"
+        if "device-call" in pos and name == "torch.device" and len(node.args) == 1 and self._index(node.args[0]):
+            yield node.args[0], "torch.device"
+        if "device-keyword" in pos and name != "torch.device":
+            for kw in node.keywords:
+                if kw.arg == "device" and self._index(kw.value):
+                    yield kw.value, "device="
+
+
+class TensorControlFlowMatcher(Matcher):
+    """`if`/`while`/`assert` whose test forces a tensor value to the host (`.item()`, `.any()`, `torch.equal`)."""
+
+    kind = "control-flow"
+    node_types = (ast.If, ast.While, ast.Assert)
+    allowed_keys = frozenset({"methods", "calls", "inside", "messages"})
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        super().__init__(params)
+        self.methods = frozenset(_str_list(params, "methods"))
+        self.calls = frozenset(_str_list(params, "calls", required=False))
+
+    def tokens(self) -> List[str]:
+        return sorted(self.methods) + [c.rsplit(".", 1)[-1] for c in sorted(self.calls)]
+
+    def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
+        for sub in ast.walk(node.test):
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                if isinstance(func, ast.Attribute) and func.attr in self.methods and imports.resolve(func.value) is None:
+                    # numpy arrays and plain Python values have .any()/.all() too: require a torch call inside
+                    if func.attr == "item" or _mentions_torch(func.value, imports):
+                        yield node.test, func.attr
+                        return
+                if imports.resolve(func) in self.calls:
+                    yield node.test, imports.resolve(func) or ""
+                    return
+
+
+def _mentions_torch(expr: ast.AST, imports) -> bool:
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Call):
+            name = imports.resolve(sub.func) or ""
+            if name.startswith("torch."):
+                return True
+    return False
+
+
+for _cls in (DeviceStringMatcher, DeviceCompareMatcher, IntDeviceMatcher, TensorControlFlowMatcher):
+    register(_cls)
+
+__all__ = ["DEVICE_NAME", "RANKISH", "DeviceStringMatcher", "DeviceCompareMatcher", "IntDeviceMatcher", "dotted"]

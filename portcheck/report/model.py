@@ -1,0 +1,79 @@
+"""The report object every output format renders: findings, errors, rules used, scores."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from portcheck import __version__
+from portcheck.model import FileError, Finding, Rule, ScanResult, Severity, Target
+
+
+@dataclass(frozen=True)
+class Report:
+    version: str
+    target: Target
+    targets: Tuple[Target, ...]  # the targets scored (one, or all three for --target all)
+    scan: ScanResult
+    rules: Mapping[str, Rule]  # code -> rule, for every code that appears in findings
+    scores: Mapping[Target, Any] = field(default_factory=dict)  # Target -> portcheck.score.ScoreCard
+    baseline_scores: Mapping[Target, Any] = field(default_factory=dict)  # scores of the baseline, if any
+    statistics: bool = False
+
+    @property
+    def findings(self) -> Tuple[Finding, ...]:
+        return self.scan.findings
+
+    @property
+    def errors(self) -> Tuple[FileError, ...]:
+        return self.scan.errors
+
+    @property
+    def files_scanned(self) -> int:
+        return self.scan.files_scanned
+
+    def counts_by_rule(self) -> List[Tuple[str, int]]:
+        counts = Counter(f.code for f in self.findings)
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def counts_by_severity(self) -> Dict[str, int]:
+        counts = Counter(f.severity.value for f in self.findings)
+        return {s.value: counts.get(s.value, 0) for s in Severity if s is not Severity.OFF}
+
+
+def build_report(
+    scan: ScanResult,
+    catalog,
+    targets: Sequence[Target] = (),
+    statistics: bool = False,
+    baseline_scan: Optional[ScanResult] = None,
+    with_scores: bool = True,
+) -> Report:
+    """Assemble a report: attach rule data and (when scoring is available) scores per target."""
+    by_code = catalog.by_code()
+    codes = {f.code for f in scan.findings}
+    rules = {code: by_code[code].rule for code in sorted(codes) if code in by_code}
+    targets = tuple(targets) or (scan.target,)
+    scores: Dict[Target, Any] = {}
+    baseline_scores: Dict[Target, Any] = {}
+    if with_scores:
+        try:
+            from portcheck.score import score_scan
+        except ImportError:  # scoring not available
+            score_scan = None
+        if score_scan is not None:
+            for t in targets:
+                scores[t] = score_scan(scan, catalog, t)
+                if baseline_scan is not None:
+                    baseline_scores[t] = score_scan(baseline_scan, catalog, t)
+    return Report(
+        version=__version__,
+        target=scan.target,
+        targets=targets,
+        scan=scan,
+        rules=rules,
+        scores=scores,
+        baseline_scores=baseline_scores,
+        statistics=statistics,
+    )

@@ -1,0 +1,242 @@
+"""Scan files: read bytes, decode, dispatch by file kind, collect findings per file.
+
+`scan_one` is a pure function of a file and picklable settings, so it runs the same in a worker
+process, behind the cache, or inline.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
+from portcheck.catalog import CompiledRule, load_catalog, select_rules
+from portcheck.discover import Candidate, discover, matches_any
+from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity, Target
+from portcheck.prefilter import Prefilter
+from portcheck.source import DecodeError, decode_python, decode_text, looks_binary
+from portcheck.suppress import skip_file
+
+MAX_BYTES = 50 * 1024 * 1024  # larger files are reported, not read
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a worker needs to scan a file; small and picklable."""
+
+    target: str = "generic"
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    rules: Tuple[CompiledRule, ...]
+    prefilter: Prefilter
+    text_rules: Tuple[CompiledRule, ...]
+
+
+@lru_cache(maxsize=8)
+def prepare(settings: Settings) -> Prepared:
+    rules = select_rules(load_catalog(), Target(settings.target), settings.select, settings.ignore)
+    return Prepared(
+        rules=rules,
+        prefilter=Prefilter(rules),
+        text_rules=tuple(r for r in rules if r.text_matchers),
+    )
+
+
+def count_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def display_path(path: Path, cwd: Optional[Path] = None) -> str:
+    cwd = cwd or Path.cwd()
+    try:
+        rel = os.path.relpath(path.absolute(), cwd)
+    except ValueError:  # another drive on Windows
+        rel = str(path)
+    return Path(rel).as_posix()
+
+
+def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
+    lines = text.splitlines()
+    out: List[Finding] = []
+    for entry in rules:
+        rule = entry.rule
+        severity = rule.severity_for(target)
+        if severity is Severity.OFF:
+            continue
+        for matcher in entry.text_matchers:
+            if not matcher.applies(kind):
+                continue
+            for line, col, end_line, end_col, label in matcher.scan(kind, lines):
+                message = entry.message.replace("{match}", label)
+                out.append(
+                    Finding(
+                        path=path, line=line, column=col, end_line=end_line, end_column=end_col,
+                        code=rule.code, name=rule.name, category=rule.category, severity=severity,
+                        message=message, fixable=False, fix_safety=rule.fix_safety,
+                        source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                    )
+                )
+    return apply_suppressions(out, lines)
+
+
+def _notebook_findings(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
+    from portcheck.notebook import NotebookError, code_cells, join_cells, locate
+
+    try:
+        cells = code_cells(data)
+    except NotebookError as exc:
+        return [], FileError(path=path, message=str(exc), kind="parse")
+    source, mapping = join_cells(cells)
+    rules = prepared.prefilter.candidates(source)
+    if not rules:
+        return [], None
+    lines = source.splitlines()
+    try:
+        module = parse_python(source, path)
+        raw = analyze_module(module, source, path, rules, target, lines)
+    except ParseFailure:
+        # One broken cell must not hide the others: fall back to cell by cell.
+        raw = []
+        offset = 0
+        for cell in cells:
+            from portcheck.notebook import neutralize_magics
+
+            text = neutralize_magics(cell.source)
+            n = len(text.split("\n"))
+            try:
+                module = parse_python(text, path)
+            except ParseFailure:
+                offset += n
+                continue
+            for f in analyze_module(module, text, path, rules, target, text.splitlines()):
+                raw.append(replace(f, line=f.line + offset, end_line=f.end_line + offset))
+            offset += n
+    kept = apply_suppressions(raw, lines)
+    out = []
+    for f in kept:
+        cell, line = locate(mapping, f.line)
+        _, end_line = locate(mapping, f.end_line)
+        out.append(replace(f, cell=cell, line=line, end_line=max(end_line, line) if cell == locate(mapping, f.end_line)[0] else line))
+    return out, None
+
+
+def _per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
+    codes: List[str] = []
+    for glob, ignored in settings.per_file_ignores:
+        if matches_any(path, (glob,)):
+            codes.extend(ignored)
+    return tuple(codes)
+
+
+def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileResult:
+    """Scan one file's bytes; never raises for bad input."""
+    prepared = prepare(settings)
+    target = Target(settings.target)
+    findings: List[Finding] = []
+    error: Optional[FileError] = None
+    lines = 0
+    try:
+        if kind in ("python",):
+            if looks_binary(data):
+                return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
+            try:
+                src = decode_python(data)
+            except DecodeError as exc:
+                return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
+            if skip_file(src.text):
+                return FileResult(path=path, kind=kind)
+            lines = count_lines(src.text)
+            findings, error = analyze_python(src.text, path, prepared.prefilter, target)
+            if Path(path).name == "setup.py" and prepared.text_rules:
+                findings += _text_findings(prepared.text_rules, "setup-py", src.text, path, target)
+        else:
+            if looks_binary(data):
+                return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
+            try:
+                src = decode_text(data)
+            except DecodeError as exc:
+                return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
+            if kind == "notebook":
+                findings, error = _notebook_findings(src.text, path, prepared, target)
+                lines = sum(count_lines(c) for c in _cells_text(src.text))
+            else:
+                lines = count_lines(src.text)
+                findings = _text_findings(prepared.text_rules, kind, src.text, path, target)
+    except RecursionError:
+        error = FileError(path, "too deeply nested to analyze", kind="parse")
+        findings = []
+    ignored = _per_file_ignored(path, settings)
+    if ignored:
+        findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
+    findings.sort(key=Finding.sort_key)
+    return FileResult(path=path, findings=tuple(findings), error=error, lines=lines, kind=kind)
+
+
+def _cells_text(data: str) -> List[str]:
+    from portcheck.notebook import NotebookError, code_cells
+
+    try:
+        return [c.source for c in code_cells(data)]
+    except NotebookError:
+        return []
+
+
+def scan_one(candidate: Candidate, settings: Settings, display: str) -> FileResult:
+    try:
+        size = candidate.path.stat().st_size
+        if size > MAX_BYTES:
+            return FileResult(path=display, error=FileError(display, f"file too large ({size} bytes)", kind="read"), kind=candidate.kind)
+        data = candidate.path.read_bytes()
+    except FileNotFoundError:
+        return FileResult(path=display, error=FileError(display, "file disappeared during the scan", kind="read"), kind=candidate.kind)
+    except IsADirectoryError:
+        return FileResult(path=display, error=FileError(display, "is a directory", kind="read"), kind=candidate.kind)
+    except PermissionError:
+        return FileResult(path=display, error=FileError(display, "permission denied", kind="read"), kind=candidate.kind)
+    except OSError as exc:
+        return FileResult(path=display, error=FileError(display, exc.strerror or str(exc), kind="read"), kind=candidate.kind)
+    return scan_bytes(data, display, candidate.kind, settings)
+
+
+def settings_from(config, target: Optional[str] = None) -> Settings:
+    return Settings(
+        target=target or (config.target if config.target != "all" else "generic"),
+        select=tuple(config.select),
+        ignore=tuple(config.ignore),
+        per_file_ignores=tuple(sorted((g, tuple(c)) for g, c in dict(config.per_file_ignores).items())),
+    )
+
+
+def scan_paths(
+    paths: Sequence[Path],
+    config,
+    target: Optional[str] = None,
+    cwd: Optional[Path] = None,
+    jobs: Optional[int] = None,
+    cache=None,
+    progress=None,
+) -> ScanResult:
+    """Discover and scan `paths` with `config` (see portcheck.config.Config)."""
+    from portcheck.runner import run_all
+
+    cwd = cwd or Path.cwd()
+    root = config.root or cwd
+    excludes = tuple(config.exclude) + tuple(config.extend_exclude)
+    candidates, problems = discover(paths, root, excludes, config.respect_gitignore)
+    settings = settings_from(config, target)
+    results: List[FileResult] = [
+        FileResult(path=display_path(p.path, cwd), error=FileError(display_path(p.path, cwd), p.message, kind="read"), kind="unknown")
+        for p in problems
+    ]
+    displays = [display_path(c.path, cwd) for c in candidates]
+    results.extend(run_all(candidates, displays, settings, jobs=jobs, cache=cache, progress=progress))
+    results.sort(key=lambda r: r.path)
+    return ScanResult(target=Target(settings.target), files=tuple(results))
