@@ -49,6 +49,26 @@ def _write(text: str, output_file: Optional[str]) -> None:
 
 
 class PortcheckGroup(click.Group):
+    # Subcommands that live in their own modules, imported only when used (keeps start-up fast).
+    lazy_subcommands = {
+        "fix": "portcheck.fix.command:fix",
+        "clean": "portcheck.cache:clean_command",
+    }
+
+    def list_commands(self, ctx: click.Context):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_subcommands))
+
+    def get_command(self, ctx: click.Context, name: str):
+        if name in self.lazy_subcommands:
+            import importlib
+
+            module, attr = self.lazy_subcommands[name].split(":")
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError):
+                return None
+        return super().get_command(ctx, name)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
