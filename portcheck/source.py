@@ -42,8 +42,11 @@ def decode_python(data: bytes) -> SourceText:
     bom = data.startswith(codecs.BOM_UTF8)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown codec in the cookie, or cookie/BOM conflict
-        raise DecodeError(str(exc)) from None
+    except SyntaxError as exc:  # not UTF-8 without a cookie, unknown codec, or cookie/BOM conflict
+        reason = str(exc)
+        if "invalid or missing encoding declaration" in reason:
+            reason = "not UTF-8 and no coding cookie declares another encoding"
+        raise DecodeError(f"cannot decode: {reason}") from None
     if encoding == "utf-8-sig":
         encoding = "utf-8"
     body = data[len(codecs.BOM_UTF8) :] if bom else data
