@@ -52,6 +52,16 @@ def plain_lines(report: Report) -> List[str]:
     return out
 
 
+def baseline_line(report: Report) -> str:
+    """The score change against a baseline ("neuron readiness 82.0 -> 79.0"), or "" without one."""
+    parts = [
+        f"{t.value} readiness {report.baseline_scores[t].score:.1f} -> {report.scores[t].score:.1f}"
+        for t in report.targets
+        if t in report.baseline_scores and t in report.scores
+    ]
+    return "Against the baseline: " + ", ".join(parts) if parts else ""
+
+
 def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> str:
     """Render as text; `color` emits ANSI styles through rich (callers decide from the terminal)."""
     sections = []
@@ -63,6 +73,8 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
         lines = []
         if text_sections is not None:
             lines.extend(text_sections.plain(report))
+        if baseline_line(report):
+            lines.append(baseline_line(report))
         lines.extend(plain_lines(report))
         if report.statistics:
             lines.append("")
@@ -76,6 +88,8 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
     console = Console(file=buf, force_terminal=True, color_system="standard", width=width, highlight=False)
     if text_sections is not None:
         text_sections.rich(report, console)
+    if baseline_line(report):
+        console.print(Text(baseline_line(report), style="bold"))
     for path, group in groupby(report.findings, key=lambda f: f.path):
         console.print(Text(path, style="bold underline"))
         for f in group:

@@ -1,0 +1,220 @@
+"""The score sections of the text report: a panel per target, directories worst first, the rules that cost most.
+
+`plain` returns lines for files and pipes; `rich` prints the same content styled to a terminal console.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+from portcheck.report.model import Report
+
+TOP_DIRECTORIES = 10
+TOP_RULES = 10
+GRADE_STYLES = {"A": "bold green", "B": "bold cyan", "C": "bold yellow", "D": "bold red"}
+
+
+def primary_card(report: Report) -> Any:
+    return report.scores.get(report.target)
+
+
+def scored_targets(report: Report) -> List[Tuple[Any, Any]]:
+    """(target, card) for every target with a score, in the report's order."""
+    return [(t, report.scores[t]) for t in report.targets if t in report.scores]
+
+
+def effort_line(card: Any) -> str:
+    sev = ", ".join(f"{n} {name}" for name, n in card.effort.by_severity.items())
+    fix = card.effort.by_fix
+    return (f"{sev}; {fix['safe']} safe autofix, {fix['unsafe']} unsafe autofix, "
+            f"{fix['manual']} need{'s' if fix['manual'] == 1 else ''} a person")
+
+
+def kernel_line(card: Any) -> str:
+    e = card.effort
+    if not e.kernel_files:
+        return ""
+    return f"{e.kernel_lines:,} lines of custom kernel code in {e.kernel_files} file{'s' if e.kernel_files != 1 else ''}"
+
+
+def blocker_text(blocker: Any) -> str:
+    files = len(blocker.files)
+    text = f"{blocker.code} {blocker.name} ({blocker.count} in {files} file{'s' if files != 1 else ''})"
+    return text if blocker.caps else text + ", has a fallback"
+
+
+def blocker_lines(report: Report) -> List[Tuple[str, str]]:
+    """(label, text) per distinct list of blockers; targets with the same blockers share a line."""
+    groups: List[Tuple[List[str], str]] = []
+    for target, card in scored_targets(report):
+        if not card.effort.blockers:
+            continue
+        text = "; ".join(blocker_text(b) for b in card.effort.blockers)
+        for names, existing in groups:
+            if existing == text:
+                names.append(target.value)
+                break
+        else:
+            groups.append(([target.value], text))
+    if len(report.targets) == 1:
+        return [("Blockers", text) for _, text in groups]
+    return [(f"Blockers ({', '.join(names)})", text) for names, text in groups]
+
+
+def directory_rows(report: Report, limit: Optional[int] = TOP_DIRECTORIES) -> Tuple[List[Any], int]:
+    """The primary target's directories worst first (at most `limit`), and how many were left out."""
+    card = primary_card(report)
+    dirs = list(card.directories)
+    shown = dirs if limit is None else dirs[:limit]
+    return shown, len(dirs) - len(shown)
+
+
+def directory_score(report: Report, target: Any, path: str) -> Optional[Any]:
+    card = report.scores.get(target)
+    if card is None:
+        return None
+    for d in card.directories:
+        if d.path == path:
+            return d
+    return None
+
+
+def _score_lines(report: Report) -> List[str]:
+    out = ["Readiness score (0-100; 100 = nothing left to change)"]
+    out.append(f"  {'target':8} {'score':>5}  {'grade':24}  after `portcheck fix`")
+    for target, card in scored_targets(report):
+        out.append(
+            f"  {target.value:8} {card.score:5.1f}  {card.grade} {card.band:22}  "
+            f"{card.score_after_fix:5.1f}  {card.grade_after_fix} {card.band_after_fix}"
+        )
+    return out
+
+
+def _effort_lines(report: Report) -> List[str]:
+    card = primary_card(report)
+    label = f" ({report.target.value})" if len(report.targets) > 1 else ""
+    out = [f"Effort{label}: {effort_line(card)}"]
+    kernel = kernel_line(card)
+    if kernel:
+        out.append(f"Custom kernels: {kernel}")
+    out.extend(f"{label}: {text}" for label, text in blocker_lines(report))
+    return out
+
+
+def _directory_lines(report: Report) -> List[str]:
+    rows, more = directory_rows(report)
+    if not rows:
+        return []
+    targets = [t for t, _ in scored_targets(report)]
+    if len(targets) > 1:
+        head = "  " + " ".join(f"{t.value:>8}" for t in targets) + f"  {'findings':>8}  directory"
+        out = ["Directories, worst first (" + report.target.value + ")", head]
+        for d in rows:
+            cells = []
+            for t in targets:
+                other = directory_score(report, t, d.path)
+                cells.append(f"{other.score:8.1f}" if other is not None else f"{'-':>8}")
+            out.append("  " + " ".join(cells) + f"  {d.findings:8d}  {d.path}")
+    else:
+        out = ["Directories, worst first", f"  {'score':>5}  {'after fix':>9}  grade  {'findings':>8}  {'lines':>7}  directory"]
+        for d in rows:
+            out.append(f"  {d.score:5.1f}  {d.score_after_fix:9.1f}  {d.grade:5}  {d.findings:8d}  {d.lines:7d}  {d.path}")
+    if more:
+        out.append(f"  ... {more} more director{'ies' if more != 1 else 'y'}")
+    return out
+
+
+def rule_rows(report: Report, limit: int = TOP_RULES) -> List[Any]:
+    return list(primary_card(report).effort.rules[:limit])
+
+
+def _rule_lines(report: Report) -> List[str]:
+    rows = rule_rows(report)
+    if not rows:
+        return []
+    out = ["Top rules (points: how much the score rises when all of a rule's findings are gone)",
+           f"  {'points':>6}  {'count':>5}  {'severity':8}  {'fix':14}  rule"]
+    for r in rows:
+        out.append(f"  {r.points:6.1f}  {r.count:5d}  {r.severity.value:8}  {_fix_label(r.fix):14}  {r.code} {r.name}")
+    return out
+
+
+def _fix_label(fix: str) -> str:
+    from portcheck.score import FIX_LABELS
+
+    return FIX_LABELS.get(fix, fix)
+
+
+def plain(report: Report) -> List[str]:
+    if primary_card(report) is None:
+        return []
+    out: List[str] = []
+    for section in (_score_lines(report), _effort_lines(report), _directory_lines(report), _rule_lines(report)):
+        if section:
+            out.extend(section)
+            out.append("")
+    return out
+
+
+def _panel_body(card: Any):
+    from rich.text import Text
+
+    style = GRADE_STYLES.get(card.grade, "")
+    body = Text(f"{card.score:.1f}", style=style)
+    body.append(f"  grade {card.grade}\n", style=style)
+    body.append(f"{card.band}\n")
+    body.append(f"after fix {card.score_after_fix:.1f} ({card.grade_after_fix})", style=GRADE_STYLES.get(card.grade_after_fix, ""))
+    return body
+
+
+def rich(report: Report, console: Any) -> None:
+    """Print the score sections to a rich console."""
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    card = primary_card(report)
+    if card is None:
+        return
+    panels = Table.grid(padding=(0, 2))
+    cells = []
+    for target, c in scored_targets(report):
+        panels.add_column()
+        cells.append(Panel(_panel_body(c), title=f"readiness: {target.value}", expand=False))
+    panels.add_row(*cells)
+    console.print(panels)
+    for line in _effort_lines(report):
+        console.print(Text(line))
+    rows, more = directory_rows(report)
+    if rows:
+        targets = [t for t, _ in scored_targets(report)]
+        table = Table(title="Directories, worst first", title_justify="left", show_edge=False)
+        if len(targets) > 1:
+            for t in targets:
+                table.add_column(t.value, justify="right")
+        else:
+            table.add_column("score", justify="right")
+            table.add_column("after fix", justify="right")
+        table.add_column("findings", justify="right")
+        table.add_column("directory")
+        for d in rows:
+            if len(targets) > 1:
+                cells = []
+                for t in targets:
+                    other = directory_score(report, t, d.path)
+                    cells.append(Text(f"{other.score:.1f}", style=GRADE_STYLES.get(other.grade, "")) if other else Text("-"))
+            else:
+                cells = [Text(f"{d.score:.1f}", style=GRADE_STYLES.get(d.grade, "")), Text(f"{d.score_after_fix:.1f}")]
+            table.add_row(*cells, str(d.findings), d.path)
+        console.print(table)
+        if more:
+            console.print(Text(f"... {more} more director{'ies' if more != 1 else 'y'}", style="dim"))
+    rules = rule_rows(report)
+    if rules:
+        table = Table(title="Top rules", title_justify="left", show_edge=False)
+        for name, justify in (("points", "right"), ("count", "right"), ("severity", "left"), ("fix", "left"), ("rule", "left")):
+            table.add_column(name, justify=justify)
+        for r in rules:
+            table.add_row(f"{r.points:.1f}", str(r.count), r.severity.value, _fix_label(r.fix), f"{r.code} {r.name}")
+        console.print(table)
+    console.print()
