@@ -1,0 +1,3 @@
+from imgcls.models.resnet import build_model
+
+__all__ = ["build_model"]
