@@ -1,0 +1,137 @@
+"""Parallel scans: the same results in the same order as a serial scan, and no pool for small inputs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import portcheck.runner as runner
+from portcheck.cache import Cache
+from portcheck.catalog import load_catalog
+from portcheck.config import Config
+from portcheck.discover import Candidate
+from portcheck.scan import Settings, scan_paths
+
+needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="worker pids are observed through fork")
+
+
+def make_files(root: Path, count: int) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        body = ["import torch"]
+        # A varying number of findings per file, so a mix-up between files would show.
+        body += [f"x{j} = torch.zeros({j}).cuda()" for j in range(i % 4)]
+        if i % 7 == 0:
+            body.append("def broken(: t.cuda()")
+        (root / f"m{i:03d}.py").write_text("\n".join(body) + "\n", encoding="utf-8")
+    (root / "requirements.txt").write_text("nvidia-cudnn-cu12\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def pids(monkeypatch, tmp_path):
+    """Record which process scanned each file (forked workers inherit the patch)."""
+    log = tmp_path / "pids"
+    log.mkdir()
+    real = runner.scan_plain
+
+    def spy(candidate, settings, display):
+        (log / str(os.getpid())).touch()
+        return real(candidate, settings, display)
+
+    monkeypatch.setattr(runner, "scan_plain", spy)
+    return lambda: {int(p.name) for p in log.iterdir()}
+
+
+@needs_fork
+def test_pool_gives_the_serial_results(tmp_path, monkeypatch, pids):
+    root = make_files(tmp_path / "proj", 40)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(runner, "POOL_THRESHOLD", 8)
+    serial = scan_paths([Path(".")], Config(root=root), jobs=1)
+    assert pids() == {os.getpid()}
+    parallel = scan_paths([Path(".")], Config(root=root), jobs=3)
+    assert len(pids() - {os.getpid()}) > 1  # workers did the scanning
+    assert parallel == serial
+    # Files that parse report one DEV002 per `.cuda()` line; the others report a parse error.
+    assert len([f for f in serial.findings if f.code == "DEV002"]) == sum(i % 4 for i in range(40) if i % 7)
+    assert len(serial.errors) == len(range(0, 40, 7))
+
+
+@needs_fork
+def test_small_inputs_are_scanned_inline(tmp_path, monkeypatch, pids):
+    root = make_files(tmp_path / "proj", 5)
+    monkeypatch.chdir(root)
+    assert 6 < runner.POOL_THRESHOLD
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a pool was started for a small input")
+
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
+    result = scan_paths([Path(".")], Config(root=root), jobs=8)
+    assert pids() == {os.getpid()}
+    assert len(result.files) == 6
+
+
+@needs_fork
+def test_results_keep_input_order(tmp_path, monkeypatch):
+    root = make_files(tmp_path / "proj", 30)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(runner, "POOL_THRESHOLD", 4)
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 1)
+    names = sorted((p.name for p in root.glob("*.py")), reverse=True)  # not the order a scan would sort to
+    candidates = [Candidate(root / n, "python") for n in names]
+    for jobs in (1, 4):
+        results = runner.run_all(candidates, names, Settings(), jobs=jobs)
+        assert [r.path for r in results] == names
+
+
+@needs_fork
+def test_pool_results_are_cached(tmp_path, monkeypatch):
+    root = make_files(tmp_path / "proj", 30)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(runner, "POOL_THRESHOLD", 4)
+    cache = Cache(root, load_catalog().digest)
+    first = scan_paths([Path(".")], Config(root=root), jobs=2, cache=cache)
+
+    def scanned(*args):
+        raise AssertionError("a cached file was scanned again")
+
+    monkeypatch.setattr(runner, "scan_keyed", scanned)
+    again = scan_paths([Path(".")], Config(root=root), jobs=2, cache=Cache(root, load_catalog().digest))
+    assert again == first == scan_paths([Path(".")], Config(root=root), jobs=1)
+
+
+def test_default_jobs_is_the_usable_cores():
+    expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert runner.default_jobs() == expected
+
+
+def test_progress_counts_every_scanned_file(tmp_path, monkeypatch):
+    root = make_files(tmp_path / "proj", 12)
+    monkeypatch.chdir(root)
+    seen = {}
+
+    from contextlib import contextmanager
+
+    @contextmanager
+    def progress(total):
+        seen["total"] = total
+        seen["done"] = 0
+
+        def advance(n=1):
+            seen["done"] += n
+
+        yield advance
+
+    cache = Cache(root, load_catalog().digest)
+    scan_paths([Path(".")], Config(root=root), jobs=1, cache=cache, progress=progress)
+    assert seen == {"total": 13, "done": 13}
+    (root / "m000.py").write_text("y = y.cuda()\n", encoding="utf-8")
+    scan_paths([Path(".")], Config(root=root), jobs=1, cache=Cache(root, load_catalog().digest), progress=progress)
+    assert seen == {"total": 1, "done": 1}  # only the changed file is left to scan
