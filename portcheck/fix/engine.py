@@ -1,0 +1,242 @@
+"""Fix one module's text: find each fixable finding's node by position, plan its rewrite, apply every
+plan in one pass, add and drop imports, resolve the device once, and check the result still parses.
+
+Pure: text and findings in, text out. Files, notebooks and the terminal live elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+from portcheck.fix.device import Spelling, choose_name, defines, insert_definition, spelling_for
+from portcheck.fix.names import Binding, Bindings
+from portcheck.fix.recipes import RECIPES, Fix, Plan, Site, Skip
+from portcheck.fix.locate import Locator
+from portcheck.fix.syntax import dotted, dotted_names, parse_expr
+from portcheck.fix.torchapi import at_least, newest, required
+from portcheck.model import FixSafety, Finding, Rule, Target
+
+FIX_TARGETS = ("generic", "cpu", "neuron", "xla")
+_IMPORTABLE_ROOTS = ("torch", "torch_xla")
+
+
+class FixError(Exception):
+    """The text cannot be fixed safely: it does not parse, or the fixed text would not."""
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    target: str = "generic"  # generic | cpu | neuron | xla
+    unsafe: bool = False  # also apply fixes marked unsafe
+    min_torch: str = "2.6"  # the oldest torch the project supports
+    literal_device: bool = False  # neuron: write "neuron" instead of resolving the device
+
+    def __post_init__(self) -> None:
+        if self.target not in FIX_TARGETS:
+            raise ValueError(f"unknown fix target {self.target!r} (known: {', '.join(FIX_TARGETS)})")
+
+    @property
+    def scan_target(self) -> Target:
+        """The scan whose findings this fix works from (`cpu` fixes what the generic scan finds)."""
+        return Target.GENERIC if self.target in ("generic", "cpu") else Target(self.target)
+
+
+@dataclass(frozen=True)
+class TextFix:
+    text: str
+    applied: Tuple[Finding, ...]
+    skipped: Tuple[Tuple[Finding, str], ...]  # fixable findings left alone, with the reason
+    device_used: bool = False  # the fixed text refers to the device variable
+
+
+def not_attempted(rule: Optional[Rule], options: FixOptions) -> Optional[str]:
+    """Why a finding of `rule` is left for a person without trying, or None when its fix applies."""
+    if rule is None:
+        return "unknown rule"
+    recipe = rule.autofix.get(options.target)
+    if rule.fix_safety is FixSafety.NONE or not recipe:
+        return f"no autofix for target {options.target}"
+    if rule.fix_safety is FixSafety.UNSAFE and not options.unsafe:
+        return "the fix is unsafe: review it, then rerun with --unsafe-fixes"
+    return None
+
+
+def attempted(findings: Iterable[Finding], rules: Mapping[str, Rule], options: FixOptions) -> List[Finding]:
+    return [f for f in findings if not_attempted(rules.get(f.code), options) is None]
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plans: Mapping[int, Sequence[Plan]]) -> None:
+        super().__init__()
+        self.plans = plans
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        for plan in self.plans.get(id(original_node), ()):
+            updated_node = plan.build(updated_node)
+        return updated_node
+
+
+TOP, ELSEWHERE, ABSENT = "top", "elsewhere", "absent"
+
+
+def torch_import(tree: cst.Module, names: Bindings, imported: AbstractSet[str]) -> str:
+    """TOP: `import torch` at module level; ELSEWHERE: torch is imported only conditionally or in a
+    function (the module avoids a hard dependency); ABSENT: never imported."""
+    if "torch" in imported:
+        return TOP
+    for stmt in tree.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import) and any(
+                    alias.asname is None and (dotted(alias.name) or "").split(".")[0] == "torch" for alias in small.names
+                ):
+                    return TOP
+    return ELSEWHERE if "torch" in names.table else ABSENT
+
+
+def _needs(fix: Fix, spelling: Spelling, params: Mapping[str, Any]) -> Tuple[str, Set[str], bool]:
+    """(torch release needed, modules to import, uses the device variable) for a planned fix."""
+    names: List[str] = []
+    for code in fix.written:
+        names.extend(dotted_names(parse_expr(code)))
+    uses_device = spelling.style == "variable" and any(n.split(".", 1)[0] == spelling.name for n in names)
+    version = newest([required(names), spelling.requires if uses_device else "", str(params.get("min-torch", ""))])
+    modules = {n.split(".", 1)[0] for n in names if n.split(".", 1)[0] in _IMPORTABLE_ROOTS}
+    if uses_device:
+        modules.add("torch")
+    modules.update(fix.imports)
+    return version, modules, uses_device
+
+
+def fix_text(
+    text: str,
+    findings: Sequence[Finding],
+    rules: Mapping[str, Rule],
+    options: FixOptions,
+    *,
+    path: str = "<string>",
+    device_name: Optional[str] = None,
+    define_device: bool = True,
+    imported: AbstractSet[str] = frozenset(),
+    keep: AbstractSet[str] = frozenset(),
+) -> TextFix:
+    """Apply the fixes of `findings` (those `attempted` picks) to `text`.
+
+    `device_name`/`define_device`/`imported`/`keep` let a notebook share one device variable and its
+    imports across cells: `imported` are modules an earlier cell imports, `keep` names other cells use.
+    """
+    todo = attempted(findings, rules, options)
+    if not todo:
+        return TextFix(text, (), ())
+    try:
+        tree = cst.parse_module(text)
+        if tree.code != text:
+            # libcst drops a final lone "\r", for one; never rewrite what it cannot reproduce exactly.
+            raise FixError("the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged")
+        where = Locator(tree, (f.line for f in todo))
+    except cst.ParserSyntaxError as exc:
+        raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
+    except RecursionError:
+        raise FixError("too deeply nested to rewrite") from None
+    if device_name is None:
+        device_name, defined = choose_name([text])
+        define_device = define_device and not defined
+    spelling = spelling_for(options.target, options.min_torch, options.literal_device, device_name)
+    names = Bindings.of(tree)
+    torch_state = torch_import(tree, names, imported)
+
+    plans: Dict[int, List[Plan]] = {}
+    seen: Set[Tuple[int, str]] = set()
+    modules: Set[str] = set()
+    removals: List[Binding] = []
+    used = False
+    applied: List[Finding] = []
+    skipped: List[Tuple[Finding, str]] = []
+    for finding in todo:
+        rule = rules[finding.code]
+        spec = rule.autofix.get(options.target)
+        kind = spec.get("kind") if isinstance(spec, dict) else None
+        recipe = RECIPES.get(kind or "")
+        if recipe is None:
+            skipped.append((finding, f"unknown fix kind {kind!r}"))
+            continue
+        nodes = where.nodes(finding)
+        if not nodes:
+            skipped.append((finding, "could not find the code the finding points at"))
+            continue
+        site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target)
+        outcome = recipe(site)
+        if isinstance(outcome, Skip):
+            skipped.append((finding, outcome.reason))
+            continue
+        version, needed, uses_device = _needs(outcome, spelling, spec)
+        if not at_least(options.min_torch, version):
+            skipped.append((finding, f"the fix needs torch >= {version}; min-torch is {options.min_torch}"))
+            continue
+        if uses_device and torch_state == ELSEWHERE:
+            skipped.append((finding, "torch is imported here only conditionally or inside functions, so the device cannot be resolved at module level"))
+            continue
+        for plan in outcome.plans:
+            key = (id(plan.node), plan.key)
+            if key not in seen:
+                seen.add(key)
+                plans.setdefault(id(plan.node), []).append(plan)
+        modules.update(needed)
+        removals.extend(outcome.removals)
+        used = used or uses_device
+        applied.append(finding)
+    if not plans:
+        return TextFix(text, (), tuple(skipped))
+
+    try:
+        apply = _Apply(plans)
+        rewritten = {id(stmt): stmt.visit(apply) for stmt in where.statements}
+        fixed = tree.with_changes(body=[rewritten.get(id(stmt), stmt) for stmt in tree.body])
+        if used:
+            # A fix that wrote the device may have been undone by an enclosing one (a removed keyword).
+            word = re.compile(rf"\b{re.escape(spelling.name)}\b")
+            used = any(word.search(fixed.code_for_node(stmt)) for stmt in rewritten.values())
+        # A module that already binds a package somewhere keeps importing it its own way; only
+        # side-effect imports of submodules (torch_xla.distributed.xla_backend) are always added.
+        wanted = {m for m in modules - set(imported) if "." in m or m not in names.table}
+        fixed = _fix_imports(fixed, wanted, removals, keep)
+        if define_device and used and not defines(fixed, spelling.name):
+            fixed = insert_definition(fixed, spelling)
+        code = fixed.code
+    except RecursionError:
+        raise FixError("too deeply nested to rewrite") from None
+    check(code, path)
+    return TextFix(code, tuple(applied), tuple(skipped), used)
+
+
+def _fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding], keep: AbstractSet[str]) -> cst.Module:
+    context = CodemodContext()
+    for module in sorted(modules):
+        AddImportsVisitor.add_needed_import(context, module)
+    roots = {m.split(".", 1)[0] for m in modules}
+    dropped = False
+    for binding in removals:
+        if binding.local in keep or binding.local in roots:
+            continue
+        RemoveImportsVisitor.remove_unused_import(context, binding.module, binding.obj, binding.asname)
+        dropped = True
+    if modules:
+        tree = AddImportsVisitor(context).transform_module(tree)
+    if dropped:
+        tree = RemoveImportsVisitor(context).transform_module(tree)
+    return tree
+
+
+def check(code: str, path: str) -> None:
+    """Raise FixError unless `code` parses with libcst and compiles."""
+    try:
+        cst.parse_module(code)
+        compile(code, path, "exec", dont_inherit=True)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
+        raise FixError(f"the fixed code would not parse ({exc}); the file was left unchanged") from None

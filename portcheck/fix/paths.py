@@ -1,0 +1,126 @@
+"""Fix files and folders: discover them like `scan` does, fix each Python file and notebook, and write
+the result back (or only report it, for --diff and --check)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from portcheck.catalog import Catalog, load_catalog
+from portcheck.config import Config, load_config
+from portcheck.discover import discover
+from portcheck.fix import files
+from portcheck.fix.engine import FixError, FixOptions, TextFix, attempted, fix_text, not_attempted
+from portcheck.fix.findings import PerFileIgnores, collect, prepare
+from portcheck.fix.notebook import fix_notebook
+from portcheck.fix.outcome import FileFix, FixReport, Left
+from portcheck.model import Finding, Rule
+from portcheck.scan import display_path
+from portcheck.source import DecodeError, SourceText, decode_python, decode_text, looks_binary
+
+FIXABLE_KINDS = ("python", "notebook")
+
+
+def options_from(config: Config, target: str = "generic", unsafe: bool = False) -> FixOptions:
+    return FixOptions(target=target, unsafe=unsafe, min_torch=config.min_torch, literal_device=config.literal_device)
+
+
+def fix_paths(
+    paths: Sequence[Path],
+    target: str = "generic",
+    unsafe: bool = False,
+    write: bool = True,
+    *,
+    config: Optional[Config] = None,
+    config_file: Optional[Path] = None,
+    catalog: Optional[Catalog] = None,
+    cwd: Optional[Path] = None,
+) -> FixReport:
+    """Fix `paths` for `target`. `config` (else the file found from the first path) supplies select,
+    ignore, excludes, per-file ignores, `min-torch` and `literal-device`."""
+    paths = [Path(p) for p in paths] or [Path(".")]
+    cwd = cwd or Path.cwd()
+    if config is None:
+        config = load_config(paths[0], config_file)
+    options = options_from(config, target, unsafe)
+    catalog = catalog or load_catalog()
+    prepared = prepare(catalog, options.scan_target, config.select, config.ignore)
+    rules = {entry.rule.code: entry.rule for entry in catalog.rules}
+    per_file = tuple(sorted((glob, tuple(codes)) for glob, codes in dict(config.per_file_ignores).items()))
+    root = (config.root or cwd).resolve()
+    candidates, problems = discover(paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore)
+    results: List[FileFix] = [FileFix(display_path(p.path, cwd), kind="unknown", error=p.message) for p in problems]
+    for candidate in candidates:
+        shown = display_path(candidate.path, cwd)
+        results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=root, per_file=per_file))
+    results.sort(key=lambda r: r.path)
+    return FixReport(target=target, write=write, files=tuple(results))
+
+
+def _decode(data: bytes, kind: str) -> SourceText:
+    if looks_binary(data):
+        raise FixError("binary file (contains null bytes)")
+    try:
+        return decode_python(data) if kind == "python" else decode_text(data)
+    except DecodeError as exc:
+        raise FixError(str(exc)) from None
+
+
+def _left(findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions, skipped: Mapping[str, str]) -> List[Left]:
+    out = []
+    for f in findings:
+        reason = not_attempted(rules.get(f.code), options) or skipped.get(f.code, "the fix did not apply here")
+        out.append(Left(f, reason))
+    return out
+
+
+def fix_file(
+    path: Path,
+    shown: str,
+    kind: str,
+    prepared,
+    rules: Mapping[str, Rule],
+    options: FixOptions,
+    *,
+    write: bool,
+    root: Path,
+    per_file: PerFileIgnores = (),
+) -> FileFix:
+    """Fix one file; never raises for bad input (the reason lands in `FileFix.error`)."""
+    target = options.scan_target
+    findings: List[Finding] = []
+    try:
+        source = _decode(files.read(path), kind)
+        text = source.text
+        findings, problem = collect(text, shown, kind, prepared, target, per_file)
+        if problem:
+            raise FixError(problem)
+        if kind not in FIXABLE_KINDS or not attempted(findings, rules, options):
+            return FileFix(shown, kind, left=tuple(_left(findings, rules, options, {})))
+        result: TextFix
+        if kind == "notebook":
+            result = fix_notebook(text, shown, findings, rules, options)
+        else:
+            result = fix_text(text, findings, rules, options, path=shown)
+        skipped: Dict[str, str] = {}
+        for finding, reason in result.skipped:
+            skipped.setdefault(finding.code, reason)
+        data = files.encode(source, result.text)
+        after = findings
+        if result.text != text:
+            after, problem = collect(result.text, shown, kind, prepared, target, per_file)
+            if problem:
+                raise FixError(f"the fixed code would not analyse ({problem}); the file was left unchanged")
+        written = False
+        if write and result.text != text:
+            files.write(files.write_target(path, root), data)
+            written = True
+        changed = result.text != text  # unchanged files keep no copy of their text
+        return FileFix(
+            shown, kind, applied=result.applied, left=tuple(_left(after, rules, options, skipped)),
+            old=text if changed else "", new=result.text if changed else "", written=written,
+        )
+    except FixError as exc:
+        return FileFix(shown, kind, left=tuple(Left(f, f"file not fixed: {exc}") for f in findings), error=str(exc))
+    except RecursionError:
+        return FileFix(shown, kind, left=tuple(Left(f, "file not fixed") for f in findings), error="too deeply nested to rewrite")

@@ -1,0 +1,812 @@
+"""One transform per autofix kind (the `kind` of a rule's `autofix.<target>` table).
+
+A recipe looks at the node a finding points at and returns the edits to make (`Fix`) or why it will
+not guess (`Skip`). Edits are built later from the already-rewritten children, so fixes nested in
+one another compose.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+
+import libcst as cst
+
+from portcheck.fix.device import Spelling
+from portcheck.fix.names import Binding, Bindings
+from portcheck.fix.syntax import (
+    argument,
+    code_of,
+    fstring_like,
+    keyword_arg,
+    kwarg,
+    parse_expr,
+    positional_args,
+    quote_like,
+    string_value,
+    with_args,
+    without_arg,
+)
+from portcheck.pyscan.devices import DEVICE_NAME, RANKISH
+
+Build = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Rewrite `node` (a node of the original tree) with `build(updated node)`."""
+
+    node: cst.CSTNode
+    build: Build
+    key: str  # two plans with the same node and key are the same edit
+
+
+@dataclass(frozen=True)
+class Fix:
+    plans: Tuple[Plan, ...]
+    written: Tuple[str, ...] = ()  # code the fix writes: decides imports, torch version, device variable
+    imports: Tuple[str, ...] = ()  # modules to import that the written code does not name
+    removals: Tuple[Binding, ...] = ()  # imports the fix may leave unused
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+
+
+Outcome = Union[Fix, Skip]
+
+
+@dataclass(frozen=True)
+class Site:
+    """What a recipe may look at: the nodes at the finding's range and their surroundings."""
+
+    nodes: Tuple[cst.CSTNode, ...]  # innermost first
+    params: Mapping[str, Any]
+    spelling: Spelling
+    parents: Mapping[int, cst.CSTNode]
+    names: Bindings
+    target: str
+
+    def pick(self, *types: Type[cst.CSTNode]) -> Optional[cst.CSTNode]:
+        for node in self.nodes:
+            if isinstance(node, types):
+                return node
+        return None
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(id(node))
+
+    def call_of(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        """The call whose callee is `node` (`torch.cuda.synchronize` -> `torch.cuda.synchronize()`)."""
+        if isinstance(node, cst.Call):
+            return node
+        parent = self.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return parent
+        return None
+
+
+_CUDA = re.compile(r"^cuda(?::(\d+))?$")
+_CUDA_PREFIX = re.compile(r"^cuda(?=:|$)")
+STRING = "string"
+OBJECT = "object"
+COLLAPSE = "collapse"
+LOCATION = "location"  # a torch.load map_location
+_LOAD_CALLS = frozenset({"torch.load", "torch.jit.load"})
+_TYPE_CALLS = ("autocast", "GradScaler", "init_device_mesh", "DeviceMesh", "custom_fwd", "custom_bwd")
+
+
+def _replace(node: cst.CSTNode, code: str, key: str) -> Plan:
+    return Plan(node, lambda updated: parse_expr(code).with_changes(lpar=updated.lpar, rpar=updated.rpar), key)
+
+
+def _fix(*plans: Plan, written: Sequence[str] = (), imports: Sequence[str] = (), removals: Sequence[Binding] = ()) -> Fix:
+    return Fix(tuple(plans), tuple(written), tuple(imports), tuple(r for r in removals if r is not None))
+
+
+# -- where a device value goes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Holder:
+    # STRING (keep a str), OBJECT (a torch.device is fine), COLLAPSE (the whole torch.device call),
+    # LOCATION (a torch.load map_location)
+    kind: str
+    call: Optional[cst.Call] = None
+    arg: Optional[cst.Arg] = None
+
+
+def holder_of(site: Site, node: cst.CSTNode) -> Holder:
+    """How the value of `node` is used. A string that was stored or passed on as a string stays one."""
+    child, parent = node, site.parent(node)
+    while isinstance(parent, (cst.IfExp, cst.BooleanOperation)) and getattr(parent, "test", None) is not child:
+        child, parent = parent, site.parent(parent)
+    if isinstance(parent, cst.Arg):
+        call = site.parent(parent)
+        if not isinstance(call, cst.Call):
+            return Holder(STRING)
+        func = call.func
+        name = site.names.resolve(func) or ""
+        keyword = parent.keyword.value if parent.keyword else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            return Holder(STRING, call, parent)
+        if name == "torch.device":
+            if len(call.args) == 1 and parent.value is node and keyword in (None, "type"):
+                return Holder(COLLAPSE, call, parent)
+            return Holder(STRING, call, parent)
+        if keyword == "map_location" or (name in _LOAD_CALLS and keyword is None and positional_args(call)[1:2] == [parent]):
+            return Holder(LOCATION, call, parent)
+        if keyword == "device_type" or name.rsplit(".", 1)[-1] in _TYPE_CALLS:
+            return Holder(STRING, call, parent)
+        return Holder(OBJECT, call, parent)
+    return Holder(STRING)
+
+
+def _device_code(spelling: Spelling, index: Optional[str], kind: str) -> str:
+    """Code for "cuda" (index None) or "cuda:<index>" used as an object or as a string."""
+    if kind == LOCATION:
+        return spelling.location()
+    if kind in (OBJECT, COLLAPSE):
+        return spelling.device() if index is None else spelling.indexed(index)
+    if index is None:
+        return spelling.device_type()
+    prefix = spelling.type_prefix()
+    if prefix is None:
+        return spelling.device_type()
+    if prefix[0] == "text":
+        return f'"{prefix[1]}:{index}"'
+    return f'f"{{{prefix[1]}}}:{index}"'
+
+
+def _retype_literal(spelling: Spelling, literal: cst.SimpleString, rest: str) -> Optional[cst.BaseExpression]:
+    """A string literal `cuda<rest>` rewritten to name the new device type; None drops it whole."""
+    prefix = spelling.type_prefix()
+    if prefix is None:
+        return None
+    if prefix[0] == "text":
+        return quote_like(prefix[1] + rest, literal)
+    if not rest:
+        return parse_expr(prefix[1])
+    return fstring_like(prefix[1], rest, literal)
+
+
+def _leading_text(node: cst.CSTNode) -> str:
+    """The literal text a string expression starts with ("" when it starts with code)."""
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        return first.value if isinstance(first, cst.FormattedStringText) else ""
+    if isinstance(node, cst.BinaryOperation):
+        return _leading_text(node.left)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return _leading_text(node.func.value)
+    return string_value(node) or ""
+
+
+def _device_literal(site: Site, node: cst.CSTNode) -> Outcome:
+    """A plain "cuda" / "cuda:N" literal, rewritten for how its value is used."""
+    sp = site.spelling
+    m = _CUDA.match(string_value(node) or "")
+    if not m:
+        return Skip(f"not a plain CUDA device string: {code_of(node)}")
+    holder = holder_of(site, node)
+    if holder.kind == COLLAPSE and sp.device_is_object:
+        code = _device_code(sp, m.group(1), COLLAPSE)
+        return _fix(_replace(holder.call, code, "device-call"), written=[code])
+    code = _device_code(sp, m.group(1), holder.kind)
+    return _fix(_replace(node, code, "device-string"), written=[code])
+
+
+# -- device strings -----------------------------------------------------------------------------
+
+
+def device_string(site: Site) -> Outcome:
+    node = site.pick(cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.BinaryOperation, cst.Call)
+    if node is None:
+        return Skip("the code at this position is not a device string")
+    sp = site.spelling
+    holder = holder_of(site, node)
+    if holder.kind == LOCATION:
+        # Any CUDA location, with or without an index, loads onto the resolved device.
+        if not _CUDA_PREFIX.match(_leading_text(node)):
+            return Skip(f"not a CUDA map_location: {code_of(node)}")
+        code = sp.location()
+        return _fix(_replace(node, code, "map-location"), written=[code])
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return _device_literal(site, node)
+    whole = sp.device() if holder.kind in (OBJECT, COLLAPSE) else sp.device_type()
+    # Where the index is dropped (XLA), `torch.device(f"cuda:{i}")` becomes the device itself.
+    whole_target = holder.call if holder.kind == COLLAPSE and sp.device_is_object else node
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        if not isinstance(first, cst.FormattedStringText) or not _CUDA_PREFIX.match(first.value):
+            return Skip("not a CUDA device f-string")
+        prefix = sp.type_prefix()
+        if prefix is None:
+            return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
+        rest = first.value[len("cuda"):]
+
+        def build_fstring(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.FormattedString)
+            head: List[cst.BaseFormattedStringContent]
+            if prefix[0] == "text":
+                head = [cst.FormattedStringText(prefix[1] + rest)]
+            else:
+                head = [cst.FormattedStringExpression(expression=parse_expr(prefix[1]))]
+                if rest:
+                    head.append(cst.FormattedStringText(rest))
+            return updated.with_changes(parts=[*head, *updated.parts[1:]])
+
+        return _fix(Plan(node, build_fstring, "device-string"), written=[prefix[1]] if prefix[0] == "expr" else [])
+    if isinstance(node, cst.BinaryOperation):
+        left = node.left
+        value = string_value(left) if isinstance(left, cst.SimpleString) else None
+        if value is None or not _CUDA_PREFIX.match(value) or not isinstance(node.operator, (cst.Add, cst.Modulo)):
+            return Skip("not a CUDA device string expression")
+        if isinstance(node.operator, cst.Modulo) and value == "cuda":
+            return Skip("not a CUDA device string expression")
+        new_left = _retype_literal(sp, left, value[len("cuda"):])
+        if new_left is None:
+            return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
+        written = [sp.device_type()] if sp.style == "variable" else []
+        return _fix(Plan(node, lambda updated: updated.with_changes(left=new_left), "device-string"), written=written)
+    # "cuda:{}".format(rank)
+    func = node.func
+    base = func.value if isinstance(func, cst.Attribute) and func.attr.value == "format" else None
+    value = string_value(base) if isinstance(base, cst.SimpleString) else None
+    if value is None or not _CUDA_PREFIX.match(value):
+        return Skip("not a CUDA device string expression")
+    new_base = _retype_literal(sp, base, value[len("cuda"):])
+    if new_base is None:
+        return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
+    written = [sp.device_type()] if sp.style == "variable" else []
+
+    def build_format(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+        return updated.with_changes(func=updated.func.with_changes(value=new_base))
+
+    return _fix(Plan(node, build_format, "device-string"), written=written)
+
+
+# -- .cuda() --------------------------------------------------------------------------------------
+
+
+def _index_code(site: Site, value: cst.BaseExpression) -> Union[str, Skip]:
+    """Code for the device a `.cuda(<value>)`-style argument names."""
+    sp = site.spelling
+    if isinstance(value, cst.Name) and value.value == "None":
+        return sp.device()
+    if isinstance(value, cst.Integer):
+        return sp.indexed(value.value)
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        last = value.value if isinstance(value, cst.Name) else value.attr.value
+        if RANKISH.match(last):
+            return sp.indexed(code_of(value))
+        if DEVICE_NAME.match(last):
+            return code_of(value)
+    return Skip(f"cannot tell whether `{code_of(value)}` is a device index or a device")
+
+
+_CUDA_METHOD_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
+
+
+def dot_cuda(site: Site) -> Outcome:
+    node = site.pick(cst.Call)
+    if node is None or not isinstance(node.func, cst.Attribute) or node.func.attr.value != "cuda":
+        return Skip("the code at this position is not a `.cuda()` call")
+    # Tensor.cuda(device=None, non_blocking=False, memory_format=...) and Module.cuda(device=None):
+    # any other call shape is some other object's `cuda` method.
+    keywords = [a.keyword.value for a in node.args if a.keyword is not None]
+    positional = positional_args(node)
+    if (
+        any(a.star for a in node.args)
+        or len(positional) > 1
+        or (positional and "device" in keywords)
+        or not set(keywords) <= _CUDA_METHOD_KEYWORDS
+    ):
+        return Skip(f"`{code_of(node.func)}(...)` is not called like Tensor.cuda or Module.cuda")
+    given = argument(node, "device", 0)
+    if given is None:
+        code = site.spelling.device()
+    else:
+        found = _index_code(site, given.value)
+        if isinstance(found, Skip):
+            return found
+        code = found
+    position = list(node.args).index(given) if given is not None else None
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+        rest = [a for i, a in enumerate(updated.args) if i != position]
+        return with_args(
+            updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to"))),
+            [cst.Arg(parse_expr(code)), *rest],
+        )
+
+    return _fix(Plan(node, build, "dot-cuda"), written=[code])
+
+
+# -- device checks -----------------------------------------------------------------------------
+
+_SAFE_FOR_COMPARE = (
+    cst.If, cst.While, cst.IfExp, cst.BooleanOperation, cst.Assign, cst.AnnAssign, cst.Return, cst.Arg,
+    cst.Assert, cst.Expr, cst.Element, cst.DictElement, cst.Lambda, cst.Param, cst.AugAssign,
+)
+
+
+def _compare_string(spelling: Spelling, node: cst.CSTNode) -> Optional[str]:
+    value = string_value(node)
+    m = _CUDA.match(value or "")
+    if not m:
+        return None
+    return _device_code(spelling, m.group(1), STRING)
+
+
+def device_compare(site: Site) -> Outcome:
+    sp = site.spelling
+    node = site.pick(cst.Comparison, cst.Call, cst.Attribute)
+    if isinstance(node, cst.Comparison):
+        sides = [node.left, *(t.comparator for t in node.comparisons)]
+        codes: Dict[int, str] = {}
+        for i, side in enumerate(sides):
+            code = _compare_string(sp, side)
+            if code is not None:
+                codes[i] = code
+            elif isinstance(side, (cst.Tuple, cst.List, cst.Set)):
+                for element in side.elements:
+                    inner = _compare_string(sp, element.value)
+                    if inner is not None:
+                        codes[i] = "container"
+        if not codes:
+            return Skip("no CUDA device string in this comparison")
+
+        def retype(side: cst.BaseExpression) -> cst.BaseExpression:
+            code = _compare_string(sp, side)
+            if code is not None:
+                return parse_expr(code).with_changes(lpar=side.lpar, rpar=side.rpar)
+            if isinstance(side, (cst.Tuple, cst.List, cst.Set)):
+                elements = []
+                for element in side.elements:
+                    inner = _compare_string(sp, element.value)
+                    elements.append(element.with_changes(value=parse_expr(inner)) if inner is not None else element)
+                return side.with_changes(elements=elements)
+            return side
+
+        def build(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Comparison)
+            left = retype(updated.left) if 0 in codes else updated.left
+            targets = []
+            for i, target in enumerate(updated.comparisons, 1):
+                op = target.operator
+                if i in codes or i - 1 in codes:
+                    # Identity against a freshly built string is never true: compare by value.
+                    if isinstance(op, cst.Is):
+                        op = cst.Equal(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+                    elif isinstance(op, cst.IsNot):
+                        op = cst.NotEqual(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+                comparator = retype(target.comparator) if i in codes else target.comparator
+                targets.append(target.with_changes(operator=op, comparator=comparator))
+            return updated.with_changes(left=left, comparisons=targets)
+
+        return _fix(Plan(node, build, "device-compare"), written=[sp.device_type()])
+    if isinstance(node, cst.Call):
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "startswith" or not node.args:
+            return Skip("the code at this position is not a device check")
+        code = _compare_string(sp, node.args[0].value)
+        if code is None:
+            return Skip("no CUDA device string in this check")
+
+        def build_startswith(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            first = updated.args[0].with_changes(value=parse_expr(code))
+            return updated.with_changes(args=[first, *updated.args[1:]])
+
+        return _fix(Plan(node, build_startswith, "device-compare"), written=[code])
+    if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
+        type_code = sp.device_type()
+        parent = site.parent(node)
+        # Under `not` the parentheses are not needed, but they keep `not (a == b)` readable.
+        bare = isinstance(parent, _SAFE_FOR_COMPARE)
+
+        def build_is_cuda(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Attribute)
+            dev_type = cst.Attribute(value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type"))
+            compare = cst.Comparison(
+                left=dev_type,
+                comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=parse_expr(type_code))],
+            )
+            if not bare:
+                compare = compare.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return compare.with_changes(lpar=[*updated.lpar, *compare.lpar], rpar=[*compare.rpar, *updated.rpar])
+
+        return _fix(Plan(node, build_is_cuda, "device-compare"), written=[type_code])
+    return Skip("the code at this position is not a device check")
+
+
+# -- torch.cuda.is_available() -----------------------------------------------------------------
+
+
+def _device_value(site: Site, node: cst.CSTNode) -> Optional[Tuple[str, Optional[str]]]:
+    """("cuda"|"cpu", index) for "cuda:N"/"cpu" strings and torch.device(...) of them."""
+    if isinstance(node, cst.Call) and site.names.resolve(node.func) == "torch.device" and len(node.args) == 1:
+        found = _device_value(site, node.args[0].value)
+        return (found[0], found[1]) if found else None
+    value = string_value(node)
+    if value == "cpu":
+        return ("cpu", None)
+    m = _CUDA.match(value or "")
+    return ("cuda", m.group(1)) if m else None
+
+
+def availability(site: Site) -> Outcome:
+    sp = site.spelling
+    found = site.pick(cst.Call, cst.Attribute, cst.Name)
+    call = site.call_of(found) if found is not None else None
+    if call is None:
+        return Skip("the code at this position is not an availability check")
+    parent = site.parent(call)
+    if isinstance(parent, cst.IfExp) and parent.test is call:
+        body, orelse = _device_value(site, parent.body), _device_value(site, parent.orelse)
+        if body and orelse and body[0] == "cuda" and orelse[0] == "cpu":
+            is_object = isinstance(parent.body, cst.Call) or isinstance(parent.orelse, cst.Call)
+            holder = holder_of(site, parent)
+            if holder.kind == COLLAPSE and sp.device_is_object:
+                code = _device_code(sp, body[1], COLLAPSE)
+                return _fix(_replace(holder.call, code, "device-call"), written=[code])
+            code = _device_code(sp, body[1], OBJECT if is_object else holder.kind)
+            return _fix(_replace(parent, code, "availability"), written=[code])
+    guard = sp.guard()
+    if guard is None:
+        return Skip("XLA has no availability check to swap in; only the exact device ternary is fixed")
+    func = guard.rsplit("(", 1)[0]
+    plans = [Plan(call, lambda updated: updated.with_changes(func=parse_expr(func)), "availability")]
+    written = [guard]
+    # `"cuda" if torch.cuda.is_available() and ... else "cpu"`: the scan leaves the device string of
+    # such a ternary to this rule, so it is rewritten here too (a second run would otherwise).
+    for literal in _ternary_device_strings(site, call):
+        outcome = _device_literal(site, literal)
+        if isinstance(outcome, Fix):
+            plans.extend(outcome.plans)
+            written.extend(outcome.written)
+    return _fix(*plans, written=written, removals=[_removal(site, call.func)])
+
+
+def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:
+    child, parent = call, site.parent(call)
+    while parent is not None and not isinstance(parent, (cst.IfExp, cst.BaseStatement)):
+        child, parent = parent, site.parent(parent)
+    if not isinstance(parent, cst.IfExp) or parent.test is not child:
+        return []
+    values = {id(b): _device_value(site, b) for b in (parent.body, parent.orelse)}
+    kinds = {v[0] for v in values.values() if v}
+    if kinds != {"cuda", "cpu"}:
+        return []
+    return [b for b in (parent.body, parent.orelse) if isinstance(b, cst.SimpleString) and (values[id(b)] or ("",))[0] == "cuda"]
+
+
+# -- renamed torch.cuda calls ------------------------------------------------------------------
+
+_AVAILABILITY_CALLS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available"})
+
+
+def _guarded(site: Site, node: cst.CSTNode) -> bool:
+    """True inside the body of an `if torch.cuda.is_available():` or `if torch.accelerator.is_available():`."""
+    child, parent = node, site.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.If) and child is parent.body:
+            test = parent.test
+            if isinstance(test, cst.Call) and site.names.resolve(test.func) in _AVAILABILITY_CALLS:
+                return True
+        child, parent = parent, site.parent(parent)
+    return False
+
+
+def _removal(site: Site, ref: cst.CSTNode) -> Optional[Binding]:
+    """The import binding the root of `ref`, when dropping it could be right (never plain `import torch`)."""
+    binding = site.names.binding_of(ref)
+    if binding is None or (binding.obj is None and binding.asname is None):
+        return None
+    return binding
+
+
+def rename_call(site: Site) -> Outcome:
+    to = site.params.get("to")
+    if not isinstance(to, str) or not to:
+        return Skip("the rule's rename-call fix names no replacement ('to')")
+    guard = bool(site.params.get("guard", False))
+    drop = bool(site.params.get("drop-args", False))
+    node = site.pick(cst.Call, cst.Attribute, cst.Name)
+    if node is None:
+        return Skip("the code at this position is not a call")
+    call = site.call_of(node)
+    ref = call.func if call is not None else node
+    if to.endswith(".*"):
+        # `torch.accelerator.*`: the same name in another namespace.
+        original = site.names.resolve(ref)
+        if original is None:
+            return Skip(f"cannot tell which API `{code_of(ref)}` is")
+        to = to[:-1] + original.rsplit(".", 1)[-1]
+    removals = [_removal(site, ref)]
+    if call is None:
+        if guard:
+            return Skip(f"`{code_of(ref)}` is used without being called, so it cannot be guarded")
+        return _fix(_replace(ref, to, "rename"), written=[to], removals=removals)
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        changed = updated.with_changes(func=parse_expr(to))
+        return changed.with_changes(args=[]) if drop else changed
+
+    plans = [Plan(call, build, f"rename:{to}")]
+    written = [to]
+    test = site.spelling.guard()
+    if guard and test is not None and not _guarded(site, call):
+        written.append(test)
+        expr = site.parent(call)
+        line = site.parent(expr) if isinstance(expr, cst.Expr) else None
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+
+            def build_if(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.SimpleStatementLine)
+                return cst.If(
+                    test=parse_expr(test),
+                    body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])]),
+                    leading_lines=updated.leading_lines,
+                )
+
+            plans.append(Plan(line, build_if, "guard"))
+        else:
+            bare = isinstance(expr, (cst.Expr, cst.Arg, cst.Assign, cst.AnnAssign, cst.Return, cst.Element))
+
+            def build_ifexp(updated: cst.CSTNode) -> cst.CSTNode:
+                inner = updated.with_changes(lpar=[], rpar=[])
+                ifexp = cst.IfExp(test=parse_expr(test), body=inner, orelse=cst.Name("None"))
+                if not bare or updated.lpar:
+                    ifexp = ifexp.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                return ifexp
+
+            plans.append(Plan(call, build_ifexp, "guard"))
+    return _fix(*plans, written=written, removals=removals)
+
+
+# -- autocast, GradScaler, custom_fwd --------------------------------------------------------------
+
+_OLD_AUTOCAST_ARGS = ("enabled", "dtype", "cache_enabled")
+
+
+def _amp_dtype(site: Site) -> str:
+    # The old CUDA wrapper defaulted to float16; other devices default elsewhere (bfloat16 on CPU), so
+    # the dtype is written out. XLA autocast runs in bfloat16.
+    return "torch.bfloat16" if site.target == "xla" else "torch.float16"
+
+
+def _string_arg_plan(site: Site, node: cst.CSTNode, add_dtype: bool) -> Outcome:
+    """A "cuda" device-type argument: name the new device type (and pin autocast's dtype)."""
+    value = string_value(node)
+    if not _CUDA.match(value or ""):
+        return Skip(f"not a CUDA device type: {code_of(node)}")
+    sp = site.spelling
+    type_code = sp.device_type()
+    plans = [_replace(node, type_code, "device-type")]
+    written = [type_code]
+    holder = holder_of(site, node)
+    call = holder.call
+    if add_dtype and call is not None and argument(call, "dtype", 1) is None:
+        dtype = _amp_dtype(site)
+        written.append(dtype)
+        plans.append(Plan(call, lambda updated: with_args(updated, [*updated.args, kwarg("dtype", parse_expr(dtype))]), "dtype"))
+    return _fix(*plans, written=written)
+
+
+def autocast(site: Site) -> Outcome:
+    string = site.pick(cst.SimpleString)
+    if string is not None:
+        return _string_arg_plan(site, string, add_dtype=True)
+    node = site.pick(cst.Call, cst.Attribute, cst.Name)
+    if node is None:
+        return Skip("the code at this position is not an autocast")
+    call = site.call_of(node)
+    ref = call.func if call is not None else node
+    name = site.names.resolve(ref) or ""
+    sp = site.spelling
+    type_code = sp.device_type()
+    dtype = _amp_dtype(site)
+    if name in ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"):
+        given = argument(call, "device_type", 0) if call is not None else None
+        if given is None:
+            return Skip("autocast without a device type")
+        return _string_arg_plan(site, given.value, add_dtype=True)
+    if not name.endswith("autocast"):
+        return Skip(f"`{code_of(ref)}` is not an autocast this fix knows")
+    written = ["torch.autocast", type_code, dtype]
+    if call is None:
+        code = f"torch.autocast(device_type={type_code}, dtype={dtype})"
+        return _fix(_replace(ref, code, "autocast"), written=written, removals=[_removal(site, ref)])
+    if any(a.star for a in call.args):
+        return Skip("autocast called with *args or **kwargs")
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        named: Dict[str, cst.Arg] = {}
+        others: List[cst.Arg] = []
+        positional = 0
+        for arg in updated.args:
+            if arg.keyword is None:
+                if positional >= len(_OLD_AUTOCAST_ARGS):
+                    others.append(arg)
+                    continue
+                named[_OLD_AUTOCAST_ARGS[positional]] = kwarg(_OLD_AUTOCAST_ARGS[positional], arg.value)
+                positional += 1
+            else:
+                named[arg.keyword.value] = arg
+        args = [kwarg("device_type", parse_expr(type_code)), named.pop("dtype", None) or kwarg("dtype", parse_expr(dtype))]
+        args += [named[k] for k in _OLD_AUTOCAST_ARGS if k in named] + [a for k, a in named.items() if k not in _OLD_AUTOCAST_ARGS]
+        return with_args(updated.with_changes(func=parse_expr("torch.autocast")), [*args, *others])
+
+    return _fix(Plan(call, build, "autocast"), written=written, removals=[_removal(site, ref)])
+
+
+def grad_scaler(site: Site) -> Outcome:
+    if site.target == "xla":
+        return Skip("XLA autocast runs in bfloat16, which needs no gradient scaler; remove it by hand")
+    string = site.pick(cst.SimpleString)
+    if string is not None:
+        return _string_arg_plan(site, string, add_dtype=False)
+    node = site.pick(cst.Call, cst.Attribute, cst.Name)
+    call = site.call_of(node) if node is not None else None
+    if call is None:
+        return Skip("the code at this position is not a GradScaler call")
+    name = site.names.resolve(call.func) or ""
+    type_code = site.spelling.device_type()
+    given = argument(call, "device", 0) if name.startswith(("torch.amp.", "torch.GradScaler")) else None
+    if given is not None:
+        return _string_arg_plan(site, given.value, add_dtype=False)
+    if not name.endswith("GradScaler"):
+        return Skip(f"`{code_of(call.func)}` is not a GradScaler this fix knows")
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        return with_args(updated.with_changes(func=parse_expr("torch.amp.GradScaler")), [cst.Arg(parse_expr(type_code)), *updated.args])
+
+    return _fix(Plan(call, build, "grad-scaler"), written=["torch.amp.GradScaler", type_code], removals=[_removal(site, call.func)])
+
+
+def custom_fwd(site: Site) -> Outcome:
+    node = site.pick(cst.Call, cst.Attribute, cst.Name)
+    if node is None:
+        return Skip("the code at this position is not custom_fwd/custom_bwd")
+    call = site.call_of(node)
+    ref = call.func if call is not None else node
+    which = (site.names.resolve(ref) or "").rsplit(".", 1)[-1]
+    if which not in ("custom_fwd", "custom_bwd"):
+        return Skip(f"`{code_of(ref)}` is not custom_fwd or custom_bwd")
+    to = f"torch.amp.{which}"
+    type_code = site.spelling.device_type()
+    written = [to, type_code]
+    removals = [_removal(site, ref)]
+    if call is None:
+        return _fix(_replace(ref, f"{to}(device_type={type_code})", which), written=written, removals=removals)
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        existing = keyword_arg(updated, "device_type")
+        if existing is not None:
+            args = [a.with_changes(value=parse_expr(type_code)) if a is existing else a for a in updated.args]
+        else:
+            args = [*updated.args, kwarg("device_type", parse_expr(type_code))]
+        return with_args(updated.with_changes(func=parse_expr(to)), args)
+
+    return _fix(Plan(call, build, which), written=written, removals=removals)
+
+
+# -- distributed ---------------------------------------------------------------------------------
+
+
+def process_group_backend(site: Site) -> Outcome:
+    node = site.pick(cst.SimpleString)
+    if node is None or string_value(node) != "nccl":
+        return Skip('the code at this position is not the "nccl" backend string')
+    sp = site.spelling
+    code = sp.backend()
+    plans = [_replace(node, code, "backend")]
+    imports: List[str] = []
+    if site.target == "xla":
+        imports.append("torch_xla.distributed.xla_backend")
+        holder = holder_of(site, node)
+        call = holder.call
+        if call is not None and (site.names.resolve(call.func) or "").endswith("init_process_group"):
+
+            def build(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.Call)
+                existing = keyword_arg(updated, "init_method")
+                value = parse_expr('"xla://"')
+                if existing is not None:
+                    return updated.with_changes(args=[a.with_changes(value=value) if a is existing else a for a in updated.args])
+                return with_args(updated, [*updated.args, kwarg("init_method", value)])
+
+            plans.append(Plan(call, build, "init-method"))
+    return _fix(*plans, written=[code], imports=imports)
+
+
+def int_device(site: Site) -> Outcome:
+    sp = site.spelling
+    node = site.pick(cst.List, cst.Tuple, cst.Integer, cst.Name, cst.Attribute)
+    if node is None:
+        return Skip("the code at this position is not a device index")
+    parent = site.parent(node)
+    keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
+    if keyword in ("device_ids", "output_device"):
+        if sp.style == "literal":
+            return Skip(f"`{keyword}` holds indices, which Neuron accepts as they are")
+        if site.target in ("cpu", "xla"):
+            return _fix(_replace(node, "None", "device-ids"))
+        test = f'{sp.name}.type == "cpu"'
+
+        def build_ids(updated: cst.CSTNode) -> cst.CSTNode:
+            # DDP on CPU needs device_ids=None; on an accelerator the indices stay.
+            return cst.IfExp(test=parse_expr(test), body=cst.Name("None"), orelse=updated)
+
+        return _fix(Plan(node, build_ids, "device-ids"), written=[test])
+    index = code_of(node)
+    if keyword == "device_map" or (isinstance(parent, cst.DictElement)):
+        code = sp.device() if isinstance(node, cst.Integer) and node.value == "0" else sp.indexed(index)
+        return _fix(_replace(node, code, "device-map"), written=[code])
+    holder = holder_of(site, node)
+    if holder.kind == COLLAPSE and sp.device_is_object:
+        code = sp.indexed(index)
+        return _fix(_replace(holder.call, code, "device-call"), written=[code])
+    if holder.kind in (OBJECT, COLLAPSE) or keyword == "device":
+        code = sp.indexed(index)
+        return _fix(_replace(node, code, "int-device"), written=[code])
+    return Skip(f"`{index}` is not in a position this fix rewrites")
+
+
+# -- plain edits ---------------------------------------------------------------------------------
+
+
+def remove_keyword(site: Site) -> Outcome:
+    keyword = site.params.get("keyword")
+    if not isinstance(keyword, str) or not keyword:
+        return Skip("the rule's remove-keyword fix names no 'keyword'")
+    node: Optional[cst.CSTNode] = site.nodes[0] if site.nodes else None
+    while node is not None and not (isinstance(node, cst.Call) and keyword_arg(node, keyword) is not None):
+        node = site.parent(node)
+    if node is None:
+        return Skip(f"no call with `{keyword}=` at this position")
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        victim = keyword_arg(updated, keyword)
+        return without_arg(updated, victim) if victim is not None else updated
+
+    return _fix(Plan(node, build, f"remove:{keyword}"))
+
+
+def replace_string(site: Site) -> Outcome:
+    value = site.params.get("value")
+    if not isinstance(value, str):
+        return Skip("the rule's replace-string fix names no 'value'")
+    node = site.pick(cst.SimpleString)
+    if node is None or string_value(node) is None:
+        return Skip("the code at this position is not a string literal")
+    new = quote_like(value, node)
+    return _fix(Plan(node, lambda updated: new.with_changes(lpar=updated.lpar, rpar=updated.rpar), f"string:{value}"))
+
+
+RECIPES: Dict[str, Callable[[Site], Outcome]] = {
+    "device-string": device_string,
+    "map-location": device_string,
+    "dot-cuda": dot_cuda,
+    "device-compare": device_compare,
+    "availability": availability,
+    "rename-call": rename_call,
+    "autocast": autocast,
+    "grad-scaler": grad_scaler,
+    "custom-fwd": custom_fwd,
+    "process-group-backend": process_group_backend,
+    "int-device": int_device,
+    "remove-keyword": remove_keyword,
+    "replace-string": replace_string,
+}

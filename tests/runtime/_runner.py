@@ -1,0 +1,55 @@
+"""Run scripts the way `python SCRIPT` would, each in a child forked from one interpreter that has
+imported torch once (a torch import costs seconds; a fork costs milliseconds).
+
+    python _runner.py OUT_DIR SCRIPT [SCRIPT ...]   (run from the scripts' folder)
+
+For each script writes OUT_DIR/SCRIPT.out, SCRIPT.err and SCRIPT.rc (the exit status).
+"""
+
+import os
+import runpy
+import sys
+import traceback
+
+import torch  # noqa: F401  (imported before forking, shared by every child)
+
+
+def _child(script, out_dir):
+    code = 1
+    try:
+        for fd, suffix in ((1, ".out"), (2, ".err")):
+            target = os.open(os.path.join(out_dir, script + suffix), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(target, fd)
+            os.close(target)
+        sys.argv = [script]
+        try:
+            runpy.run_path(script, run_name="__main__")
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def main():
+    out_dir, scripts = sys.argv[1], sys.argv[2:]
+    children = {}
+    for script in scripts:
+        pid = os.fork()
+        if pid == 0:
+            _child(script, out_dir)
+        children[pid] = script
+    for pid, script in children.items():
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+        with open(os.path.join(out_dir, script + ".rc"), "w") as handle:
+            handle.write(str(code))
+
+
+if __name__ == "__main__":
+    main()

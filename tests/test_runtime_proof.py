@@ -1,0 +1,193 @@
+"""Proof that fixed code runs: scripts written for CUDA fail on a CPU-only PyTorch, and after
+`portcheck fix --target generic` (or `--target cpu`, from a fresh copy) they run to the end there.
+
+GPUs are hidden from the scripts (CUDA_VISIBLE_DEVICES=""), so the proof holds on a CUDA build too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from portcheck.config import Config
+from portcheck.fix import FixReport, fix_paths
+
+RUNTIME = Path(__file__).resolve().parent / "runtime"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("torch") is None,
+        reason="PyTorch is not installed; get the CPU build with "
+        "`pip install torch --index-url https://download.pytorch.org/whl/cpu`",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Script:
+    name: str
+    expected: str  # a line the script prints when it ran to the end
+    ranks: int = 0  # > 0: a torch.distributed script, launched with this many processes
+
+
+SCRIPTS = (
+    Script("amp_train.py", "loss went down: True"),
+    Script("ddp_train.py", "trained on {ranks} ranks", ranks=2),
+    Script("checkpoint.py", "resumed at step 7, weights equal: True"),
+    Script("bench_infer.py", "measured latency: True (devices seen: True)"),
+    Script("argparse_device.py", "evaluated 4 rows on True"),
+    Script("model_defaults.py", "encoded (5, 8) after 5 rows"),
+    # After the fix the device check is true on the resolved device, so the fast path runs.
+    Script("device_branch.py", "path=accelerated on_accelerator=True shape=(4, 4)"),
+)
+VARIANTS = ("as-written", "generic", "cpu")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(ranks: int) -> Dict[str, str]:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    if ranks == 1:  # a one-process torch.distributed world, as torchrun would describe it
+        env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
+    return env
+
+
+def _run(folder: Path, script: Script, ranks: int) -> subprocess.CompletedProcess:
+    command: List[str] = [sys.executable, script.name]
+    if ranks > 1:
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}", script.name]
+    return subprocess.run(command, cwd=folder, env=_env(ranks), capture_output=True, text=True, timeout=180)
+
+
+def _run_forked(folder: Path, scripts: List[Script]) -> Dict[str, subprocess.CompletedProcess]:
+    """Run `scripts` with one torch import (tests/runtime/_runner.py); results as if run one by one."""
+    out = folder / ".runs"
+    out.mkdir()
+    names = [s.name for s in scripts]
+    runner = subprocess.run(
+        [sys.executable, str(RUNTIME / "_runner.py"), str(out), *names],
+        cwd=folder, env=_env(1), capture_output=True, text=True, timeout=300,
+    )
+    results = {}
+    for name in names:
+        rc = out / f"{name}.rc"
+        code = int(rc.read_text()) if rc.exists() else -1
+        stdout = (out / f"{name}.out").read_text(errors="replace") if (out / f"{name}.out").exists() else ""
+        stderr = (out / f"{name}.err").read_text(errors="replace") if (out / f"{name}.err").exists() else runner.stderr
+        results[name] = subprocess.CompletedProcess([name], code, stdout, stderr)
+    return results
+
+
+@dataclass(frozen=True)
+class Proof:
+    runs: Dict[Tuple[str, str], subprocess.CompletedProcess]
+    reports: Dict[str, FixReport]
+    folders: Dict[str, Path]
+
+
+def _ranks(script: Script, variant: str) -> int:
+    # The generic fix runs with two processes talking over gloo; the others with one.
+    if not script.ranks:
+        return 0
+    return script.ranks if variant == "generic" else 1
+
+
+@pytest.fixture(scope="module")
+def proof(tmp_path_factory) -> Proof:
+    work = tmp_path_factory.mktemp("runtime-proof")
+    folders: Dict[str, Path] = {}
+    reports: Dict[str, FixReport] = {}
+    for variant in VARIANTS:
+        folder = work / variant
+        shutil.copytree(RUNTIME, folder, ignore=shutil.ignore_patterns("__pycache__", "_*"))
+        folders[variant] = folder
+        if variant != "as-written":
+            reports[variant] = fix_paths([folder], target=variant, unsafe=True, config=Config(), cwd=folder)
+    runs: Dict[Tuple[str, str], subprocess.CompletedProcess] = {}
+    if hasattr(os, "fork"):
+        # One interpreter per variant runs every script in a forked child; scripts that need their
+        # own processes (a two-rank torchrun) run alone.
+        alone = [(s, v) for s in SCRIPTS for v in VARIANTS if _ranks(s, v) > 1]
+        batches = [(v, [s for s in SCRIPTS if (s, v) not in alone]) for v in VARIANTS]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            single = {job: pool.submit(_run, folders[job[1]], job[0], _ranks(*job)) for job in alone}
+            forked = {v: pool.submit(_run_forked, folders[v], scripts) for v, scripts in batches}
+            for (script, variant), future in single.items():
+                runs[(script.name, variant)] = future.result()
+            for variant, future in forked.items():
+                for name, result in future.result().items():
+                    runs[(name, variant)] = result
+    else:
+        jobs = [(s, v) for s in SCRIPTS for v in VARIANTS]
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            done = pool.map(lambda job: _run(folders[job[1]], job[0], _ranks(*job)), jobs)
+            runs = {(s.name, v): result for (s, v), result in zip(jobs, done)}
+    return Proof(runs, reports, folders)
+
+
+def _tail(result: subprocess.CompletedProcess) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout[-1500:]}\n--- stderr\n{result.stderr[-3000:]}"
+
+
+def test_every_runtime_script_is_listed():
+    assert sorted(p.name for p in RUNTIME.glob("*.py") if not p.name.startswith("_")) == sorted(s.name for s in SCRIPTS)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_script_fails_on_cpu_as_written(proof, script):
+    result = proof.runs[(script.name, "as-written")]
+    assert result.returncode != 0, _tail(result)
+
+
+@pytest.mark.parametrize("variant", ["generic", "cpu"])
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_fixed_script_runs_on_cpu(proof, script, variant):
+    fixed = (proof.folders[variant] / script.name).read_text(encoding="utf-8")
+    assert fixed != (RUNTIME / script.name).read_text(encoding="utf-8"), "the fix changed nothing"
+    result = proof.runs[(script.name, variant)]
+    assert result.returncode == 0, _tail(result) + f"\n--- fixed source\n{fixed}"
+    expected = script.expected.format(ranks=_ranks(script, variant))
+    assert expected in result.stdout.splitlines(), _tail(result)
+
+
+@pytest.mark.parametrize("variant", ["generic", "cpu"])
+def test_fix_leaves_nothing_for_a_person_in_the_scripts(proof, variant):
+    report = proof.reports[variant]
+    left = [(item.finding.path, item.finding.line, item.finding.code, item.reason) for item in report.left]
+    assert not left and not report.refused, left or [f.error for f in report.refused]
+
+
+def test_fixed_scripts_are_stable_under_a_second_fix(proof):
+    again = fix_paths([proof.folders["generic"]], target="generic", unsafe=True, write=False, config=Config(), cwd=proof.folders["generic"])
+    assert not again.changed and not again.applied
+
+
+def test_the_pytorch_facts_the_fixes_rely_on():
+    """`literal-device` output needs torch-neuronx (a plain torch rejects "neuron"), and autocast
+    picks bfloat16 on the CPU when no dtype is given (so the fix writes float16 out)."""
+    code = (
+        "import torch\n"
+        "print('cpu autocast dtype', torch.get_autocast_dtype('cpu'))\n"
+        "try:\n    torch.device('neuron')\n    print('neuron device accepted')\n"
+        "except RuntimeError:\n    print('neuron device rejected')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "cpu autocast dtype torch.bfloat16" in result.stdout
+    if importlib.util.find_spec("torch_neuronx") is None:
+        assert "neuron device rejected" in result.stdout
