@@ -8,15 +8,16 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import List, Optional, Sequence, Tuple
 
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
+from portcheck.source import python_lines
 from portcheck.pyscan.context import Ctx
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher
-from portcheck.pyscan.walker import walk
+from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.suppress import is_suppressed, suppressions
 
 GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
@@ -110,20 +111,16 @@ def analyze_module(
 ) -> List[Finding]:
     """Run `rules` over a parsed module; findings unsuppressed and unsorted."""
     if lines is None:
-        lines = text.splitlines()
-    imports = ImportTable.from_nodes(n for n in ast.walk(module) if isinstance(n, (ast.Import, ast.ImportFrom)))
-    handlers: Dict[Type[ast.AST], List[Tuple[object, object]]] = {}
-    for index, entry in enumerate(rules):
-        for matcher in entry.matchers:
-            key = (index, isinstance(matcher, ImportMatcher))
-            handler = matcher.handler()
-            for node_type in matcher.node_types:
-                handlers.setdefault(node_type, []).append((key, handler))
+        lines = python_lines(text)
+    imports = ImportTable.from_module(module)
+    dispatch = build_dispatch(
+        ((index, isinstance(matcher, ImportMatcher)), matcher) for index, entry in enumerate(rules) for matcher in entry.matchers
+    )
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
     findings: List[Finding] = []
     fallbacks: List[Finding] = []
     seen = set()
-    for (index, is_import), node, label, ctx in walk(module, imports, handlers, root):
+    for (index, is_import), node, label, ctx in walk(module, imports, dispatch, root):
         entry = rules[index]
         finding = _finding(entry, target, path, lines, node, label, ctx, is_import)
         if finding is None:
@@ -133,8 +130,9 @@ def analyze_module(
             continue
         seen.add(key)
         (fallbacks if entry.fallback else findings).append(finding)
+    specific = list(findings)  # a fallback yields to specific rules only, not to another fallback
     for fb in fallbacks:
-        if not any(_overlaps(fb, f) for f in findings):
+        if not any(_overlaps(fb, f) for f in specific):
             findings.append(fb)
     return findings
 
@@ -153,7 +151,7 @@ def analyze_python(
         module = parse_python(text, path)
     except ParseFailure as exc:
         return [], FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
-    lines = text.splitlines()
+    lines = python_lines(text)
     findings = analyze_module(module, text, path, rules, target, lines)
     return apply_suppressions(findings, lines), None
 

@@ -1,4 +1,4 @@
-"""Which kind of file a path is, by name: Python, notebook, dependency list, Dockerfile, shell, CMake, CUDA."""
+"""Which kind of file a path is, by name: Python, notebook, dependency list, Dockerfile, shell, CMake, C++, CUDA."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ _KINDS = (
     ("dockerfile", ("Dockerfile", "Dockerfile.*", "*.Dockerfile", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")),
     ("shell", ("*.sh", "*.bash", "*.zsh", "*.slurm", "*.sbatch")),
     ("cmake", ("CMakeLists.txt", "*.cmake")),
+    # C++ sources matter where they bind CUDA (extension glue, `TORCH_LIBRARY_IMPL(ns, CUDA, m)`).
+    ("cpp", ("*.cpp", "*.cc", "*.cxx", "*.c++", "*.h", "*.hpp", "*.hh", "*.hxx")),
 )
 
 KINDS = tuple(k for k, _ in _KINDS)

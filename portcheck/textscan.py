@@ -1,23 +1,43 @@
-"""Matcher kinds for files that are not Python: dependency lists, Dockerfiles, shell, CMake, CUDA sources.
+"""Matcher kinds for files that are not Python: dependency lists, Dockerfiles, shell, CMake, C++, CUDA sources.
 
 Each works line by line on text with comments removed, so a `# nvidia/cuda` comment never matches.
+Dependency files are read by section: only the places that declare dependencies count.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+import shlex
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Type
 
 from portcheck.filetypes import KINDS
 from portcheck.pyscan.matchers import MatcherError, _str_list
 
-# (line, column, end_line, end_column, label); 1-based lines, 1-based columns
+# (line, column, end_line, end_column, label); 1-based lines, 1-based columns, end column exclusive
 TextHit = Tuple[int, int, int, int, str]
 
 _TEXT_KINDS = frozenset(KINDS) | {"setup-py"}
+_HASH_COMMENTS = frozenset({"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config"})
+_SLASH_COMMENTS = frozenset({"cpp", "cuda"})
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_QUOTED = re.compile(r"""(["'])([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;@ ][^"']*)?\1""")
-_CONDA_ITEM = re.compile(r"^\s*-\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)")
+_QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[<>=!~;@ (].*)?$")
+_CONDA_ITEM = re.compile(r"^(\s*)-\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)")
+_TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*$")
+_TOML_KEY = re.compile(r"""^\s*["']?([A-Za-z0-9][A-Za-z0-9._-]*)["']?\s*=\s*(.*)$""")
+_SETUP_REGION = re.compile(
+    r"(?:install_requires|setup_requires|tests_require|extras_require|\w*require\w*|\w*requirements\w*|\w*deps|\w*dependencies)\s*[=:]\s*[\[{(]",
+    re.IGNORECASE,
+)
+_PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba)\s+install\b(.*)")
+# pip/conda options whose next word is a value, not a package
+_OPTION_VALUES = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-f", "--find-links", "-i", "--index-url",
+     "--extra-index-url", "-t", "--target", "--prefix", "--root", "--src", "-n", "--name", "-p", "--python",
+     "--platform", "--python-version", "--implementation", "--abi", "--global-option", "--config-settings", "-C",
+     "--channel", "--trusted-host", "--cache-dir", "--log", "--progress-bar", "--upgrade-strategy"}
+)
 
 
 def normalize(name: str) -> str:
@@ -26,17 +46,52 @@ def normalize(name: str) -> str:
 
 
 def strip_comment(line: str, kind: str) -> str:
-    """The line without a trailing comment (a `#` at the start or after whitespace)."""
-    if kind in ("cuda",):
-        return line
-    if kind == "cmake" or kind in ("requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py"):
+    """The line without its comment: `#` comments (outside quotes) for most kinds, `//` for C++ and CUDA."""
+    if kind in _SLASH_COMMENTS:
         stripped = line.lstrip()
-        if stripped.startswith("#") and not stripped.startswith("#!"):
+        if stripped.startswith(("//", "/*", "*")):
             return ""
-        idx = line.find(" #")
-        if idx != -1 and kind in ("requirements", "conda", "dockerfile"):
-            return line[:idx]
+        idx = line.find("//")
+        return line[:idx] if idx != -1 and '"' not in line[:idx] else line
+    if kind not in _HASH_COMMENTS:
+        return line
+    stripped = line.lstrip()
+    if stripped.startswith("#"):
+        return ""
+    if "#" not in line:
+        return line
+    quote = ""
+    prev = " "
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote and prev != "\\":
+                quote = ""
+        elif ch in "\"'" and kind != "requirements":
+            quote = ch
+        elif ch == "#" and prev in " \t":
+            return line[:i]
+        prev = ch
     return line
+
+
+def _comment_free(lines: Sequence[str], kind: str) -> Iterator[Tuple[int, str]]:
+    """(1-based line number, text without comments), skipping C-style block comments in C++/CUDA."""
+    in_block = False
+    for number, line in enumerate(lines, 1):
+        if kind in _SLASH_COMMENTS:
+            if in_block:
+                end = line.find("*/")
+                if end == -1:
+                    continue
+                line = " " * (end + 2) + line[end + 2 :]
+                in_block = False
+            start = line.find("/*")
+            if start != -1 and line.find("*/", start) == -1:
+                line = line[:start]
+                in_block = True
+        text = strip_comment(line, kind)
+        if text.strip():
+            yield number, text
 
 
 class TextMatcher:
@@ -44,7 +99,7 @@ class TextMatcher:
     allowed_keys = frozenset({"files"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        unknown = set(params) - set(self.allowed_keys) - {"kind"}
+        unknown = set(params) - set(self.allowed_keys) - {"kind", "files"}
         if unknown:
             raise MatcherError(f"unknown key '{sorted(unknown)[0]}' for matcher kind '{self.kind}'")
         self.files = frozenset(_str_list(params, "files"))
@@ -60,74 +115,200 @@ class TextMatcher:
 
 
 class LineMatcher(TextMatcher):
-    """A regular expression searched on every line (comments removed)."""
+    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it."""
 
     kind = "line"
-    allowed_keys = frozenset({"files", "pattern", "ignore-case"})
+    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
-        pattern = params.get("pattern")
-        if not isinstance(pattern, str):
-            raise MatcherError("missing key 'pattern'")
-        try:
-            self.pattern = re.compile(pattern, re.IGNORECASE if params.get("ignore-case") else 0)
-        except re.error as exc:
-            raise MatcherError(f"'pattern' is not a valid regular expression: {exc}") from None
+        flags = re.IGNORECASE if params.get("ignore-case") else 0
+        self.pattern = _regex(params, "pattern", flags, required=True)
+        self.exclude = _regex(params, "exclude", flags, required=False)
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
-        for number, line in enumerate(lines, 1):
-            text = strip_comment(line, kind)
-            if not text:
-                continue
+        for number, text in _comment_free(lines, kind):
             m = self.pattern.search(text)
-            if m:
+            if m and not (self.exclude is not None and self.exclude.search(text)):
                 yield number, m.start() + 1, number, m.end() + 1, m.group(0)
 
 
+def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]:
+    pattern = params.get(key)
+    if pattern is None and not required:
+        return None
+    if not isinstance(pattern, str):
+        raise MatcherError(f"missing key '{key}'")
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise MatcherError(f"'{key}' is not a valid regular expression: {exc}") from None
+
+
+# -- dependency declarations, per file kind -------------------------------------------------------------
+
+Dep = Tuple[int, int, int, str]  # line, start column (0-based), end column, name as written
+
+
+def _quoted_names(number: int, text: str) -> Iterator[Dep]:
+    """The package names of the quoted requirement strings on a line (`"triton>=2.3; sys_platform == 'linux'"`)."""
+    for m in _QUOTED.finditer(text):
+        group = 1 if m.group(1) is not None else 2
+        req = _REQUIREMENT.match(m.group(group))
+        if req:
+            start = m.start(group) + req.start(1)
+            yield number, start, start + len(req.group(1)), req.group(1)
+
+
+def _requirements_deps(lines: Sequence[str]) -> Iterator[Dep]:
+    for number, text in _comment_free(lines, "requirements"):
+        if text.lstrip().startswith("-"):
+            continue  # options: -r, --index-url (the index itself is its own rule)
+        m = _REQ_NAME.match(text)
+        if m and not text[m.end(1) :].startswith("://"):
+            yield number, m.start(1), m.end(1), m.group(1)
+
+
+def _conda_deps(lines: Sequence[str]) -> Iterator[Dep]:
+    section = ""
+    for number, text in _comment_free(lines, "conda"):
+        if not text[:1].isspace() and not text.startswith("-"):
+            section = text.split(":", 1)[0].strip()
+            continue
+        if section != "dependencies":
+            continue  # `channels: - nvidia` names a channel, not a package
+        m = _CONDA_ITEM.match(text)
+        if m and not text.rstrip().endswith(":"):
+            yield number, m.start(2), m.end(2), m.group(2)
+
+
+_PYPROJECT_ARRAYS = {"project": ("dependencies",), "build-system": ("requires",)}
+_PYPROJECT_ALL_ARRAYS = ("project.optional-dependencies", "dependency-groups")
+_PYPROJECT_KEYED = re.compile(r"^tool\.(?:poetry(?:\.group\.[^.]+)?\.(?:dev-)?dependencies|pixi\.(?:pypi-)?dependencies|pdm\.dev-dependencies)$")
+
+
+def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
+    section = ""
+    depth = 0  # bracket depth inside a dependency array
+    for number, text in _comment_free(lines, "pyproject"):
+        if depth > 0:
+            yield from _quoted_names(number, text)
+            depth += text.count("[") - text.count("]")
+            continue
+        header = _TOML_HEADER.match(text)
+        if header:
+            section = header.group(1).strip().strip('"')
+            continue
+        key = _TOML_KEY.match(text)
+        if not key:
+            continue
+        name, rest = key.group(1), key.group(2)
+        if _PYPROJECT_KEYED.match(section):
+            if normalize(name) != "python":
+                yield number, key.start(1), key.end(1), name
+            continue
+        wanted = name in _PYPROJECT_ARRAYS.get(section, ()) or section in _PYPROJECT_ALL_ARRAYS
+        if wanted and rest.lstrip().startswith("["):
+            offset = key.start(2)
+            for dep in _quoted_names(number, rest):
+                yield number, dep[1] + offset, dep[2] + offset, dep[3]
+            depth = rest.count("[") - rest.count("]")
+
+
+def _setup_deps(lines: Sequence[str]) -> Iterator[Dep]:
+    depth = 0
+    for number, text in _comment_free(lines, "setup-py"):
+        if depth > 0:
+            yield from _quoted_names(number, text)
+            depth += sum(text.count(c) for c in "[{(") - sum(text.count(c) for c in "]})")
+            continue
+        m = _SETUP_REGION.search(text)
+        if m:
+            rest = text[m.end() - 1 :]
+            for dep in _quoted_names(number, rest):
+                yield number, dep[1] + m.end() - 1, dep[2] + m.end() - 1, dep[3]
+            depth = sum(rest.count(c) for c in "[{(") - sum(rest.count(c) for c in "]})")
+
+
+def _install_deps(lines: Sequence[str], kind: str) -> Iterator[Dep]:
+    """Packages named on `pip install ...` / `conda install ...` command lines (Dockerfiles, shell scripts)."""
+    for number, text in _comment_free(lines, kind):
+        m = _PIP_INSTALL.search(text)
+        if not m:
+            continue
+        args = m.group(1)
+        base = m.start(1)
+        skip_next = False
+        for word in re.finditer(r"\S+", args):
+            token = word.group(0)
+            if skip_next:
+                skip_next = False
+                continue
+            if token in ("&&", "||", ";", "|", "\\") or token.startswith(("&&", ";")):
+                break
+            if token.startswith("-"):
+                skip_next = token in _OPTION_VALUES
+                continue
+            try:
+                unquoted = shlex.split(token)[0] if token[0] in "\"'" else token
+            except (ValueError, IndexError):
+                unquoted = token
+            name = _REQ_NAME.match(unquoted)
+            if name and "/" not in unquoted.split("@")[0] and not unquoted.startswith((".", "$")):
+                start = base + word.start() + (1 if token[0] in "\"'" else 0)
+                yield number, start, start + len(name.group(1)), name.group(1)
+
+
+def dependencies(kind: str, lines: Sequence[str]) -> Iterator[Dep]:
+    if kind == "requirements":
+        return _requirements_deps(lines)
+    if kind == "conda":
+        return _conda_deps(lines)
+    if kind == "pyproject":
+        return _pyproject_deps(lines)
+    if kind == "setup-py":
+        return _setup_deps(lines)
+    if kind in ("dockerfile", "shell"):
+        return _install_deps(lines, kind)
+    return iter(())
+
+
 class RequirementMatcher(TextMatcher):
-    """A dependency on one of `packages` in requirements, pyproject, conda or setup.py files."""
+    """A dependency on one of `packages` (PEP 503 names; shell-style wildcards such as `nvidia-*-cu12`)
+    where a file declares dependencies: requirements lines, `[project]` dependency arrays in pyproject,
+    `install_requires` in setup.py, conda `dependencies:`, and `pip install` / `conda install` commands
+    in Dockerfiles and shell scripts. `exclude` lists names the wildcards must not cover."""
 
     kind = "requirement"
-    allowed_keys = frozenset({"files", "packages"})
+    allowed_keys = frozenset({"files", "packages", "exclude"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
-        self.packages = frozenset(normalize(p) for p in _str_list(params, "packages"))
-        self._prefixes = tuple(p[:-1] for p in self.packages if p.endswith("*"))
+        packages = [normalize(p) if not any(c in p for c in "*?[") else p.lower() for p in _str_list(params, "packages")]
+        self.exact = frozenset(p for p in packages if not any(c in p for c in "*?["))
+        self.globs = tuple(p for p in packages if p not in self.exact)
+        self.exclude = frozenset(normalize(p) for p in _str_list(params, "exclude", required=False))
 
-    def _wanted(self, name: str) -> bool:
+    def wanted(self, name: str) -> bool:
         norm = normalize(name)
-        return norm in self.packages or (bool(self._prefixes) and norm.startswith(self._prefixes))
+        if norm in self.exclude:
+            return False
+        return norm in self.exact or any(fnmatch.fnmatchcase(norm, g) for g in self.globs)
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
-        for number, line in enumerate(lines, 1):
-            text = strip_comment(line, kind)
-            if not text.strip():
-                continue
-            if kind == "requirements":
-                if text.lstrip().startswith("-"):
-                    continue
-                m = _REQ_NAME.match(text)
-                if m and self._wanted(m.group(1)):
-                    yield number, m.start(1) + 1, number, m.end(1) + 1, m.group(1)
-            elif kind == "conda":
-                m = _CONDA_ITEM.match(text)
-                if m and self._wanted(m.group(1)):
-                    yield number, m.start(1) + 1, number, m.end(1) + 1, m.group(1)
-            else:  # pyproject / setup-py: quoted requirement strings
-                for m in _QUOTED.finditer(text):
-                    if self._wanted(m.group(2)):
-                        yield number, m.start(2) + 1, number, m.end(2) + 1, m.group(2)
+        for number, start, end, name in dependencies(kind, lines):
+            if self.wanted(name):
+                yield number, start + 1, number, end + 1, name
 
 
 class FileMatcher(TextMatcher):
-    """The whole file is the finding (a `.cu` source): one finding at line 1, labelled with its line count."""
+    """The whole file is the finding (a `.cu` source): one finding on line 1, labelled with its line count."""
 
     kind = "file"
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
-        yield 1, 1, 1, 1, f"{len(lines)} lines"
+        first = lines[0] if lines else ""
+        yield 1, 1, 1, len(first) + 1, f"{len(lines)} lines"
 
 
 TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher)}

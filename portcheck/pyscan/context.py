@@ -3,15 +3,36 @@
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple, Optional
+import re
+from typing import List, NamedTuple, Optional
 
 from portcheck.pyscan.imports import ImportTable, dotted
 
 # Callees whose string arguments are messages for people, never device strings.
 _MESSAGE_FUNCS = frozenset({"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "fatal", "echo", "secho", "write"})
 _LOGGER_HINTS = ("log", "logger", "logging", "warnings", "click", "sys.stdout", "sys.stderr", "console", "rich", "tqdm")
+# Keyword arguments that hold prose (argparse help, pytest skip reasons, descriptions).
+MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "reason", "epilog", "usage", "doc", "docstring", "metavar"})
+# Test decorators whose positional strings are reasons, not code.
+_SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skip", "skipif", "xfail"})
 _CUDA_CHECK_CALLS = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"})
+# Names a program uses for "are we on CUDA?" flags (`if args.cuda:`, `if use_cuda:`).
+_CUDA_FLAG = re.compile(r"^(?:cuda|use_?cuda|no_?cuda|cuda_?available|has_?cuda|is_?cuda|on_?cuda|with_?cuda)$", re.IGNORECASE)
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
+# What makes a loop run a model step once per iteration (training, evaluation, decoding, rollout):
+# a training step, a no-grad block, a model called by a model-like name, or a data loader iterated.
+_STEP_CALLS = frozenset({"backward", "zero_grad", "optimizer_step", "train_step", "training_step", "train_batch", "eval_step", "evaluation_step"})
+_NO_GRAD = frozenset({"no_grad", "inference_mode"})
+_MODEL_CALLEE = re.compile(
+    r"^(?:\w*model|\w*net|network|agent|policy|actor|critic|generator|discriminator|encoder|decoder|generate|forward)$",
+    re.IGNORECASE,
+)
+_LOADER = re.compile(r"loader|batches", re.IGNORECASE)
+STEP_TOKENS = (
+    "backward", "zero_grad", "optim", "_step", "train_batch", "no_grad", "inference_mode", "loader", "batches",
+    "model", "Model", "net", "Net", "agent", "policy", "actor", "critic", "generator", "Generator",
+    "discriminator", "Discriminator", "encoder", "decoder", "unet", "generate", "forward",
+)
 
 
 class Ctx(NamedTuple):
@@ -21,6 +42,9 @@ class Ctx(NamedTuple):
     optional_import: bool = False  # inside `try: ... except ImportError:` or an `if is_x_available():`
     in_function: bool = False
     cuda_context: bool = True  # the file mentions CUDA somewhere, so bare integers are CUDA devices
+    loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
+    periodic: bool = False  # inside `if step % k == 0:`: runs every k-th iteration only
+    annotation: bool = False  # inside a type annotation, which names types and runs nothing
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -35,34 +59,122 @@ def is_message_call(node: ast.Call) -> bool:
         if func.attr in ("warn", "warning", "info", "debug", "error", "exception", "critical", "fatal", "log"):
             return any(h in owner_l for h in _LOGGER_HINTS) or owner_l in ("self", "warnings", "")
         return any(h in owner_l for h in _LOGGER_HINTS)
+    if isinstance(func, ast.Attribute) and func.attr in _SKIP_CALLS:
+        return True
     return False
+
+
+def _is_cuda_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:"))
 
 
 def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     """True when an `if` test asks whether CUDA (or a CUDA device) is in use."""
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
-            if imports.resolve(node.func) in _CUDA_CHECK_CALLS:
+            name = imports.resolve(node.func)
+            if name in _CUDA_CHECK_CALLS:
+                return True
+            last = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
+            if "cuda" in last and "available" in last:  # is_torch_cuda_available() and friends
                 return True
         elif isinstance(node, ast.Attribute):
-            if node.attr == "is_cuda":
+            if node.attr == "is_cuda" or (_CUDA_FLAG.match(node.attr) and imports.resolve(node) is None):
                 return True
         elif isinstance(node, ast.Compare):
             for side in [node.left, *node.comparators]:
-                if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value.startswith("cuda"):
+                if _is_cuda_string(side):
                     return True
-        elif isinstance(node, ast.Name) and node.id in ("use_cuda", "USE_CUDA", "cuda_available", "has_cuda", "HAS_CUDA"):
+                if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and any(_is_cuda_string(e) for e in side.elts):
+                    return True
+        elif isinstance(node, ast.Name) and _CUDA_FLAG.match(node.id) and node.id not in imports.aliases:
             return True
     return False
 
 
+def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
+    """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`: true when CUDA is absent."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return is_cuda_check(test.operand, imports)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+        return any(_is_cuda_string(side) for side in (test.left, test.comparators[0]))
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(is_negative_cuda_check(v, imports) for v in test.values)
+    return False
+
+
+def is_periodic(test: ast.AST) -> bool:
+    """`if step % log_every == 0:`: the branch runs once every k iterations."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr)) for n in ast.walk(test))
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _iterates_loader(loop: ast.AST) -> bool:
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        sources = [loop.iter]
+    elif isinstance(loop, _COMPREHENSIONS):
+        sources = [g.iter for g in loop.generators]
+    else:
+        return False
+    return any(
+        isinstance(n, (ast.Name, ast.Attribute)) and _LOADER.search(n.id if isinstance(n, ast.Name) else n.attr)
+        for source in sources
+        for n in ast.walk(source)
+    )
+
+
+def _is_step_call(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name in _STEP_CALLS or name in _NO_GRAD or _MODEL_CALLEE.match(name):
+        return True
+    return name == "step" and isinstance(func, ast.Attribute) and "optim" in (dotted(func.value) or "").lower()
+
+
+def is_step_loop(loop: Optional[ast.AST]) -> bool:
+    """True when a loop runs a model step per iteration: its own body (not its nested loops or
+    functions) trains, runs under `no_grad` or calls a model, or it iterates a data loader and moves
+    the batch to a device. A loop that only looks at CPU data is not one."""
+    if loop is None:
+        return False
+    cached = getattr(loop, "_portcheck_step", None)
+    if cached is not None:
+        return cached
+    found = False
+    loader = _iterates_loader(loop)
+    if isinstance(loop, ast.DictComp):
+        stack: List[ast.AST] = [loop.key, loop.value]
+    elif isinstance(loop, _COMPREHENSIONS):
+        stack = [loop.elt]
+    else:
+        stack = list(getattr(loop, "body", []) or [])
+    while stack and not found:
+        node = stack.pop()
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and (
+            _is_step_call(node) or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
+        ):
+            found = True
+            break
+        stack.extend(ast.iter_child_nodes(node))
+    try:
+        loop._portcheck_step = found  # type: ignore[attr-defined]  # memo on the node: loops nest
+    except AttributeError:  # pragma: no cover - ast nodes accept attributes
+        pass
+    return found
+
+
 def is_availability_check(test: ast.AST) -> bool:
-    """`if is_flash_attn_available():`, `if importlib.util.find_spec("apex"):` and friends."""
+    """`if is_flash_attn_available():`, `if importlib.util.find_spec("apex"):`, `if is_deepspeed_zero3_enabled():`
+    and friends: the code under them has a path without the package."""
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             last = name.rsplit(".", 1)[-1]
-            if "available" in last or last in ("find_spec", "find_loader"):
+            if "available" in last or last.endswith("_enabled") or last in ("find_spec", "find_loader"):
                 return True
         elif isinstance(node, ast.Name) and (node.id.startswith(("HAS_", "has_", "_HAS_")) or "AVAILABLE" in node.id.upper()):
             return True

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Iterator, List, Mapping, Optional
+from typing import Any, Iterator, List, Mapping, Optional, Tuple
 
-from portcheck.pyscan.imports import dotted
+from portcheck.pyscan.context import Ctx, is_cuda_check
+from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Matcher, MatcherError, _str_list, call_argument, register
 
 DEVICE_NAME = re.compile(r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE)
@@ -78,12 +79,40 @@ def _name_of_target(target: ast.AST) -> Optional[str]:
     return None
 
 
+_STRINGY = (ast.JoinedStr, ast.BinOp, ast.IfExp, ast.BoolOp, ast.List, ast.Tuple, ast.Set)
+
+
+def _may_hold_string(call: ast.Call) -> bool:
+    """Whether any argument could be a device string; most calls pass names, and are decided here once."""
+    memo = call.__dict__
+    if "_portcheck_stringy" in memo:
+        return memo["_portcheck_stringy"]
+    values = list(call.args) + [k.value for k in call.keywords]
+    answer = any(
+        (isinstance(v, ast.Constant) and isinstance(v.value, str))
+        or isinstance(v, _STRINGY)
+        or (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "format")
+        for v in values
+    )
+    memo["_portcheck_stringy"] = answer
+    return answer
+
+
+def _asks_availability(test: ast.AST, imports: ImportTable) -> bool:
+    return any(isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(test))
+
+
 class DeviceStringMatcher(Matcher):
-    """A device string such as "cuda", "cuda:0" or f"cuda:{rank}" in a position that holds a device."""
+    """A device string such as "cuda", "cuda:0" or f"cuda:{rank}" in a position that holds a device.
+
+    `names` (a regular expression) says which variables, parameters, keywords and dict keys hold a
+    device; it defaults to device-like names, and lets the same positions find other values, such
+    as a process-group backend held in `backend = "nccl"`.
+    """
 
     kind = "device-string"
     node_types = (ast.Call, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.Dict, ast.Lambda)
-    allowed_keys = frozenset({"devices", "positions", "inside", "messages"})
+    allowed_keys = frozenset({"devices", "positions", "names"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -92,72 +121,100 @@ class DeviceStringMatcher(Matcher):
         self.exact = re.compile(rf"^(?:{alt})(?::\d+)?$")
         self.prefix = re.compile(rf"^(?:{alt})(?::|$)")
         self.positions = _positions(params)
+        names = params.get("names")
+        if names is not None and not isinstance(names, str):
+            raise MatcherError("'names' must be a regular expression")
+        try:
+            self.holder = re.compile(names, re.IGNORECASE) if names else DEVICE_NAME
+        except re.error as exc:
+            raise MatcherError(f"'names' is not a valid regular expression: {exc}") from None
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return list(self.devices)
 
+    def _holds(self, name: Optional[str]) -> bool:
+        return bool(name) and bool(self.holder.match(name or ""))
+
     # -- which expressions are device strings -------------------------------------------------
-    def strings(self, expr: Optional[ast.AST]) -> Iterator[ast.AST]:
+    def strings(self, expr: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Tuple[ast.AST, Ctx]]:
         if expr is None:
             return
         if isinstance(expr, ast.Constant):
             if isinstance(expr.value, str) and self.exact.match(expr.value):
-                yield expr
+                yield expr, ctx
         elif isinstance(expr, ast.JoinedStr):
             first = expr.values[0] if expr.values else None
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and self.prefix.match(first.value):
-                yield expr
+                yield expr, ctx
         elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
             left = expr.left
             if isinstance(left, ast.Constant) and isinstance(left.value, str) and self.prefix.match(left.value):
-                yield expr
+                yield expr, ctx
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
             base = expr.func.value
             if isinstance(base, ast.Constant) and isinstance(base.value, str) and self.prefix.match(base.value):
-                yield expr
+                yield expr, ctx
         elif isinstance(expr, ast.IfExp):
-            yield from self.strings(expr.body)
-            yield from self.strings(expr.orelse)
+            if is_cuda_check(expr.test, imports):
+                # `"cuda" if torch.cuda.is_available() else "cpu"` is the availability idiom (its own
+                # rule fixes the whole ternary); any other CUDA-checked ternary has a non-CUDA branch.
+                if _asks_availability(expr.test, imports) and (self._other_device(expr.body) or self._other_device(expr.orelse)):
+                    return
+                ctx = ctx._replace(guarded=True)
+            yield from self.strings(expr.body, ctx, imports)
+            yield from self.strings(expr.orelse, ctx, imports)
         elif isinstance(expr, ast.BoolOp):
             for value in expr.values:
-                yield from self.strings(value)
+                yield from self.strings(value, ctx, imports)
+        elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)) and expr.elts:
+            # `devices = ["cuda:0", "cuda:1"]`; a list that also names other devices is a table of
+            # supported backends, not a choice of CUDA.
+            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) and self.exact.match(e.value) for e in expr.elts):
+                for value in expr.elts:
+                    yield from self.strings(value, ctx, imports)
+
+    @staticmethod
+    def _other_device(expr: ast.AST) -> bool:
+        return isinstance(expr, ast.Constant) and expr.value == "cpu"
 
     # -- positions ------------------------------------------------------------------------------
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         pos = self.positions
         if isinstance(node, ast.Call):
-            yield from self._call(node, imports)
+            yield from self._call(node, ctx, imports)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and "assignment" in pos:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(DEVICE_NAME.match(_name_of_target(t) or "") for t in targets):
-                for hit in self.strings(node.value):
-                    yield hit, "assignment"
+            if any(self._holds(_name_of_target(t)) for t in targets):
+                for hit, hctx in self.strings(node.value, ctx, imports):
+                    yield hit, "assignment", hctx
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
             args = node.args
             positional = args.posonlyargs + args.args
             pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
             pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
             for arg, default in pairs:
-                if DEVICE_NAME.match(arg.arg):
-                    for hit in self.strings(default):
-                        yield hit, "parameter-default"
+                if self._holds(arg.arg):
+                    for hit, hctx in self.strings(default, ctx, imports):
+                        yield hit, "parameter default", hctx
         elif isinstance(node, ast.Dict) and "dict-value" in pos:
             for key, value in zip(node.keys, node.values):
-                if key is not None and isinstance(key, ast.Constant) and isinstance(key.value, str) and DEVICE_NAME.match(key.value):
-                    for hit in self.strings(value):
-                        yield hit, "dict-value"
+                if key is not None and isinstance(key, ast.Constant) and isinstance(key.value, str) and self._holds(key.value):
+                    for hit, hctx in self.strings(value, ctx, imports):
+                        yield hit, "config dict", hctx
 
-    def _call(self, node: ast.Call, imports) -> Iterator[Hit]:
+    def _call(self, node: ast.Call, ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
+        if not _may_hold_string(node):
+            return
         pos = self.positions
         func = node.func
-        name = imports.resolve(func)
+        name = imports.resolved(func)
         seen = set()
 
         def emit(expr, label):
-            for hit in self.strings(expr):
+            for hit, hctx in self.strings(expr, ctx, imports):
                 if id(hit) not in seen:
                     seen.add(id(hit))
-                    yield hit, label
+                    yield hit, label, hctx
 
         if name in _AMP_CALLS:
             if "autocast" in pos:
@@ -166,23 +223,24 @@ class DeviceStringMatcher(Matcher):
             return
         if name in _MESH_CALLS:
             if "device-mesh" in pos:
-                yield from emit(call_argument(node, "device_type", 0), "device-mesh")
+                yield from emit(call_argument(node, "device_type", 0), "device mesh")
             return
         if "to" in pos and isinstance(func, ast.Attribute) and func.attr in ("to", "to_empty") and name is None:
-            yield from emit(call_argument(node, "device", 0), "to")
+            yield from emit(call_argument(node, "device", 0), "`.to()`")
         if "device-call" in pos and name in _DEVICE_CALLS:
-            yield from emit(call_argument(node, "type", 0), "device-call")
+            yield from emit(call_argument(node, "type", 0), "`torch.device()`")
         if "set-default-device" in pos and name in _DEFAULT_DEVICE_CALLS:
-            yield from emit(call_argument(node, "device", 0), "set-default-device")
+            yield from emit(call_argument(node, "device", 0), "`torch.set_default_device()`")
         if "map-location" in pos:
             position = 1 if name in _LOAD_CALLS else None
-            yield from emit(call_argument(node, "map_location", position), "map-location")
+            yield from emit(call_argument(node, "map_location", position), "`map_location`")
         if "argparse-default" in pos and isinstance(func, ast.Attribute) and func.attr == "add_argument":
-            yield from emit(call_argument(node, "default", None), "argparse-default")
-        if "device-keyword" in pos:
+            yield from emit(call_argument(node, "default", None), "argparse default")
+        if "device-keyword" in pos and not (isinstance(func, ast.Attribute) and func.attr in ("to", "to_empty") and name is None):
             for kw in node.keywords:
-                if kw.arg and kw.arg != "map_location" and DEVICE_NAME.match(kw.arg) and kw.arg != "device_type":
-                    yield from emit(kw.value, "device-keyword")
+                # `device_types=` registers kernels for device types (its own rule), it picks no device.
+                if kw.arg and kw.arg not in ("map_location", "device_type", "device_types") and self._holds(kw.arg):
+                    yield from emit(kw.value, f"`{kw.arg}=`")
 
 
 class DeviceCompareMatcher(Matcher):
@@ -190,7 +248,7 @@ class DeviceCompareMatcher(Matcher):
 
     kind = "device-compare"
     node_types = (ast.Compare, ast.Call)
-    allowed_keys = frozenset({"devices", "inside", "messages"})
+    allowed_keys = frozenset({"devices"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -198,7 +256,7 @@ class DeviceCompareMatcher(Matcher):
         alt = "|".join(re.escape(d) for d in self.devices)
         self.exact = re.compile(rf"^(?:{alt})(?::\d+)?$")
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return list(self.devices)
 
     def _is_dev(self, node: ast.AST) -> bool:
@@ -238,20 +296,18 @@ class IntDeviceMatcher(Matcher):
 
     kind = "int-device"
     node_types = (ast.Call,)
-    allowed_keys = frozenset({"positions", "inside", "messages"})
+    allowed_keys = frozenset({"positions"})
     _ALLOWED = frozenset({"to", "device-call", "device-keyword", "device-map", "device-ids"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.positions = _positions(params, self._ALLOWED)
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         out = []
         if "device-ids" in self.positions:
-            out.append("device_ids")
-        if "device-map" in self.positions:
-            out.append("device_map")
-        if self.positions & {"to", "device-call", "device-keyword"}:
+            out += ["device_ids", "device_id"]
+        if self.positions & {"to", "device-call", "device-keyword", "device-map"}:
             out += ["cuda", "nccl"]  # an integer is a CUDA device only where the file uses CUDA
         return out
 
@@ -266,36 +322,36 @@ class IntDeviceMatcher(Matcher):
 
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
         pos = self.positions
-        name = imports.resolve(node.func)
+        name = imports.resolved(node.func)
         func = node.func
         if "device-ids" in pos:
             for kw in node.keywords:
                 if kw.arg == "device_ids" and isinstance(kw.value, (ast.List, ast.Tuple)):
                     if kw.value.elts and all(self._index(e) for e in kw.value.elts):
-                        yield kw.value, "device_ids"
-                elif kw.arg == "output_device" and self._index(kw.value):
-                    yield kw.value, "output_device"
+                        yield kw.value, "`device_ids`"
+                elif kw.arg in ("output_device", "device_id") and self._index(kw.value):
+                    yield kw.value, f"`{kw.arg}`"  # FSDP's `device_id=local_rank` too
+        if not ctx.cuda_context:
+            return
         if "device-map" in pos:
             for kw in node.keywords:
                 if kw.arg != "device_map":
                     continue
                 if self._index(kw.value):
-                    yield kw.value, "device_map"
+                    yield kw.value, "`device_map`"
                 elif isinstance(kw.value, ast.Dict):
                     for key, value in zip(kw.value.keys, kw.value.values):
                         if isinstance(key, ast.Constant) and key.value == "" and self._index(value):
-                            yield value, "device_map"
-        if not ctx.cuda_context:
-            return
+                            yield value, "`device_map`"
         if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and name is None and node.args:
             if self._index(node.args[0]) and not (isinstance(node.args[0], ast.Constant) and len(node.args) > 1):
-                yield node.args[0], "to"
+                yield node.args[0], "`.to()`"
         if "device-call" in pos and name == "torch.device" and len(node.args) == 1 and self._index(node.args[0]):
-            yield node.args[0], "torch.device"
+            yield node.args[0], "`torch.device()`"
         if "device-keyword" in pos and name != "torch.device":
             for kw in node.keywords:
                 if kw.arg == "device" and self._index(kw.value):
-                    yield kw.value, "device="
+                    yield kw.value, "`device=`"
 
 
 class TensorControlFlowMatcher(Matcher):
@@ -303,34 +359,38 @@ class TensorControlFlowMatcher(Matcher):
 
     kind = "control-flow"
     node_types = (ast.If, ast.While, ast.Assert)
-    allowed_keys = frozenset({"methods", "calls", "inside", "messages"})
+    allowed_keys = frozenset({"methods", "calls"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.methods = frozenset(_str_list(params, "methods"))
         self.calls = frozenset(_str_list(params, "calls", required=False))
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return sorted(self.methods) + [c.rsplit(".", 1)[-1] for c in sorted(self.calls)]
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         for sub in ast.walk(node.test):
             if isinstance(sub, ast.Call):
                 func = sub.func
-                if isinstance(func, ast.Attribute) and func.attr in self.methods and imports.resolve(func.value) is None:
-                    # numpy arrays and plain Python values have .any()/.all() too: require a torch call inside
-                    if func.attr == "item" or _mentions_torch(func.value, imports):
+                if isinstance(func, ast.Attribute) and func.attr in self.methods and imports.resolved(func.value) is None:
+                    # numpy arrays and pandas values have .any()/.all() too: in a module that uses them,
+                    # require a torch call inside the receiver.
+                    if func.attr == "item" or _mentions_torch(func.value, imports) or not imports.imports_any(_ARRAY_LIBRARIES):
                         yield node.test, func.attr
                         return
-                if imports.resolve(func) in self.calls:
-                    yield node.test, imports.resolve(func) or ""
+                if imports.resolved(func) in self.calls:
+                    yield node.test, imports.resolved(func) or ""
                     return
+
+
+_ARRAY_LIBRARIES = ("numpy", "pandas", "jax", "tensorflow", "cupy", "scipy", "polars")
 
 
 def _mentions_torch(expr: ast.AST, imports) -> bool:
     for sub in ast.walk(expr):
         if isinstance(sub, ast.Call):
-            name = imports.resolve(sub.func) or ""
+            name = imports.resolved(sub.func) or ""
             if name.startswith("torch."):
                 return True
     return False

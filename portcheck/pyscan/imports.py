@@ -8,19 +8,21 @@ so a user's own `cuda` variable or `synchronize` function never matches a torch 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, Optional
+from typing import Dict, Iterable, List, Optional, Set
 
 
 class ImportTable:
     """Local name -> qualified name, gathered from every import statement in a module."""
 
-    __slots__ = ("aliases", "assigned")
+    __slots__ = ("aliases", "assigned", "modules")
 
     def __init__(self) -> None:
         self.aliases: Dict[str, str] = {}
         # Names that are re-bound by plain assignment somewhere; they stop resolving to imports
         # only if they were never imported (an import always wins, as it is the common case).
         self.assigned: set = set()
+        # Every module named by an import statement (relative imports excluded).
+        self.modules: Set[str] = set()
 
     @classmethod
     def from_nodes(cls, nodes: Iterable[ast.AST]) -> "ImportTable":
@@ -28,6 +30,7 @@ class ImportTable:
         for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
+                    table.modules.add(alias.name)
                     if alias.asname:
                         table.aliases[alias.asname] = alias.name
                     else:
@@ -36,23 +39,61 @@ class ImportTable:
             elif isinstance(node, ast.ImportFrom):
                 if node.level or not node.module:
                     continue  # relative imports are the project's own code
+                table.modules.add(node.module)
                 for alias in node.names:
                     if alias.name == "*":
                         continue
                     table.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         return table
 
+    @classmethod
+    def from_module(cls, module: ast.AST) -> "ImportTable":
+        """The imports of a module, found by visiting statements only (imports are never expressions)."""
+        return cls.from_nodes(import_statements(module))
+
+    def imports_any(self, roots: Iterable[str]) -> bool:
+        """True when the module imports one of `roots` or a submodule of one (`torch` covers `torch.nn`)."""
+        for root in roots:
+            prefix = root + "."
+            if any(m == root or m.startswith(prefix) for m in self.modules):
+                return True
+        return False
+
+    def resolved(self, node: ast.AST) -> Optional[str]:
+        """`resolve`, remembered on the node: every rule asks about the same callees and attributes."""
+        memo = node.__dict__
+        if "_portcheck_qname" in memo:
+            return memo["_portcheck_qname"]
+        name = memo["_portcheck_qname"] = self.resolve(node)
+        return name
+
+    def held_module(self, links: List[ast.AST]) -> Optional[int]:
+        """For a chain [outermost, ..., root] whose root was not imported: the index of a `.torch` link that
+        holds the imported torch module on an object (`self.torch.cuda.empty_cache`), or None."""
+        if "torch" not in self.aliases.values():
+            return None
+        for index in range(len(links) - 2, 0, -1):
+            link = links[index]
+            if isinstance(link, ast.Attribute) and link.attr == "torch":
+                return index
+        return None
+
     def resolve(self, node: ast.AST) -> Optional[str]:
         """The qualified name of a Name/Attribute chain, or None when its root was not imported."""
         parts = []
+        links = [node]
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
+            links.append(node)
         if not isinstance(node, ast.Name):
             return None
         root = self.aliases.get(node.id)
         if root is None:
-            return None
+            held = self.held_module(links)
+            if held is None:
+                return None
+            return ".".join(["torch"] + parts[:held][::-1])
         if parts:
             parts.reverse()
             return root + "." + ".".join(parts)
@@ -70,3 +111,20 @@ def dotted(node: ast.AST) -> Optional[str]:
     parts.append(node.id)
     parts.reverse()
     return ".".join(parts)
+
+
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def import_statements(module: ast.AST) -> Iterable[ast.AST]:
+    """Every `import` / `from ... import` statement, at any depth of nested blocks."""
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for field in _STATEMENT_LISTS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)

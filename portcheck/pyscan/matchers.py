@@ -2,7 +2,8 @@
 
 Each kind is a small class: it validates its parameters, says which AST node types it wants,
 yields the nodes to report, and derives the trigger tokens the textual pre-filter uses (a file
-that contains none of a rule's tokens cannot match it, so it is never parsed for that rule).
+that contains none of a rule's tokens cannot match it, so it is never parsed for that rule; the
+one assumption is that import statements use PEP 8 spacing, `import a, b` rather than `import a,b`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import ast
 import re
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
-from portcheck.pyscan.context import Ctx
+from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
 
 Hit = Tuple[ast.AST, str]
@@ -39,12 +40,16 @@ class NameSet:
 
 
 _COMMON_SEGMENTS = {"torch", "nn", "utils", "functional", "distributed", "*"}
+# Segments rare in code that does not use the API: the best pre-filter tokens.
+_RARE = re.compile(r"cuda|cudnn|nccl|nvtx|triton|xla", re.IGNORECASE)
 
 
 def _best_segment(name: str) -> str:
-    """A segment of a dotted name that any reference to it must spell out (the most specific one)."""
+    """A segment of a dotted name that any reference to it must spell out: every segment is spelled
+    either in the import or in the attribute chain, so any one is a sound token; pick a rare one."""
     segments = [s for s in name.split(".") if s not in _COMMON_SEGMENTS] or [s for s in name.split(".") if s != "*"]
-    return max(segments, key=len)
+    rare = [s for s in segments if _RARE.search(s)]
+    return max(rare or segments, key=len)
 
 
 def _str_list(params: Mapping[str, Any], key: str, required: bool = True) -> List[str]:
@@ -67,22 +72,33 @@ def _int(params: Mapping[str, Any], key: str) -> Optional[int]:
     return value
 
 
-def _const_str(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
 def _outermost_chain(node: ast.AST, parent: Optional[ast.AST]) -> bool:
     return not (isinstance(parent, ast.Attribute) and parent.value is node)
 
 
-def _chain(node: ast.AST) -> List[ast.AST]:
-    """[outermost, ..., innermost] for an Attribute chain."""
-    out = [node]
-    while isinstance(node, ast.Attribute):
-        node = node.value
-        out.append(node)
+def qualified_chain(node: ast.AST, imports: ImportTable) -> List[Tuple[ast.AST, str]]:
+    """[(node, qualified name)] for each link of an Attribute chain, outermost first; empty when the
+    chain does not start at an imported name. Remembered on the node: every reference rule asks."""
+    known = node.__dict__.get("_portcheck_chain")
+    if known is not None:
+        return known
+    links = [node]
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+        links.append(root)
+    out: List[Tuple[ast.AST, str]] = []
+    base = imports.aliases.get(root.id) if isinstance(root, ast.Name) else None
+    if base is None:
+        held = imports.held_module(links)
+        if held is not None:
+            links, base = links[: held + 1], "torch"
+    if base is not None:
+        names = [base]
+        for link in reversed(links[:-1]):
+            names.append(names[-1] + "." + link.attr)  # type: ignore[attr-defined]
+        out = list(zip(links, reversed(names)))
+    node._portcheck_chain = out  # type: ignore[attr-defined]
     return out
 
 
@@ -98,101 +114,166 @@ def call_argument(call: ast.Call, keyword: Optional[str], position: Optional[int
     return None
 
 
+_INSIDE = (None, "loop", "function", "step-loop")
+
+
 class Matcher:
+    """Base class. Shared keys: `inside` ("loop", "function" or "step-loop": a loop that runs a model
+    step), `messages` (whether to match inside log/print/raise messages: code there still runs, so
+    every kind does by default except `string`, whose literals there are prose), `requires` (only in
+    modules that import one of these modules), `tokens` (strings any matching file must contain, when
+    the ones the matcher derives are too common to filter well)."""
+
     kind = ""
+    messages_default = True
     node_types: Tuple[Type[ast.AST], ...] = ()
     allowed_keys: FrozenSet[str] = frozenset()
+    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        unknown = set(params) - set(self.allowed_keys) - {"kind"}
+        unknown = set(params) - set(self.allowed_keys) - self._common_keys
         if unknown:
             raise MatcherError(f"unknown key '{sorted(unknown)[0]}' for matcher kind '{self.kind}'")
         self.params = params
         self.inside = params.get("inside")
-        if self.inside not in (None, "loop", "function"):
-            raise MatcherError("'inside' must be 'loop' or 'function'")
-        self.messages = bool(params.get("messages", False))
+        if self.inside not in _INSIDE:
+            raise MatcherError("'inside' must be 'loop', 'function' or 'step-loop'")
+        self.messages = bool(params.get("messages", self.messages_default))
+        self.requires = tuple(_str_list(params, "requires", required=False))
+        self.given_tokens = _str_list(params, "tokens", required=False)
 
     def tokens(self) -> List[str]:
+        """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
+        if self.given_tokens:
+            return list(self.given_tokens)
+        if self.inside == "step-loop":
+            return list(STEP_TOKENS)  # a step loop calls backward/zero_grad/optimizer.step
+        return self.own_tokens()
+
+    def own_tokens(self) -> List[str]:
         raise NotImplementedError
 
     def match(self, node: Any, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
         raise NotImplementedError
 
     def handler(self) -> Callable[..., Iterator[Hit]]:
+        inside, messages, requires, match = self.inside, self.messages, self.requires, self.match
+
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
-            if ctx.message and not self.messages:
+            if (ctx.message and not messages) or ctx.annotation:
                 return iter(())
-            if self.inside == "loop" and not ctx.in_loop:
+            if inside is not None:
+                if inside == "loop" and not ctx.in_loop:
+                    return iter(())
+                if inside == "function" and not ctx.in_function:
+                    return iter(())
+                if inside == "step-loop" and (ctx.periodic or not is_step_loop(ctx.loop)):
+                    return iter(())
+            if requires and not imports.imports_any(requires):
                 return iter(())
-            if self.inside == "function" and not ctx.in_function:
-                return iter(())
-            return self.match(node, parent, ctx, imports)
+            return match(node, parent, ctx, imports)
 
         return run
 
 
+class ArgumentSpec:
+    """An `argument = { keyword, position, values, pattern, present, missing }` table: which argument of a
+    call to look at, and what it must hold. Values in a list or tuple literal count one by one."""
+
+    _KEYS = frozenset({"keyword", "position", "values", "pattern", "present", "missing"})
+
+    def __init__(self, arg: Any) -> None:
+        if not isinstance(arg, dict):
+            raise MatcherError("'argument' must be a table")
+        extra = set(arg) - self._KEYS
+        if extra:
+            raise MatcherError(f"unknown key 'argument.{sorted(extra)[0]}'")
+        self.keyword: Optional[str] = arg.get("keyword")
+        position = arg.get("position")
+        if position is not None and not isinstance(position, (int, list)):
+            raise MatcherError("'argument.position' must be an integer or a list of integers")
+        self.positions: Tuple[int, ...] = tuple(position) if isinstance(position, list) else (() if position is None else (position,))
+        self.values: Optional[List[Any]] = arg.get("values")
+        pattern = arg.get("pattern")
+        try:
+            self.pattern: Optional[re.Pattern] = re.compile(pattern) if pattern else None
+        except re.error as exc:
+            raise MatcherError(f"'argument.pattern' is not a valid regular expression: {exc}") from None
+        self.present = bool(arg.get("present", False))
+        self.missing = bool(arg.get("missing", False))
+        if self.keyword is None and not self.positions:
+            raise MatcherError("'argument' needs 'keyword' or 'position'")
+
+    def candidates(self, call: ast.Call) -> List[ast.AST]:
+        """The argument by keyword, else the positional arguments at each of `position`."""
+        value = call_argument(call, self.keyword, None)
+        if value is not None:
+            return [value]
+        out = []
+        for position in self.positions:
+            value = call_argument(call, None, position)
+            if value is not None:
+                out.append(value)
+        return out
+
+    def _const(self, value: ast.AST) -> bool:
+        if not isinstance(value, ast.Constant):
+            return False
+        if self.values is not None and value.value in self.values and type(value.value) in {type(v) for v in self.values}:
+            return True
+        return self.pattern is not None and isinstance(value.value, str) and bool(self.pattern.search(value.value))
+
+    def matches(self, call: ast.Call) -> Optional[ast.AST]:
+        """The node to report (the argument, or the call for `missing`), or None."""
+        values = self.candidates(call)
+        if self.missing:
+            if not values and not any(isinstance(a, ast.Starred) for a in call.args) and not any(k.arg is None for k in call.keywords):
+                return call
+            return None
+        for value in values:
+            if self.present:
+                if not (isinstance(value, ast.Constant) and value.value in (None, False)):
+                    return value
+            elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+                if any(self._const(e) for e in value.elts):
+                    return value
+            elif self._const(value):
+                return value
+        return None
+
+
 class CallMatcher(Matcher):
-    """A call to one of `names`, optionally only when an argument has one of `values`."""
+    """A call to one of `names`, optionally only when an `argument` holds one of `values`."""
 
     kind = "call"
     node_types = (ast.Call,)
-    allowed_keys = frozenset({"names", "argument", "min_args", "max_args", "inside", "messages"})
+    allowed_keys = frozenset({"names", "argument", "min_args", "max_args"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.names = NameSet(_str_list(params, "names"))
         self.min_args = _int(params, "min_args")
         self.max_args = _int(params, "max_args")
-        arg = params.get("argument")
-        self.arg_keyword: Optional[str] = None
-        self.arg_position: Optional[int] = None
-        self.arg_values: Optional[List[Any]] = None
-        self.arg_pattern: Optional[re.Pattern] = None
-        self.arg_present = False
-        if arg is not None:
-            if not isinstance(arg, dict):
-                raise MatcherError("'argument' must be a table")
-            extra = set(arg) - {"keyword", "position", "values", "pattern", "present"}
-            if extra:
-                raise MatcherError(f"unknown key 'argument.{sorted(extra)[0]}'")
-            self.arg_keyword = arg.get("keyword")
-            self.arg_position = arg.get("position")
-            self.arg_values = arg.get("values")
-            pattern = arg.get("pattern")
-            self.arg_pattern = re.compile(pattern) if pattern else None
-            self.arg_present = bool(arg.get("present", False))
-            if self.arg_keyword is None and self.arg_position is None:
-                raise MatcherError("'argument' needs 'keyword' or 'position'")
+        self.argument = ArgumentSpec(params["argument"]) if params.get("argument") is not None else None
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return self.names.tokens()
 
-    def _arg_matches(self, value: ast.AST) -> bool:
-        if self.arg_present:
-            return not (isinstance(value, ast.Constant) and value.value in (None, False))
-        if isinstance(value, ast.Constant):
-            if self.arg_values is not None and value.value in self.arg_values and type(value.value) in {type(v) for v in self.arg_values}:
-                return True
-            if self.arg_pattern is not None and isinstance(value.value, str) and self.arg_pattern.search(value.value):
-                return True
-        return False
-
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
-        name = imports.resolve(node.func)
+        name = imports.resolved(node.func)
         if name not in self.names:
             return
-        nargs = len(node.args)
+        nargs = len(node.args) + len(node.keywords)
         if self.min_args is not None and nargs < self.min_args:
             return
         if self.max_args is not None and nargs > self.max_args:
             return
-        if self.arg_keyword is None and self.arg_position is None:
+        if self.argument is None:
             yield node, name
             return
-        value = call_argument(node, self.arg_keyword, self.arg_position)
-        if value is not None and self._arg_matches(value):
-            yield value, name
+        hit = self.argument.matches(node)
+        if hit is not None:
+            yield hit, name
 
 
 class ReferenceMatcher(Matcher):
@@ -200,7 +281,7 @@ class ReferenceMatcher(Matcher):
 
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
-    allowed_keys = frozenset({"names", "context", "inside", "messages"})
+    allowed_keys = frozenset({"names", "context", "in_compare"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -208,43 +289,68 @@ class ReferenceMatcher(Matcher):
         self.context = params.get("context", "any")
         if self.context not in ("any", "load", "store"):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
+        # `in_compare = false`: `x.dtype == torch.float64` tests a value and `{torch.float64: "f64"}`
+        # maps it; neither creates one.
+        self.in_compare = bool(params.get("in_compare", True))
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return self.names.tokens()
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if not _outermost_chain(node, parent):
             return
+        if not self.in_compare and (isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))):
+            return
         if self.context == "store" and not isinstance(node.ctx, ast.Store):
             return
         if self.context == "load" and not isinstance(node.ctx, ast.Load):
             return
-        for sub in _chain(node):
-            name = imports.resolve(sub)
-            if name is None:
-                return
+        for sub, name in qualified_chain(node, imports):
             if name in self.names:
                 yield sub, name
                 return
 
 
 class ImportMatcher(Matcher):
-    """An import of one of `modules` (or a submodule)."""
+    """An import of one of `modules` (or a submodule), or of any module whose dotted name matches `pattern`."""
 
     kind = "import"
     node_types = (ast.Import, ast.ImportFrom)
-    allowed_keys = frozenset({"modules", "inside", "messages"})
+    allowed_keys = frozenset({"modules", "pattern"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
-        self.modules = tuple(_str_list(params, "modules"))
+        self.modules = tuple(_str_list(params, "modules", required="pattern" not in params))
         self._prefixes = tuple(m + "." for m in self.modules)
+        pattern = params.get("pattern")
+        try:
+            self.pattern: Optional[re.Pattern] = re.compile(pattern) if isinstance(pattern, str) else None
+        except re.error as exc:
+            raise MatcherError(f"'pattern' is not a valid regular expression: {exc}") from None
+        if pattern is not None and self.pattern is None:
+            raise MatcherError("'pattern' must be a regular expression")
 
-    def tokens(self) -> List[str]:
-        return [m.split(".")[0] for m in self.modules]
+    def own_tokens(self) -> List[str]:
+        # An import statement spells `import m`, `from m` or `, m` (PEP 8 spacing); searching for those
+        # rather than the bare name keeps files that only mention the name (`_supports_flash_attn`) out.
+        out = []
+        for module in self.modules:
+            out += [f"import {module}", f"from {module}", f", {module}"]
+            if "." in module:
+                # `from numba import cuda` spells every segment: a rare one, else the `from` form.
+                rare = [s for s in module.split(".") if _RARE.search(s)]
+                out.append(max(rare, key=len) if rare else f"from {module.rsplit('.', 1)[0]} import")
+        if self.pattern is not None:
+            literals = required_literals(self.pattern.pattern)
+            if not literals:
+                return []  # no necessary string: every file is a candidate (give `tokens`)
+            out += literals
+        return out
 
     def _hit(self, module: str) -> bool:
-        return module in self.modules or module.startswith(self._prefixes)
+        if module in self.modules or (self._prefixes and module.startswith(self._prefixes)):
+            return True
+        return self.pattern is not None and bool(self.pattern.search(module))
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if isinstance(node, ast.Import):
@@ -268,7 +374,7 @@ class MethodMatcher(Matcher):
 
     kind = "method"
     node_types = (ast.Call,)
-    allowed_keys = frozenset({"names", "min_args", "max_args", "inside", "messages", "receiver_not"})
+    allowed_keys = frozenset({"names", "min_args", "max_args", "receiver_not", "argument"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -276,16 +382,21 @@ class MethodMatcher(Matcher):
         self.min_args = _int(params, "min_args")
         self.max_args = _int(params, "max_args")
         self.receiver_not = frozenset(_str_list(params, "receiver_not", required=False))
+        self.argument = ArgumentSpec(params["argument"]) if params.get("argument") is not None else None
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return sorted(self.names)
 
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in self.names:
             return
-        if imports.resolve(func.value) is not None:
+        if isinstance(parent, ast.Attribute) and parent.attr in self.names:
+            return  # `x.cpu().numpy()`: one finding, on the outermost call of the chain
+        if imports.resolved(func.value) is not None:
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
+        if isinstance(func.value, ast.Constant):
+            return  # `"a,b".split()`: a method of a literal
         receiver = dotted(func.value)
         if receiver is not None and receiver.rsplit(".", 1)[-1] in self.receiver_not:
             return
@@ -293,6 +404,11 @@ class MethodMatcher(Matcher):
         if self.min_args is not None and nargs < self.min_args:
             return
         if self.max_args is not None and nargs > self.max_args:
+            return
+        if self.argument is not None:
+            hit = self.argument.matches(node)
+            if hit is not None:
+                yield hit, func.attr
             return
         yield node, func.attr
 
@@ -302,17 +418,17 @@ class AttributeMatcher(Matcher):
 
     kind = "attribute"
     node_types = (ast.Attribute,)
-    allowed_keys = frozenset({"names", "inside", "messages"})
+    allowed_keys = frozenset({"names"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.names = frozenset(_str_list(params, "names"))
 
-    def tokens(self) -> List[str]:
+    def own_tokens(self) -> List[str]:
         return sorted(self.names)
 
     def match(self, node: ast.Attribute, parent, ctx, imports) -> Iterator[Hit]:
-        if node.attr in self.names and isinstance(node.ctx, ast.Load) and imports.resolve(node.value) is None:
+        if node.attr in self.names and isinstance(node.ctx, ast.Load) and imports.resolved(node.value) is None:
             yield node, node.attr
 
 
@@ -321,7 +437,8 @@ class StringMatcher(Matcher):
 
     kind = "string"
     node_types = (ast.Constant,)
-    allowed_keys = frozenset({"pattern", "tokens", "inside", "messages"})
+    allowed_keys = frozenset({"pattern", "not_in_calls"})
+    messages_default = False
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -332,13 +449,16 @@ class StringMatcher(Matcher):
             self.pattern = re.compile(pattern)
         except re.error as exc:
             raise MatcherError(f"'pattern' is not a valid regular expression: {exc}") from None
-        self._tokens = _str_list(params, "tokens", required=False) or required_literals(pattern)
+        # `not_in_calls`: arguments of these calls are lookups, not uses (`shutil.which("nvidia-smi")`).
+        self.not_in_calls = frozenset(_str_list(params, "not_in_calls", required=False))
 
-    def tokens(self) -> List[str]:
-        return self._tokens
+    def own_tokens(self) -> List[str]:
+        return required_literals(self.pattern.pattern)
 
     def match(self, node: ast.Constant, parent, ctx, imports) -> Iterator[Hit]:
         if isinstance(node.value, str) and self.pattern.search(node.value):
+            if self.not_in_calls and isinstance(parent, ast.Call) and imports.resolved(parent.func) in self.not_in_calls:
+                return
             yield node, node.value
 
 

@@ -6,54 +6,131 @@ The walk is iterative, so deeply nested code cannot exhaust the interpreter's re
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from types import MappingProxyType
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from portcheck.pyscan.context import (
+    MESSAGE_KEYWORDS,
     Ctx,
     catches_import_error,
     is_availability_check,
     is_cuda_check,
     is_message_call,
+    is_negative_cuda_check,
+    is_periodic,
 )
 from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher
 
-# A handler gets (node, parent, ctx, imports) and yields the nodes to report with an optional label.
-Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[Tuple[ast.AST, str]]]
+# A handler gets (node, parent, ctx, imports) and yields the nodes to report with a label, and
+# optionally a context of their own (a string inside a guarded ternary is itself guarded).
+HandlerHit = Union[Tuple[ast.AST, str], Tuple[ast.AST, str, Ctx]]
+Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
+# A dispatcher gets the same arguments and yields (key, node, label, ctx) for every matcher that hit.
+Hit = Tuple[object, ast.AST, str, Ctx]
+Dispatch = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[Hit]]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
+_EXITS = (ast.Return, ast.Continue)
+
+
+def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
+    """Statements of one block; after `if not torch.cuda.is_available(): return ...` the rest is CUDA-only
+    code that has a non-CUDA alternative (the early return), so it counts as guarded."""
+    out: List[Tuple[ast.AST, Ctx]] = []
+    for stmt in stmts:
+        out.append((stmt, ctx))
+        if (
+            not ctx.guarded
+            and isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and stmt.body
+            and isinstance(stmt.body[-1], _EXITS)
+            and is_negative_cuda_check(stmt.test, imports)
+        ):
+            ctx = ctx._replace(guarded=True)
+    return out
+
+
+# Fields that never lead to code worth visiting (`Load`/`Store` markers, type comments).
+_SKIP_FIELDS = frozenset({"ctx", "type_comment", "type_ignores"})
+
+
+def _node_classes() -> Iterator[type]:
+    stack = [ast.AST]
+    while stack:
+        cls = stack.pop()
+        yield cls
+        stack.extend(cls.__subclasses__())
+
+
+# Node class -> the fields to visit, computed once for every node class this Python has.
+_FIELDS: Mapping[type, Tuple[str, ...]] = MappingProxyType(
+    {cls: tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIP_FIELDS) for cls in _node_classes()}
+)
+_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign) + _LOOPS + _COMPS + _FUNCS + _TRY
+_SPECIAL_TYPES = frozenset(_SPECIAL)
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
+
+
+def _plain_children(node: ast.AST) -> List[ast.AST]:
+    """`ast.iter_child_nodes` as a list, minus the context markers every Name and Attribute carries."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = tuple(f for f in node._fields if f not in _SKIP_FIELDS)
+    out: List[ast.AST] = []
+    for field in fields:
+        value = getattr(node, field, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
 
 
 def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
+    if not isinstance(node, _SPECIAL):
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr)) and isinstance(
         getattr(node.value, "value", ""), str
     ):
         return []  # docstrings and bare strings are prose
-    if isinstance(node, ast.If) or isinstance(node, ast.IfExp):
+    if isinstance(node, (ast.If, ast.IfExp)):
         branch = ctx
         if node.orelse and is_cuda_check(node.test, imports):
             branch = branch._replace(guarded=True)
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
-        body = node.body if isinstance(node.body, list) else [node.body]
-        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
-        return [(node.test, ctx)] + [(c, branch) for c in body] + [(c, branch) for c in orelse]
+        if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
+            branch = branch._replace(periodic=True)
+        if isinstance(node, ast.IfExp):
+            return [(node.test, ctx), (node.body, branch), (node.orelse, branch)]
+        return [(node.test, ctx)] + _block(node.body, branch, imports) + _block(node.orelse, branch, imports)
     if isinstance(node, _LOOPS):
-        inner = ctx._replace(in_loop=True)
+        inner = ctx._replace(in_loop=True, loop=node, periodic=False)
         head = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
-        return [(c, ctx) for c in head] + [(c, inner) for c in node.body] + [(c, ctx) for c in node.orelse]
+        return [(c, ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
     if isinstance(node, _COMPS):
-        inner = ctx._replace(in_loop=True)
-        return [(c, inner) for c in ast.iter_child_nodes(node)]
+        inner = ctx._replace(in_loop=True, loop=node, periodic=False)
+        return [(c, inner) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
-        inner = ctx._replace(in_loop=False, in_function=True)
-        outer: List[ast.AST] = list(getattr(node, "decorator_list", [])) + [node.args]
+        inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
+        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         if getattr(node, "returns", None) is not None:
-            outer.append(node.returns)
-        body = node.body if isinstance(node.body, list) else [node.body]
-        return [(c, ctx) for c in outer] + [(c, inner) for c in body]
+            outer.append((node.returns, ctx._replace(annotation=True)))
+        if isinstance(node, ast.Lambda):
+            return outer + [(node.body, inner)]
+        return outer + _block(node.body, inner, imports)
+    if isinstance(node, ast.arg):
+        return [(node.annotation, ctx._replace(annotation=True))] if node.annotation is not None else []
+    if isinstance(node, ast.AnnAssign):
+        out = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
+        return out + ([(node.value, ctx)] if node.value is not None else [])
+    if isinstance(node, ast.Module):
+        return _block(node.body, ctx, imports)
     if _TRY and isinstance(node, _TRY):
         body_ctx = ctx
         if any(catches_import_error(h) for h in node.handlers):
@@ -65,37 +142,118 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             msg = ctx._replace(message=True)
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
         return [(node.func, ctx)] + [(c, ctx) for c in node.args] + [
-            (k, ctx._replace(message=True) if k.arg in ("help", "msg", "message", "description") else ctx)
-            for k in node.keywords
+            (k, ctx._replace(message=True) if k.arg in MESSAGE_KEYWORDS else ctx) for k in node.keywords
         ]
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
-        return [(c, msg) for c in ast.iter_child_nodes(node)]
+        return [(c, msg) for c in _plain_children(node)]
     if isinstance(node, ast.Assert):
         out = [(node.test, ctx)]
         if node.msg is not None:
             out.append((node.msg, ctx._replace(message=True)))
         return out
-    return [(c, ctx) for c in ast.iter_child_nodes(node)]
+    return [(c, ctx) for c in _plain_children(node)]
+
+
+def _run(entries: Sequence[Tuple[object, Handler]], node, parent, ctx, imports) -> Iterator[Hit]:
+    for key, handler in entries:
+        for hit in handler(node, parent, ctx, imports):
+            yield key, hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)  # type: ignore[misc]
+
+
+def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
+    """One function for every matcher that wants a node type. Matchers of the common kinds share the
+    work that decides most nodes at once: a reference whose chain does not start at an import, a call
+    whose callee resolves to nothing any call rule names, a method nobody asks about."""
+    refs = [(k, m.handler()) for k, m in keyed if isinstance(m, ReferenceMatcher)]
+    calls_exact: Dict[str, List[Tuple[object, Handler]]] = {}
+    calls_wild: List[Tuple[object, Handler]] = []
+    methods: Dict[str, List[Tuple[object, Handler]]] = {}
+    rest: List[Tuple[object, Handler]] = []
+    for key, matcher in keyed:
+        if isinstance(matcher, ReferenceMatcher):
+            continue
+        if isinstance(matcher, CallMatcher):
+            for name in matcher.names.exact:
+                calls_exact.setdefault(name, []).append((key, matcher.handler()))
+            if matcher.names.prefixes:
+                calls_wild.append((key, matcher.handler()))
+        elif isinstance(matcher, MethodMatcher):
+            for name in matcher.names:
+                methods.setdefault(name, []).append((key, matcher.handler()))
+        else:
+            rest.append((key, matcher.handler()))
+
+    def dispatch(node, parent, ctx, imports) -> Iterator[Hit]:
+        if refs and not (type(parent) is ast.Attribute and parent.value is node):
+            root, held = node, False
+            while type(root) is ast.Attribute:
+                root = root.value
+                held = held or (type(root) is ast.Attribute and root.attr == "torch")
+            if type(root) is ast.Name and (root.id in imports.aliases or held):
+                yield from _run(refs, node, parent, ctx, imports)
+        if calls_exact or calls_wild:
+            name = imports.resolved(node.func)
+            if name is not None:
+                yield from _run(calls_exact.get(name, ()), node, parent, ctx, imports)
+                yield from _run(calls_wild, node, parent, ctx, imports)
+        if methods:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in methods:
+                yield from _run(methods[func.attr], node, parent, ctx, imports)
+        if rest:
+            yield from _run(rest, node, parent, ctx, imports)
+
+    return dispatch
+
+
+def build_dispatch(keyed: Iterable[Tuple[object, Matcher]]) -> Dict[Type[ast.AST], Dispatch]:
+    """Node type -> the dispatcher for every (key, matcher) that wants that type."""
+    by_type: Dict[Type[ast.AST], List[Tuple[object, Matcher]]] = {}
+    for key, matcher in keyed:
+        for node_type in matcher.node_types:
+            by_type.setdefault(node_type, []).append((key, matcher))
+    return {node_type: _dispatcher(entries) for node_type, entries in by_type.items()}
 
 
 def walk(
     module: ast.Module,
     imports: ImportTable,
-    handlers: Dict[Type[ast.AST], Sequence[Tuple[object, Handler]]],
+    dispatch: Dict[Type[ast.AST], Dispatch],
     root: Ctx = Ctx(),
-) -> Iterator[Tuple[object, ast.AST, str, Ctx]]:
-    """Yield (key, node, label, ctx) for every handler hit, in source order of discovery."""
+) -> Iterator[Hit]:
+    """Yield (key, node, label, ctx) for every matcher hit, in source order of discovery."""
     stack: List[Tuple[ast.AST, Optional[ast.AST], Ctx]] = [(module, None, root)]
     pop = stack.pop
     push = stack.extend
+    fields_of = _FIELDS
+    special = _SPECIAL_TYPES
+    leaves = _LEAVES
+    AST = ast.AST
     while stack:
         node, parent, ctx = pop()
-        wanted = handlers.get(type(node))
-        if wanted:
-            for key, handler in wanted:
-                for hit, label in handler(node, parent, ctx, imports):
-                    yield key, hit, label, ctx
-        kids = _children(node, ctx, imports)
-        if kids:
-            push([(child, node, cctx) for child, cctx in reversed(kids)])
+        kind = type(node)
+        wanted = dispatch.get(kind)
+        if wanted is not None:
+            yield from wanted(node, parent, ctx, imports)
+        if kind in leaves:
+            continue
+        if kind in special:
+            kids = _children(node, ctx, imports)
+            if kids:
+                push([(child, node, cctx) for child, cctx in reversed(kids)])
+            continue
+        # The common case, inlined: plain children in source order, same context.
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = tuple(f for f in node._fields if f not in _SKIP_FIELDS)
+        found: List[Tuple[ast.AST, Optional[ast.AST], Ctx]] = []
+        for field in fields:
+            value = getattr(node, field, None)
+            if isinstance(value, AST):
+                found.append((value, node, ctx))
+            elif isinstance(value, list):
+                found.extend((v, node, ctx) for v in value if isinstance(v, AST))
+        if found:
+            found.reverse()
+            push(found)

@@ -1,0 +1,373 @@
+"""Python matching: import aliases, guards, optional imports, messages, loops and the pre-filter."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from helpers import scan_snippet
+from portcheck.analyze import GUARD_NOTE, OPTIONAL_NOTE
+from portcheck.catalog import load_catalog
+from portcheck.model import Severity, Target
+from portcheck.prefilter import Prefilter
+from portcheck.pyscan.imports import ImportTable, import_statements
+from portcheck.pyscan.matchers import MatcherError, build
+
+CATALOG = load_catalog()
+
+
+def codes(source: str, target: str = "neuron") -> list:
+    return [f.code for f in scan_snippet(textwrap.dedent(source), target=target)]
+
+
+def only(source: str, code: str, target: str = "neuron") -> list:
+    return [f for f in scan_snippet(textwrap.dedent(source), target=target) if f.code == code]
+
+
+def severity(code: str, target: str = "neuron") -> Severity:
+    return CATALOG.get(code).severity_for(Target(target))
+
+
+# -- alias-aware resolution ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\ntorch.cuda.synchronize()",
+        "import torch as t\nt.cuda.synchronize()",
+        "from torch import cuda\ncuda.synchronize()",
+        "from torch.cuda import synchronize as sync\nsync()",
+        "import torch.cuda\ntorch.cuda.synchronize()",
+        "import torch.cuda as tc\ntc.synchronize()",
+    ],
+)
+def test_every_import_spelling_resolves_to_the_same_api(source):
+    assert codes(source).count("RT001") == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "cuda = get_backend()\ncuda.synchronize()",
+        "def synchronize():\n    pass\nsynchronize()",
+        "from .cuda import synchronize\nsynchronize()",
+        "import numba\nnumba.cuda.synchronize()",
+    ],
+)
+def test_names_that_are_not_torch_cuda_do_not_match(source):
+    assert "RT001" not in codes(source)
+
+
+def test_import_table_resolves_chains_and_ignores_relative_imports():
+    module = ast.parse("import torch as t\nfrom torch.cuda import amp\nfrom . import local\nimport os.path\n")
+    table = ImportTable.from_module(module)
+    expr = ast.parse("t.cuda.synchronize", mode="eval").body
+    assert table.resolve(expr) == "torch.cuda.synchronize"
+    assert table.resolve(ast.parse("amp.autocast", mode="eval").body) == "torch.cuda.amp.autocast"
+    assert table.resolve(ast.parse("local.f", mode="eval").body) is None
+    assert table.resolve(ast.parse("os.path.join", mode="eval").body) == "os.path.join"
+    assert table.imports_any(["torch"]) and table.imports_any(["os"]) and not table.imports_any(["numpy"])
+
+
+def test_imports_inside_functions_try_and_if_blocks_are_found():
+    module = ast.parse(
+        textwrap.dedent(
+            """
+            def f():
+                try:
+                    import flash_attn
+                except ImportError:
+                    pass
+                if x:
+                    from apex import amp
+                else:
+                    import xformers
+            """
+        )
+    )
+    names = sorted(a.name for node in import_statements(module) for a in node.names)
+    assert names == ["amp", "flash_attn", "xformers"]
+
+
+def test_torch_module_kept_on_an_object_resolves():
+    found = codes(
+        """
+        import torch
+        class Tracker:
+            def __init__(self):
+                self.torch = torch
+            def reset(self):
+                self.torch.cuda.reset_peak_memory_stats()
+        """
+    )
+    assert "RT003" in found
+
+
+def test_torch_attribute_on_an_object_without_torch_imported_does_not_resolve():
+    assert "RT003" not in codes("class T:\n    def f(self):\n        self.torch.cuda.reset_peak_memory_stats()\n")
+
+
+# -- guards ---------------------------------------------------------------------------------------
+
+
+def test_call_in_a_cuda_branch_with_a_non_cuda_else_is_lowered_with_a_note():
+    (finding,) = only(
+        """
+        import torch
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        else:
+            time.sleep(0)
+        """,
+        "RT001",
+    )
+    assert finding.severity is severity("RT001").lowered()
+    assert finding.guarded and finding.note == GUARD_NOTE
+
+
+def test_call_in_a_cuda_branch_without_an_alternative_keeps_its_severity():
+    (finding,) = only("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", "RT001")
+    assert finding.severity is severity("RT001") and not finding.guarded
+
+
+@pytest.mark.parametrize("test", ['x.device.type == "cuda"', "x.is_cuda", "args.cuda", "use_cuda"])
+def test_device_checks_and_cuda_flags_count_as_guards(test):
+    (finding,) = only(f"import torch\nif {test}:\n    torch.cuda.synchronize()\nelse:\n    pass\n", "RT001")
+    assert finding.guarded
+
+
+def test_ternary_with_a_cuda_test_is_a_guard():
+    (finding,) = only("import torch\nn = torch.cuda.device_count() if torch.cuda.is_available() else 0\n", "DEV006")
+    assert finding.guarded
+
+
+def test_early_return_without_cuda_guards_the_rest_of_the_function():
+    (finding,) = only(
+        """
+        import torch
+        def timed(fn):
+            if not torch.cuda.is_available():
+                return fn()
+            torch.cuda.synchronize()
+            return fn()
+        """,
+        "RT001",
+    )
+    assert finding.guarded and finding.severity is severity("RT001").lowered()
+
+
+def test_early_raise_without_cuda_is_no_fallback():
+    (finding,) = only(
+        """
+        import torch
+        def timed(fn):
+            if not torch.cuda.is_available():
+                raise RuntimeError("needs a GPU")
+            torch.cuda.synchronize()
+        """,
+        "RT001",
+    )
+    assert not finding.guarded
+
+
+def test_the_checks_themselves_are_never_lowered():
+    (finding,) = only("import torch\nif torch.cuda.is_available():\n    pass\nelse:\n    pass\n", "DEV005")
+    assert finding.severity is severity("DEV005") and not finding.guarded
+    nested = "import torch\nif torch.cuda.is_available():\n    on_gpu = x.is_cuda\nelse:\n    on_gpu = False\n"
+    (check,) = only(nested, "DEV004")
+    assert check.severity is severity("DEV004") and not check.guarded
+
+
+def test_the_cuda_or_cpu_ternary_is_one_availability_finding_not_a_device_string_too():
+    found = codes("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    assert found.count("DEV005") == 1 and "DEV001" not in found
+
+
+def test_a_user_flag_ternary_keeps_the_device_string_lowered():
+    (finding,) = only("device = 'cuda' if args.cuda else 'cpu'\n", "DEV001")
+    assert finding.guarded and finding.severity is severity("DEV001").lowered()
+
+
+# -- optional imports -------------------------------------------------------------------------------
+
+
+def test_import_with_an_import_error_fallback_is_one_level_lower():
+    (finding,) = only(
+        """
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError:
+            flash_attn_func = None
+        """,
+        "PKG002",
+    )
+    assert finding.severity is severity("PKG002").lowered()
+    assert finding.note == OPTIONAL_NOTE
+
+
+@pytest.mark.parametrize("test", ["is_flash_attn_2_available()", "importlib.util.find_spec('flash_attn')", "is_deepspeed_zero3_enabled()", "HAS_FLASH_ATTN"])
+def test_import_under_an_availability_or_config_check_is_one_level_lower(test):
+    (finding,) = only(f"if {test}:\n    from flash_attn import flash_attn_func\n", "PKG002")
+    assert finding.severity is severity("PKG002").lowered()
+
+
+def test_unconditional_import_keeps_its_severity():
+    (finding,) = only("import flash_attn\n", "PKG002")
+    assert finding.severity is severity("PKG002") and not finding.guarded
+
+
+def test_blocker_import_with_a_fallback_is_no_longer_a_blocker():
+    (finding,) = only("try:\n    import triton\nexcept ImportError:\n    triton = None\n", "PKG006")
+    assert severity("PKG006") is Severity.BLOCKER and finding.severity is Severity.MAJOR
+
+
+# -- messages, docstrings, comments, annotations -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "print('set CUDA_VISIBLE_DEVICES=0')",
+        "logger.warning('CUDA_VISIBLE_DEVICES is ignored')",
+        "raise RuntimeError('CUDA_VISIBLE_DEVICES must be set')",
+        "parser.add_argument('--gpus', help='like CUDA_VISIBLE_DEVICES')",
+        "@pytest.mark.skipif(True, reason='needs CUDA_VISIBLE_DEVICES')\ndef test_x():\n    pass",
+        "def f():\n    'Reads CUDA_VISIBLE_DEVICES.'\n",
+        "# os.environ['CUDA_VISIBLE_DEVICES'] = '0'\nx = 1",
+        "assert ok, 'CUDA_VISIBLE_DEVICES is empty'",
+    ],
+)
+def test_prose_strings_are_not_matched(source):
+    assert "DEV007" not in codes(source)
+
+
+def test_the_same_string_in_code_is_matched():
+    assert "DEV007" in codes("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'")
+
+
+def test_calls_inside_a_message_still_run_and_are_matched():
+    assert "RT003" in codes("import torch\nprint(f'peak {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB')")
+    assert "RT000" in codes("import torch\nlogger.info('summary: %s', torch.cuda.memory_summary())")
+
+
+def test_a_rule_can_opt_out_of_messages():
+    assert "ENV002" not in codes("import torch\nprint('cuda', torch.version.cuda)")
+    assert "ENV002" in codes("import torch\nok = torch.version.cuda is not None")
+
+
+def test_type_annotations_are_not_uses():
+    found = codes("import torch\ndef f(stream: torch.cuda.Stream) -> torch.cuda.Event:\n    return None\n")
+    assert "RT006" not in found
+    assert "RT006" in codes("import torch\ns: torch.cuda.Stream = torch.cuda.Stream()\n")
+
+
+# -- loops -----------------------------------------------------------------------------------------------
+
+
+TRAIN = """
+import torch
+for step, batch in enumerate(loader):
+    loss = model(batch)
+    loss.backward()
+    optimizer.step()
+    {line}
+"""
+
+
+def test_host_sync_in_a_training_loop_is_reported():
+    assert len(only(TRAIN.format(line="total += loss.item()"), "XLA005")) == 1
+
+
+def test_host_sync_every_k_steps_is_not():
+    assert not only(TRAIN.format(line="if step % 100 == 0:\n        print(loss.item())"), "XLA005")
+
+
+def test_host_sync_outside_loops_is_not():
+    assert not only("import torch\nacc = (pred == y).float().mean().item()\n", "XLA005")
+
+
+def test_a_chain_of_syncs_is_one_finding():
+    assert len(only(TRAIN.format(line="out = loss.detach().cpu().numpy()"), "XLA005")) == 1
+
+
+def test_host_sync_rule_is_off_for_the_generic_target():
+    assert not only(TRAIN.format(line="total += loss.item()"), "XLA005", target="generic")
+
+
+# -- integer devices ------------------------------------------------------------------------------------
+
+
+def test_integer_device_counts_only_where_the_file_uses_cuda():
+    assert only("import torch\ntorch.cuda.set_device(local_rank)\nmodel.to(local_rank)\n", "DEV008")
+    assert not only("model.to(local_rank)\n", "DEV008")
+
+
+def test_integer_device_semantics_on_the_installed_torch():
+    """DEV008's explanation says a bare ordinal means the current accelerator on current torch."""
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "accelerator") or not hasattr(torch.accelerator, "current_accelerator"):
+        pytest.skip("torch.accelerator is missing (torch < 2.6)")
+    if torch.accelerator.is_available():
+        assert torch.device(0).type == torch.accelerator.current_accelerator().type
+    else:
+        with pytest.raises(RuntimeError):
+            torch.device(0)
+
+
+# -- targets ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code,neuron,xla,generic",
+    [
+        ("KRN003", "blocker", "blocker", "major"),  # Triton runs on AMD GPUs, not on Neuron or XLA
+        ("PKG004", "major", "major", "minor"),  # bitsandbytes has AMD/XPU/Apple/CPU backends, no Neuron or XLA
+        ("XLA004", "major", "major", "off"),  # only static-shape compilers recompile per shape
+        ("XLA013", "major", "off", "info"),  # torch_xla's own API is right on the XLA target
+    ],
+)
+def test_severity_depends_on_the_target(code, neuron, xla, generic):
+    rule = CATALOG.get(code)
+    assert [rule.severity_for(Target(t)).value for t in ("neuron", "xla", "generic")] == [neuron, xla, generic]
+
+
+def test_a_rule_off_for_a_target_does_not_run_for_it():
+    source = "import torch\nidx = torch.nonzero(mask)\n"
+    assert "XLA004" in codes(source, target="neuron") and "XLA004" not in codes(source, target="generic")
+
+
+# -- the pre-filter and matcher validation ----------------------------------------------------------------
+
+
+def test_every_rule_has_prefilter_tokens():
+    open_ended = [e.rule.code for e in CATALOG.rules for m in e.matchers if not m.tokens()]
+    assert not open_ended, f"rules that would force every Python file to be parsed: {open_ended}"
+
+
+@pytest.mark.parametrize("entry", [e for e in CATALOG.rules if e.matchers], ids=lambda e: e.rule.code)
+def test_prefilter_keeps_every_invalid_example_of_a_rule(entry):
+    """A rule's tokens must be necessary: each of its own Python examples contains one."""
+    prefilter = Prefilter([entry])
+    for case in entry.rule.invalid:
+        if case.filename.endswith(".py"):
+            assert prefilter.candidates(case.code), f"{entry.rule.code}: no token found in\n{case.code}"
+
+
+@pytest.mark.parametrize(
+    "table,problem",
+    [
+        ({"kind": "call"}, "names"),
+        ({"kind": "call", "names": ["a.b"], "argument": {"keyword": "x", "colour": 1}}, "argument.colour"),
+        ({"kind": "reference", "names": ["a"], "context": "sideways"}, "context"),
+        ({"kind": "method", "names": ["x"], "inside": "class"}, "inside"),
+        ({"kind": "string", "pattern": "("}, "pattern"),
+        ({"kind": "device-string", "devices": ["cuda"], "positions": ["nowhere"]}, "nowhere"),
+        ({"kind": "nonsense"}, "nonsense"),
+    ],
+)
+def test_malformed_matcher_tables_name_the_problem(table, problem):
+    with pytest.raises(MatcherError, match=problem):
+        build(table)
