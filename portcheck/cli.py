@@ -39,13 +39,14 @@ def _use_color(output_file: Optional[str]) -> bool:
     return sys.stdout.isatty()
 
 
-def _write(text: str, output_file: Optional[str]) -> None:
+def _write(text: str, output_file: Optional[str], color: bool = False) -> None:
     if output_file:
         from portcheck.fsutil import atomic_write_text
 
         atomic_write_text(Path(output_file), text)
     else:
-        click.echo(text, nl=False)
+        # click strips ANSI codes off a terminal; colour we chose (FORCE_COLOR into a pipe) must survive.
+        click.echo(text, nl=False, color=True if color else None)
 
 
 class PortcheckGroup(click.Group):
@@ -115,7 +116,7 @@ def _load(paths: Sequence[Path], config_file: Optional[str], overrides: dict):
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file instead of searching for one.")
 @click.option("--output-format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-@click.option("--fail-under", type=click.FloatRange(0, 100), help="Exit 1 when the readiness score is below this; findings alone then do not fail.")
+@click.option("--fail-under", type=click.FloatRange(0, 100), help="Exit 1 when the readiness score (with --target all: the lowest of the three) is below this; findings alone then do not fail.")
 @click.option("--fail-on", type=click.Choice(["blocker", "major", "minor", "info"]), help="Lowest severity that makes the scan fail [default: info].")
 @click.option("--statistics", is_flag=True, help="Show counts per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -147,71 +148,66 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
     targets = (Target.NEURON, Target.XLA, Target.GENERIC) if target_name == "all" else (Target(target_name),)
     primary = "generic" if target_name == "all" else target_name
 
-    cache = None
-    if not no_cache:
-        try:
-            from portcheck.cache import Cache
+    known = None
+    if baseline and not write_baseline:
+        from portcheck.baseline import BaselineError, load_baseline
 
-            cache = Cache.for_config(config, catalog)
-        except ImportError:
-            cache = None
-    progress = None
-    if not quiet and fmt == "text" and not output_file:
-        try:
-            from portcheck.progress import maybe_progress
-
-            progress = maybe_progress
-        except ImportError:
-            progress = None
-
-    if target_name == "all":
-        # One scan per target: severities differ, matches do not.
-        scans = {t: scan_paths(paths, config, target=t.value, jobs=jobs, cache=cache) for t in targets}
-        result = scans[Target.GENERIC]
-    else:
-        result = scan_paths(paths, config, target=primary, jobs=jobs, cache=cache, progress=progress)
-        scans = {targets[0]: result}
-
-    baseline_scan = None
-    if write_baseline:
-        from portcheck.baseline import write_baseline as write_bl
-
-        write_bl(Path(write_baseline), result)
-        click.echo(f"portcheck: wrote {len(result.findings)} findings to {write_baseline}", err=True)
-        raise click.exceptions.Exit(EXIT_OK)
-    if baseline:
-        from portcheck.baseline import BaselineError, filter_new, load_baseline
-
-        try:
+        try:  # before the scan: a bad baseline should not cost a full scan to report
             known = load_baseline(Path(baseline))
         except BaselineError as exc:
             raise _fail(str(exc))
-        baseline_scan = result
+    cache = None
+    if not no_cache:
+        from portcheck.cache import Cache
+
+        cache = Cache.for_config(config, catalog)
+    from portcheck.progress import maybe_progress, wanted
+
+    progress = maybe_progress if wanted(fmt, output_file, quiet) else None
+
+    # One scan per target: severities differ, matches do not.
+    scans = {t: scan_paths(paths, config, target=t.value, jobs=jobs, cache=cache, progress=progress) for t in targets}
+    result = scans[Target(primary)]
+
+    if write_baseline:
+        from portcheck.baseline import write_baseline as write_bl
+
+        count = write_bl(Path(write_baseline), list(scans.values()))
+        click.echo(f"portcheck: wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
+        raise click.exceptions.Exit(EXIT_OK)
+    if known is not None:
+        from portcheck.baseline import filter_new
+
         result = filter_new(result, known)
 
-    report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None)
-    if len(targets) > 1:
-        from portcheck.score import score_scan
+    rescored = len(targets) > 1 or known is not None  # scored below from the per-target scans instead
+    report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None, with_scores=not rescored)
+    if rescored:
+        try:
+            from portcheck.score import score_scan
+        except ImportError:
+            score_scan = None
+        if score_scan is not None:
+            import dataclasses
 
-        report = report.__class__(**{**report.__dict__, "scores": {t: score_scan(scans[t], catalog, t) for t in targets}})
-    if baseline_scan is not None:
-        from portcheck.score import score_scan
+            # Scores always describe the whole code base, not just the findings a baseline lets through.
+            fields = {"scores": {t: score_scan(scans[t], catalog, t) for t in targets}}
+            if known is not None:
+                from portcheck.baseline import baseline_only
 
-        # The baseline's score is the score of everything the baseline knew about.
-        from portcheck.baseline import baseline_only
-
-        old = baseline_only(baseline_scan, known)
-        report = report.__class__(**{**report.__dict__, "scores": {t: score_scan(baseline_scan, catalog, t) for t in targets},
-                                     "baseline_scores": {t: score_scan(old, catalog, t) for t in targets}})
+                # "Before" is the code without the findings the baseline does not know.
+                fields["baseline_scores"] = {t: score_scan(baseline_only(scans[t], known), catalog, t) for t in targets}
+            report = dataclasses.replace(report, **fields)
     render = renderer(fmt)
-    text = render(report, color=_use_color(output_file) and fmt == "text")
-    _write(text, output_file)
+    color = _use_color(output_file) and fmt == "text"
+    text = render(report, color=color)
+    _write(text, output_file, color=color)
 
     if exit_zero:
         raise click.exceptions.Exit(EXIT_OK)
     if config.fail_under is not None:
-        card = report.scores.get(report.targets[0])
-        score = card.score if card is not None else 100.0
+        # The score alone decides; with several targets, every one of them must reach the threshold.
+        score = min((report.scores[t].score for t in report.targets if t in report.scores), default=100.0)
         raise click.exceptions.Exit(EXIT_FINDINGS if score < config.fail_under else EXIT_OK)
     threshold = Severity(config.fail_on).rank
     failing = [f for f in report.findings if f.severity.rank >= threshold]

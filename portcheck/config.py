@@ -137,7 +137,10 @@ def load_file(path: Path) -> Config:
 
 def find_config(start: Path) -> Optional[Path]:
     """The nearest `portcheck.toml`, or `pyproject.toml` with a `[tool.portcheck]` table, above `start`."""
-    start = start.resolve()
+    try:
+        start = start.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): search from where it sits
+        start = start.absolute()
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         own = candidate / "portcheck.toml"

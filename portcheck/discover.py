@@ -5,6 +5,7 @@ Paths named explicitly on the command line are always scanned (unless excluded),
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -118,6 +119,16 @@ def matches_any(rel: str, globs: Sequence[str]) -> bool:
     return False
 
 
+def _dangling_reason(path: Path) -> str:
+    """Why a symbolic link leads nowhere: a loop, or a missing target."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+    return "broken symbolic link"
+
+
 def _is_venv(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
 
@@ -137,7 +148,7 @@ def discover(
     def rel_to_root(p: Path) -> str:
         try:
             return p.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop before Python 3.13
             return p.as_posix()
 
     def add(p: Path, kind: str) -> None:
@@ -151,7 +162,7 @@ def discover(
 
     for given in paths:
         if given.is_symlink() and not given.exists():
-            problems.append(Problem(given, "broken symbolic link"))
+            problems.append(Problem(given, _dangling_reason(given)))
             continue
         if not given.exists():
             problems.append(Problem(given, "no such file or directory"))
@@ -238,11 +249,13 @@ def _walk(
             try:
                 is_dir = entry.is_dir()
                 is_file = entry.is_file()
-            except OSError:
-                problems.append(Problem(path, "cannot stat"))
+            except OSError as exc:
+                # A link that points at itself (directly or through others) fails to stat with ELOOP.
+                reason = "symbolic link loop" if exc.errno == errno.ELOOP else f"cannot stat: {exc.strerror or exc}"
+                problems.append(Problem(path, reason))
                 continue
             if entry.is_symlink() and not is_dir and not is_file:
-                problems.append(Problem(path, "broken symbolic link"))
+                problems.append(Problem(path, _dangling_reason(path)))
                 continue
             if entry.is_symlink():
                 try:

@@ -72,6 +72,27 @@ def join_cells(cells: Sequence[Cell]) -> Tuple[str, List[Tuple[int, int]]]:
     return "\n".join(parts) + "\n", mapping
 
 
+_SHELL_ESCAPE = re.compile(r"^\s*(?:\w+\s*=\s*)?!")
+_SHELL_CELLS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+
+
+def shell_view(cells: Sequence[Cell]) -> str:
+    """The shell commands of the cells (`!cmd`, `x = !cmd`, `%%bash` cell bodies) on the lines
+    `join_cells` gives them, every other line blank, so shell-script rules can scan them."""
+    out = []
+    for cell in cells:
+        lines = cell.source.split("\n")
+        shell_cell = lines[0].strip().startswith(_SHELL_CELLS)
+        for n, line in enumerate(lines):
+            if shell_cell:
+                out.append(line if n else "")
+                continue
+            m = _SHELL_ESCAPE.match(line)
+            # Blank the prefix instead of cutting it, so columns stay those of the cell.
+            out.append(" " * m.end() + line[m.end() :] if m else "")
+    return "\n".join(out) + "\n"
+
+
 def locate(mapping: Sequence[Tuple[int, int]], line: int) -> Tuple[Optional[int], int]:
     if 0 < line <= len(mapping):
         return mapping[line - 1]

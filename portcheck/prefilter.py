@@ -6,9 +6,12 @@ string, a method name), so a file that holds none of a rule's tokens is never pa
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Sequence, Tuple
+import re
+from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple
 
 from portcheck.catalog import CompiledRule
+
+_WORD = re.compile(r"[A-Za-z0-9_]{3,}")
 
 
 class Prefilter:
@@ -31,16 +34,57 @@ class Prefilter:
                 by_token.setdefault(token, []).append(index)
         self.always = tuple(always)
         self.by_token = by_token
-        # Search longer tokens first only for readability of profiles; order does not change results.
         self.tokens: Tuple[str, ...] = tuple(sorted(by_token, key=len, reverse=True))
+        # The search also knows each token's longest word (`flash_attn` in `from flash_attn`) as a
+        # gate that selects no rule: a file without the word cannot hold any token built on it.
+        self._selects: Dict[str, Tuple[int, ...]] = {word: () for word in _gates(by_token)}
+        self._selects.update((token, tuple(indices)) for token, indices in by_token.items())
+        self._roots, self._inside = _containment_forest(self._selects)
 
     def candidates(self, text: str) -> Tuple[CompiledRule, ...]:
         """The rules whose tokens occur in `text` (in catalog order)."""
         hit = set(self.always)
-        for token in self.tokens:
+        # A token that holds another token or gate (`is_cuda` holds `cuda`) cannot occur where the
+        # shorter one does not, so it is searched for only after the shorter one was found. Most
+        # files contain none of the short ones, and then their longer relatives cost nothing.
+        pending = list(self._roots)
+        selects, inside = self._selects, self._inside
+        while pending:
+            token = pending.pop()
             if token in text:
-                hit.update(self.by_token[token])
+                hit.update(selects[token])
+                pending.extend(inside[token])
         return tuple(self.rules[i] for i in sorted(hit))
 
     def token_set(self) -> FrozenSet[str]:
         return frozenset(self.by_token)
+
+
+def _gates(tokens: Iterable[str]) -> List[str]:
+    """For each token that is more than one word (`from flash_attn`), its longest word (`flash_attn`)."""
+    out = []
+    for token in tokens:
+        words = _WORD.findall(token)
+        if words:
+            longest = max(words, key=len)
+            if longest != token:
+                out.append(longest)
+    return out
+
+
+def _containment_forest(tokens: Iterable[str]) -> Tuple[Tuple[str, ...], Dict[str, Tuple[str, ...]]]:
+    """Roots (tokens that hold no other token) and, per token, the tokens whose parent it is.
+
+    A token's parent is the longest other token it holds, so a token is searched for only when
+    every token on its path to a root has been found.
+    """
+    ordered = sorted(set(tokens), key=lambda t: (len(t), t))
+    roots: List[str] = []
+    inside: Dict[str, List[str]] = {t: [] for t in ordered}
+    for i, token in enumerate(ordered):
+        parent = next((p for p in reversed(ordered[:i]) if len(p) < len(token) and p in token), None)
+        if parent is None:
+            roots.append(token)
+        else:
+            inside[parent].append(token)
+    return tuple(roots), {t: tuple(kids) for t, kids in inside.items()}

@@ -17,7 +17,7 @@ from portcheck.catalog import CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
 from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity, Target
 from portcheck.prefilter import Prefilter
-from portcheck.source import DecodeError, decode_python, decode_text, looks_binary
+from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
 
 MAX_BYTES = 50 * 1024 * 1024  # larger files are reported, not read
@@ -55,16 +55,20 @@ def count_lines(text: str) -> int:
 
 
 def display_path(path: Path, cwd: Optional[Path] = None) -> str:
-    cwd = cwd or Path.cwd()
+    # os.path rather than pathlib, and a prefix test before relpath: this runs once per file.
+    base = os.path.abspath(cwd or os.getcwd())
+    full = os.path.abspath(path)
+    if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep:
+        return full[len(base) + 1 :].replace(os.sep, "/")
     try:
-        rel = os.path.relpath(path.absolute(), cwd)
+        rel = os.path.relpath(full, base)
     except ValueError:  # another drive on Windows
         rel = str(path)
-    return Path(rel).as_posix()
+    return rel.replace(os.sep, "/")
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
-    lines = text.splitlines()
+    lines = python_lines(text)
     out: List[Finding] = []
     for entry in rules:
         rule = entry.rule
@@ -88,38 +92,43 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
 
 
 def _notebook_findings(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
-    from portcheck.notebook import NotebookError, code_cells, join_cells, locate
+    from portcheck.notebook import NotebookError, code_cells, join_cells, locate, shell_view
 
     try:
         cells = code_cells(data)
     except NotebookError as exc:
         return [], FileError(path=path, message=str(exc), kind="parse")
     source, mapping = join_cells(cells)
+    # Shell escapes (`!nvidia-smi`, `%%bash` cells) are comments to the parser: scan them as shell.
+    shell = _text_findings(prepared.text_rules, "shell", shell_view(cells), path, target) if prepared.text_rules else []
     rules = prepared.prefilter.candidates(source)
-    if not rules:
+    if not rules and not shell:
         return [], None
-    lines = source.splitlines()
+    lines = python_lines(source)
     try:
         module = parse_python(source, path)
-        raw = analyze_module(module, source, path, rules, target, lines)
+        raw = analyze_module(module, source, path, rules, target, lines) if rules else []
     except ParseFailure:
-        # One broken cell must not hide the others: fall back to cell by cell.
-        raw = []
-        offset = 0
-        for cell in cells:
-            from portcheck.notebook import neutralize_magics
+        # One broken cell must not hide the others. Blank the cells that do not parse on their own
+        # (keeping their line count, so positions hold) and analyse the rest as one module, so
+        # imports in earlier cells still resolve names in later ones.
+        from portcheck.notebook import neutralize_magics
 
+        parts = []
+        for cell in cells:
             text = neutralize_magics(cell.source)
-            n = len(text.split("\n"))
             try:
-                module = parse_python(text, path)
+                parse_python(text, path)
             except ParseFailure:
-                offset += n
-                continue
-            for f in analyze_module(module, text, path, rules, target, text.splitlines()):
-                raw.append(replace(f, line=f.line + offset, end_line=f.end_line + offset))
-            offset += n
-    kept = apply_suppressions(raw, lines)
+                text = "\n" * text.count("\n")
+            parts.append(text)
+        source = "\n".join(parts) + "\n"
+        try:
+            module = parse_python(source, path)
+        except ParseFailure as exc:
+            return [], FileError(path=path, message=str(exc), kind="parse")
+        raw = analyze_module(module, source, path, rules, target, python_lines(source))
+    kept = apply_suppressions(raw, lines) + shell
     out = []
     for f in kept:
         cell, line = locate(mapping, f.line)

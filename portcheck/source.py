@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 import tokenize
 from dataclasses import dataclass
+from typing import List
 
 
 class DecodeError(Exception):
@@ -31,6 +33,21 @@ def detect_newline(text: str) -> str:
     if cr != -1 and (idx == -1 or cr < idx):
         return "\r\n" if text[cr : cr + 2] == "\r\n" else "\r"
     return "\n"
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(text: str) -> List[str]:
+    """The lines of `text` as Python numbers them: only LF, CRLF and CR end a line.
+
+    `str.splitlines` also splits at form feeds and Unicode line separators, which may sit inside a
+    string or a comment, and would shift every later line against the parser's line numbers.
+    """
+    lines = _LINE_END.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def looks_binary(data: bytes) -> bool:

@@ -133,10 +133,6 @@ def _findings(report: Report) -> List[str]:
 def render(report: Report, **_: Any) -> str:
     out: List[str] = ["## portcheck readiness", ""]
     if primary_card(report) is not None:
-        from portcheck.report.text import baseline_line
-
-        if baseline_line(report):
-            out.extend([f"**{baseline_line(report)}**", ""])
         for section in (_scores(report), _effort(report), _directories(report), _rules(report)):
             if section:
                 out.extend(section)
