@@ -37,7 +37,8 @@ def code_cells(data: str) -> List[Cell]:
             src = "".join(s for s in src if isinstance(s, str))
         if not isinstance(src, str):
             continue
-        cells.append(Cell(i, src))
+        # Python also ends a line at a lone CR; with LF only, splitting on "\n" numbers lines as the parser does.
+        cells.append(Cell(i, src.replace("\r\n", "\n").replace("\r", "\n")))
     return cells
 
 
