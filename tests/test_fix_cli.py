@@ -116,6 +116,17 @@ def test_refused_files_are_listed_and_exit_1(project):
     assert "Not changed: 1 file:\n  broken.py: syntax error" in result.stderr
 
 
+def test_a_file_the_rewriter_fails_on_is_named_on_one_line_and_exits_1_not_2(project):
+    odd = b'model.to("cuda")\nwith x:\n\x0c    pass\n'  # libcst cannot write new code for this indent
+    (project / "odd.py").write_bytes(odd)
+    (project / "train.py").write_text(MOVES)
+    result = invoke(".")
+    assert result.exit_code == 1, result.output
+    assert (project / "odd.py").read_bytes() == odd
+    assert (project / "train.py").read_text() == FIXED_MOVES
+    assert re.search(r"^Not changed: 1 file:\n  odd\.py: could not be fixed: ValueError: [^\n]*default_indent[^\n]*\n", result.stderr, re.MULTILINE), result.stderr
+
+
 @pytest.mark.parametrize("args", [["--target", "tpu"], ["--no-such-flag"]])
 def test_usage_errors_exit_2(project, args):
     assert invoke(*args).exit_code == 2

@@ -302,3 +302,62 @@ def test_a_file_libcst_cannot_reproduce_exactly_is_refused(tmp_path):
     report = run(tmp_path)
     assert path.read_bytes() == b"import torch\rdef f(y):\r    return y.cuda()\r"
     assert "cannot be reproduced exactly" in report.files[0].error
+
+
+def test_a_fault_in_rewriting_one_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
+    from portcheck.fix import paths
+
+    real = paths.fix_text
+
+    def faulty(text, *args, **kwargs):
+        if "odd" in text:
+            raise ValueError("Got an invalid value\nfor default_indent: '\\x0c    '")
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(paths, "fix_text", faulty)
+    (tmp_path / "a_odd.py").write_text("odd = y.cuda()\n")
+    (tmp_path / "b_plain.py").write_text("x = y.cuda()\n")
+    report = run(tmp_path)
+    assert (tmp_path / "a_odd.py").read_bytes() == b"odd = y.cuda()\n"
+    assert (tmp_path / "b_plain.py").read_text() != "x = y.cuda()\n"
+    odd, plain = report.files
+    assert odd.error == "could not be fixed: ValueError: Got an invalid value for default_indent: '\\x0c    '"
+    assert [(left.finding.code, left.reason) for left in odd.left] == [("TST002", odd.error)]
+    assert plain.written and not plain.error
+
+
+def test_a_form_feed_indent_leaves_the_file_byte_for_byte_and_says_why(tmp_path):
+    # Valid Python, but libcst cannot write new code for a module whose indent starts with a form feed.
+    odd = b'model.to("cuda")\nwith x:\n\x0c    pass\n'
+    compile(odd, "odd.py", "exec")
+    (tmp_path / "odd.py").write_bytes(odd)
+    (tmp_path / "plain.py").write_text("x = y.cuda()\n")
+    report = run(tmp_path)
+    assert (tmp_path / "odd.py").read_bytes() == odd
+    assert (tmp_path / "plain.py").read_text() != "x = y.cuda()\n"
+    odd_fix = next(f for f in report.files if f.path == "odd.py")
+    assert odd_fix.error.startswith("could not be fixed: ValueError: ")
+    assert "default_indent" in odd_fix.error and "\x0c" not in odd_fix.error
+    assert [left.finding.code for left in odd_fix.left] == ["TST001"]
+
+
+def test_keyboard_interrupt_still_stops_the_run(tmp_path, monkeypatch):
+    from portcheck.fix import paths
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(paths, "fix_text", interrupted)
+    (tmp_path / "a.py").write_text("x = y.cuda()\n")
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path)
+    assert (tmp_path / "a.py").read_text() == "x = y.cuda()\n"
+
+
+def test_a_long_multiline_message_is_shown_as_one_printable_line():
+    from portcheck.fix.paths import describe
+
+    text = describe(RuntimeError("first\nsecond\x07" + "x" * 300), limit=60)
+    assert text.startswith("RuntimeError: first second\\x07xx")
+    assert len(text) == 60 and text.endswith("...")
+    assert describe(KeyError()) == "KeyError: no details"

@@ -382,6 +382,38 @@ def test_other_availability_checks_ask_torch_accelerator():
     )
 
 
+def test_an_availability_check_that_goes_with_an_onnx_runtime_provider_is_left_alone():
+    source = src(
+        """
+        import torch
+        device = "cuda" if torch.cuda.is_available() and "CUDAExecutionProvider" in available else "cpu"
+        if not torch.cuda.is_available() or ("TensorrtExecutionProvider" not in available and x):
+            pass
+        """
+    )
+    result = run_fix(source)
+    assert result.text == source
+    assert skipped_reasons(result) == [
+        ("TST004", 'the check goes with ONNX Runtime\'s "CUDAExecutionProvider", so it asks about CUDA itself, not any accelerator'),
+        ("TST004", 'the check goes with ONNX Runtime\'s "TensorrtExecutionProvider", so it asks about CUDA itself, not any accelerator'),
+    ]
+
+
+def test_a_provider_name_outside_the_boolean_expression_does_not_stop_the_fix():
+    check(
+        """
+        import torch
+        ok = torch.cuda.is_available() and use_gpu
+        providers = ["CUDAExecutionProvider"] if ok else []
+        """,
+        """
+        import torch
+        ok = torch.accelerator.is_available() and use_gpu
+        providers = ["CUDAExecutionProvider"] if ok else []
+        """,
+    )
+
+
 def test_availability_on_xla_fixes_only_the_ternary():
     result = run_fix(src("import torch\ndev = 'cuda' if torch.cuda.is_available() else 'cpu'\nok = torch.cuda.is_available()\n"), "xla")
     assert result.text == src('import torch\ndev = "xla"\nok = torch.cuda.is_available()\n')

@@ -557,7 +557,6 @@ def test_fix_over_bad_input_loses_nothing(tmp_path):
 
 
 @needs_fix
-@pytest.mark.xfail(strict=True, reason="known bug: fix drops the comment lines above an import it replaces")
 def test_fix_keeps_comments_above_an_import_it_replaces(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()
@@ -571,7 +570,6 @@ def test_fix_keeps_comments_above_an_import_it_replaces(tmp_path):
 
 
 @needs_fix
-@pytest.mark.xfail(strict=True, reason="known bug: an indent that starts with a form feed makes libcst raise, and the whole fix run stops")
 def test_fix_goes_on_past_a_file_its_parser_rejects(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from portcheck.fix.device import Spelling, choose_name, defines, insert_definition, spelling_for
+from portcheck.fix.imports import fix_imports
 from portcheck.fix.names import Binding, Bindings
 from portcheck.fix.recipes import RECIPES, Fix, Plan, Site, Skip
 from portcheck.fix.locate import Locator
@@ -205,7 +204,7 @@ def fix_text(
         # A module that already binds a package somewhere keeps importing it its own way; only
         # side-effect imports of submodules (torch_xla.distributed.xla_backend) are always added.
         wanted = {m for m in modules - set(imported) if "." in m or m not in names.table}
-        fixed = _fix_imports(fixed, wanted, removals, keep)
+        fixed = fix_imports(fixed, wanted, removals, keep)
         if define_device and used and not defines(fixed, spelling.name):
             fixed = insert_definition(fixed, spelling)
         code = fixed.code
@@ -213,24 +212,6 @@ def fix_text(
         raise FixError("too deeply nested to rewrite") from None
     check(code, path)
     return TextFix(code, tuple(applied), tuple(skipped), used)
-
-
-def _fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding], keep: AbstractSet[str]) -> cst.Module:
-    context = CodemodContext()
-    for module in sorted(modules):
-        AddImportsVisitor.add_needed_import(context, module)
-    roots = {m.split(".", 1)[0] for m in modules}
-    dropped = False
-    for binding in removals:
-        if binding.local in keep or binding.local in roots:
-            continue
-        RemoveImportsVisitor.remove_unused_import(context, binding.module, binding.obj, binding.asname)
-        dropped = True
-    if modules:
-        tree = AddImportsVisitor(context).transform_module(tree)
-    if dropped:
-        tree = RemoveImportsVisitor(context).transform_module(tree)
-    return tree
 
 
 def check(code: str, path: str) -> None:

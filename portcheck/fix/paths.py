@@ -86,7 +86,8 @@ def fix_file(
     root: Path,
     per_file: PerFileIgnores = (),
 ) -> FileFix:
-    """Fix one file; never raises for bad input (the reason lands in `FileFix.error`)."""
+    """Fix one file; never raises for bad input nor for a fault in rewriting it (the reason lands in
+    `FileFix.error` and the file is left as it was)."""
     target = options.scan_target
     findings: List[Finding] = []
     try:
@@ -124,3 +125,13 @@ def fix_file(
         return FileFix(shown, kind, left=tuple(Left(f, f"file not fixed: {exc}") for f in findings), error=str(exc))
     except RecursionError:
         return FileFix(shown, kind, left=tuple(Left(f, "file not fixed") for f in findings), error="too deeply nested to rewrite")
+    except Exception as exc:  # a fault on one file must not stop the run; KeyboardInterrupt still does
+        reason = f"could not be fixed: {describe(exc)}"
+        return FileFix(shown, kind, left=tuple(Left(f, reason) for f in findings), error=reason)
+
+
+def describe(exc: BaseException, limit: int = 200) -> str:
+    """`exc` as one printable line of at most `limit` characters."""
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or "no details"
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in f"{type(exc).__name__}: {message}")
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -25,6 +25,7 @@ from portcheck.fix.syntax import (
     positional_args,
     quote_like,
     string_value,
+    walk,
     with_args,
     without_arg,
 )
@@ -446,6 +447,11 @@ def availability(site: Site) -> Outcome:
     call = site.call_of(found) if found is not None else None
     if call is None:
         return Skip("the code at this position is not an availability check")
+    provider = _provider_in_condition(site, call)
+    if provider is not None:
+        return Skip(
+            f"the check goes with ONNX Runtime's \"{provider}\", so it asks about CUDA itself, not any accelerator"
+        )
     parent = site.parent(call)
     if isinstance(parent, cst.IfExp) and parent.test is call:
         body, orelse = _device_value(site, parent.body), _device_value(site, parent.orelse)
@@ -471,6 +477,26 @@ def availability(site: Site) -> Outcome:
             plans.extend(outcome.plans)
             written.extend(outcome.written)
     return _fix(*plans, written=written, removals=[_removal(site, call.func)])
+
+
+_ORT_PROVIDER = re.compile(r"[A-Za-z0-9]+ExecutionProvider")  # ONNX Runtime's provider names
+
+
+def _provider_in_condition(site: Site, call: cst.Call) -> Optional[str]:
+    """The first ONNX Runtime execution provider named in the boolean expression around `call`
+    (`torch.cuda.is_available() and "CUDAExecutionProvider" in providers`), else None. There the check
+    asks about CUDA for ONNX Runtime, and swapping in any accelerator would change what it means."""
+    top: cst.CSTNode = call
+    parent = site.parent(top)
+    while isinstance(parent, cst.BooleanOperation) or (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+        top, parent = parent, site.parent(parent)
+    if top is call:
+        return None
+    for node in walk(top):
+        value = string_value(node)
+        if value is not None and _ORT_PROVIDER.fullmatch(value):
+            return value
+    return None
 
 
 def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:

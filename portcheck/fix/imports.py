@@ -1,0 +1,95 @@
+"""Add the imports a fix needs and drop those it made unused, keeping the comments of every import
+line it drops."""
+
+from __future__ import annotations
+
+from typing import AbstractSet, Dict, List, Sequence, Set, Tuple, Union
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+from portcheck.fix.names import Binding
+
+_Body = Union[cst.Module, cst.IndentedBlock]
+
+
+def _comment_lines(line: cst.SimpleStatementLine) -> Tuple[cst.EmptyLine, ...]:
+    """The lines to keep when `line` goes: its leading lines when any is a comment (blank lines
+    included, so the layout stays), then its own trailing comment as a line of its own."""
+    kept: List[cst.EmptyLine] = []
+    if any(empty.comment is not None for empty in line.leading_lines):
+        kept.extend(line.leading_lines)
+    trailing = line.trailing_whitespace.comment
+    if trailing is not None:
+        kept.append(cst.EmptyLine(indent=True, comment=trailing))
+    return tuple(kept)
+
+
+class _RemoveKeepingComments(RemoveImportsVisitor):
+    """RemoveImportsVisitor drops an emptied statement line together with the comments above it and
+    beside it. Here an emptied line with comments holds a `pass` until its block is left; the block
+    then drops it and hands its comments to the next statement, or to the block's footer."""
+
+    def __init__(self, context: CodemodContext) -> None:
+        super().__init__(context)
+        self._orphans: Dict[int, Tuple[cst.EmptyLine, ...]] = {}
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if updated_node.body:
+            return updated_node
+        comments = _comment_lines(original_node)
+        if not comments:
+            return updated_node  # removed by its block, as before
+        holder = updated_node.with_changes(body=[cst.Pass()])
+        self._orphans[id(holder)] = comments
+        return holder
+
+    def _rehome(self, node: _Body) -> _Body:
+        if not self._orphans:
+            return node
+        body: List[cst.BaseStatement] = []
+        pending: List[cst.EmptyLine] = []
+        for stmt in node.body:
+            comments = self._orphans.pop(id(stmt), None)
+            if comments is not None:
+                pending.extend(comments)
+                continue
+            if pending:
+                stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
+                pending = []
+            body.append(stmt)
+        if len(body) == len(node.body):
+            return node
+        return node.with_changes(body=body, footer=[*pending, *node.footer])
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        block = self._rehome(updated_node)
+        assert isinstance(block, cst.IndentedBlock)
+        return block
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        module = self._rehome(updated_node)
+        assert isinstance(module, cst.Module)
+        return module
+
+
+def fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding], keep: AbstractSet[str]) -> cst.Module:
+    """`tree` importing `modules`, without the `removals` that nothing uses any more (nor `keep` names)."""
+    context = CodemodContext()
+    for module in sorted(modules):
+        AddImportsVisitor.add_needed_import(context, module)
+    roots = {m.split(".", 1)[0] for m in modules}
+    dropped = False
+    for binding in removals:
+        if binding.local in keep or binding.local in roots:
+            continue
+        RemoveImportsVisitor.remove_unused_import(context, binding.module, binding.obj, binding.asname)
+        dropped = True
+    if modules:
+        tree = AddImportsVisitor(context).transform_module(tree)
+    if dropped:
+        tree = _RemoveKeepingComments(context).transform_module(tree)
+    return tree
