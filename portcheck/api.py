@@ -20,7 +20,7 @@ def scan(
 ) -> ScanResult:
     """Scan `paths` and return findings per file. Configuration is read as the CLI reads it."""
     from portcheck.config import load_config
-    from portcheck.scan import scan_paths
+    from portcheck.scanner import scan_paths
 
     resolved = [Path(p) for p in paths] or [Path(".")]
     config = load_config(resolved[0], Path(config_file) if config_file else None)
@@ -29,7 +29,7 @@ def scan(
 
 
 def fix(paths: Sequence[PathLike] = (".",), target: str = "generic", unsafe: bool = False, write: bool = True):
-    """Apply autofixes to `paths`; returns the fix summary (see portcheck.fix)."""
-    from portcheck.fix import fix_paths
+    """Apply autofixes to `paths`; returns the fix summary (see portcheck.fixer)."""
+    from portcheck.fixer import fix_paths
 
     return fix_paths([Path(p) for p in paths], target=target, unsafe=unsafe, write=write)

@@ -52,7 +52,7 @@ def _write(text: str, output_file: Optional[str], color: bool = False) -> None:
 class PortcheckGroup(click.Group):
     # Subcommands that live in their own modules, imported only when used (keeps start-up fast).
     lazy_subcommands = {
-        "fix": "portcheck.fix.command:fix",
+        "fix": "portcheck.fixer.command:fix",
         "clean": "portcheck.cache:clean_command",
     }
 
@@ -130,7 +130,7 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
     """Scan PATHS (default: the current folder) for CUDA lock-in."""
     from portcheck.model import Severity, Target
     from portcheck.report import build_report, renderer
-    from portcheck.scan import scan_paths
+    from portcheck.scanner import scan_paths
 
     paths = list(paths) or [Path(".")]
     overrides = dict(

@@ -11,11 +11,16 @@ from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple
 
 from portcheck.catalog import CompiledRule
 
+try:  # optional: every token in one pass over the text (Aho-Corasick, compiled); see bench/PROFILE.md
+    import ahocorasick_rs as _aho
+except ImportError:  # the containment search below gives the same answer
+    _aho = None
+
 _WORD = re.compile(r"[A-Za-z0-9_]{3,}")
 
 
 class Prefilter:
-    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+    def __init__(self, rules: Sequence[CompiledRule], accelerate: bool = True) -> None:
         self.rules = tuple(r for r in rules if r.matchers)
         self.always: Tuple[int, ...] = ()
         by_token: Dict[str, List[int]] = {}
@@ -40,9 +45,30 @@ class Prefilter:
         self._selects: Dict[str, Tuple[int, ...]] = {word: () for word in _gates(by_token)}
         self._selects.update((token, tuple(indices)) for token, indices in by_token.items())
         self._roots, self._inside = _containment_forest(self._selects)
+        self._automaton = None
+        self._listed = tuple(t for t in by_token if t)
+        # An empty token is in every text; the automaton is given only the others.
+        self._everywhere = frozenset(always).union(*(by_token[t] for t in by_token if not t))
+        if accelerate and _aho is not None and self._listed:
+            self._automaton = _aho.AhoCorasick(list(self._listed))
+
+    @property
+    def accelerated(self) -> bool:
+        return self._automaton is not None
 
     def candidates(self, text: str) -> Tuple[CompiledRule, ...]:
         """The rules whose tokens occur in `text` (in catalog order)."""
+        if self._automaton is not None:
+            try:
+                # Overlapping matches: every occurrence of every token, so none hides another.
+                found = {index for index, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True)}
+            except UnicodeEncodeError:
+                pass  # a lone surrogate (JSON of a notebook may hold one) is no UTF-8: search below
+            else:
+                hit = set(self._everywhere)
+                for index in found:
+                    hit.update(self.by_token[self._listed[index]])
+                return tuple(self.rules[i] for i in sorted(hit))
         hit = set(self.always)
         # A token that holds another token or gate (`is_cuda` holds `cuda`) cannot occur where the
         # shorter one does not, so it is searched for only after the shorter one was found. Most

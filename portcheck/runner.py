@@ -39,7 +39,7 @@ def default_jobs() -> int:
 def scan_keyed(candidate: Candidate, settings, display: str) -> Keyed:
     """Scan one file and say which bytes the result belongs to (None when the file could not be read)."""
     from portcheck.cache import FileKey, content_digest
-    from portcheck.scan import MAX_BYTES, scan_bytes, scan_one
+    from portcheck.scanner import MAX_BYTES, scan_bytes, scan_one
 
     try:
         st = os.stat(candidate.path)
@@ -56,7 +56,7 @@ def scan_keyed(candidate: Candidate, settings, display: str) -> Keyed:
 
 
 def scan_plain(candidate: Candidate, settings, display: str) -> Keyed:
-    from portcheck.scan import scan_one
+    from portcheck.scanner import scan_one
 
     return scan_one(candidate, settings, display), None
 
@@ -70,7 +70,7 @@ def _work_plain(args) -> Keyed:
 
 
 def _init_worker(settings) -> None:
-    from portcheck.scan import prepare
+    from portcheck.scanner import prepare
 
     prepare(settings)
 
@@ -84,7 +84,7 @@ def _scan_many(work: Sequence[tuple], keyed: bool, jobs: int) -> Iterator[Keyed]
     if jobs > 1 and len(work) >= POOL_THRESHOLD:
         import multiprocessing
 
-        from portcheck.scan import prepare
+        from portcheck.scanner import prepare
 
         # Forked workers inherit the compiled catalog; other start methods build it once per worker.
         prepare(work[0][1])

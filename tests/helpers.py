@@ -7,7 +7,7 @@ from typing import List, Optional
 from portcheck.catalog import load_catalog
 from portcheck.filetypes import classify
 from portcheck.model import TARGETS, Finding, Severity, Target
-from portcheck.scan import Settings, scan_bytes
+from portcheck.scanner import Settings, scan_bytes
 
 
 def first_target(code: str) -> Target:

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from helpers import scan_snippet
 from portcheck.cli import main
 from portcheck.model import FileResult
-from portcheck.scan import Settings, scan_bytes
+from portcheck.scanner import Settings, scan_bytes
 
 
 def test_positions_are_one_based_character_columns():

@@ -8,7 +8,7 @@ import pytest
 
 from portcheck.catalog import load_catalog
 from portcheck.filetypes import classify
-from portcheck.fix.engine import FixOptions
+from portcheck.fixer.engine import FixOptions
 from test_fix_catalog import findings_in, run_fix
 
 CATALOG = load_catalog()

@@ -10,9 +10,9 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 
 from portcheck.catalog import Catalog, load_catalog, load_files
-from portcheck.fix.engine import FixOptions, TextFix, fix_text
-from portcheck.fix.findings import collect, prepare
-from portcheck.fix.recipes import RECIPES
+from portcheck.fixer.engine import FixOptions, TextFix, fix_text
+from portcheck.fixer.findings import collect, prepare
+from portcheck.fixer.recipes import RECIPES
 from portcheck.model import Finding, Rule
 
 _HEAD = """

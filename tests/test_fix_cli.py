@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import portcheck
 from portcheck.catalog import load_catalog
 from portcheck.cli import main
-from portcheck.fix.summary import EXPLAIN_HINT
+from portcheck.fixer.summary import EXPLAIN_HINT
 
 MOVES = "import torch\nmodel = Net().cuda()\nx = batch.cuda(non_blocking=True)\n"
 FIXED_MOVES = (

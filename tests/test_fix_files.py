@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from portcheck.config import Config
-from portcheck.fix import fix_paths
+from portcheck.fixer import fix_paths
 from test_fix_catalog import synthetic_catalog
 
 GENERIC = 'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
@@ -266,8 +266,8 @@ def test_notebook_imports_are_not_repeated_and_not_dropped_when_other_cells_use_
 def test_output_that_would_not_compile_is_never_written(tmp_path, monkeypatch):
     import libcst as cst
 
-    from portcheck.fix import recipes
-    from portcheck.fix.recipes import Fix, Plan
+    from portcheck.fixer import recipes
+    from portcheck.fixer.recipes import Fix, Plan
 
     def broken(site):
         node = site.pick(cst.Call)
@@ -305,7 +305,7 @@ def test_a_file_libcst_cannot_reproduce_exactly_is_refused(tmp_path):
 
 
 def test_a_fault_in_rewriting_one_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
-    from portcheck.fix import paths
+    from portcheck.fixer import paths
 
     real = paths.fix_text
 
@@ -342,7 +342,7 @@ def test_a_form_feed_indent_leaves_the_file_byte_for_byte_and_says_why(tmp_path)
 
 
 def test_keyboard_interrupt_still_stops_the_run(tmp_path, monkeypatch):
-    from portcheck.fix import paths
+    from portcheck.fixer import paths
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -355,7 +355,7 @@ def test_keyboard_interrupt_still_stops_the_run(tmp_path, monkeypatch):
 
 
 def test_a_long_multiline_message_is_shown_as_one_printable_line():
-    from portcheck.fix.paths import describe
+    from portcheck.fixer.paths import describe
 
     text = describe(RuntimeError("first\nsecond\x07" + "x" * 300), limit=60)
     assert text.startswith("RuntimeError: first second\\x07xx")

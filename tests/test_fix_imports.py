@@ -6,8 +6,8 @@ import textwrap
 
 import libcst as cst
 
-from portcheck.fix.imports import fix_imports
-from portcheck.fix.names import Binding
+from portcheck.fixer.imports import fix_imports
+from portcheck.fixer.names import Binding
 from test_fix_catalog import fixed
 
 CUDA = Binding("cuda", "torch.cuda", "torch", "cuda")

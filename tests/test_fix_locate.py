@@ -6,8 +6,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from portcheck.fix.locate import Locator, statement_starts
-from portcheck.fix.syntax import walk
+from portcheck.fixer.locate import Locator, statement_starts
+from portcheck.fixer.syntax import walk
 
 SAMPLE = '''#!/usr/bin/env python
 # header comment

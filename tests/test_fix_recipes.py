@@ -828,7 +828,7 @@ def test_comments_and_formatting_outside_changed_nodes_are_kept():
 
 def test_a_rule_naming_an_unknown_kind_is_left_to_a_person(tmp_path):
     from portcheck.catalog import load_files
-    from portcheck.fix.engine import FixOptions, fix_text
+    from portcheck.fixer.engine import FixOptions, fix_text
     from test_fix_catalog import _HEAD, findings_in, rules_of
 
     path = tmp_path / "odd.toml"
@@ -847,7 +847,7 @@ def test_a_rule_naming_an_unknown_kind_is_left_to_a_person(tmp_path):
 def test_a_finding_whose_position_matches_no_node_is_left(tmp_path):
     from dataclasses import replace
 
-    from portcheck.fix.engine import FixOptions, fix_text
+    from portcheck.fixer.engine import FixOptions, fix_text
     from test_fix_catalog import findings_in, rules_of, synthetic_catalog
 
     options = FixOptions()

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from portcheck.model import FileResult
-from portcheck.scan import Settings, scan_bytes
+from portcheck.scanner import Settings, scan_bytes
 from portcheck.source import python_lines
 
 LONG_RUN = int(os.environ.get("PORTCHECK_FUZZ_EXAMPLES", "0"))
@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::SyntaxWarning"), pytest.mark.f
 def _has_fix() -> bool:
     """Whether this build has the `portcheck fix` command."""
     try:
-        from portcheck.fix.command import fix  # noqa: F401
+        from portcheck.fixer.command import fix  # noqa: F401
     except ImportError:
         return False
     return True
@@ -302,7 +302,7 @@ def import_lines(source: str) -> Set[int]:
 def added_block_lines(before: str, after: str) -> Set[int]:
     """1-based lines of the device block: top-level assignments the fix added to one of the names it
     gives the resolved device (`DEVICE = torch.accelerator...`)."""
-    from portcheck.fix.device import NAME_CANDIDATES
+    from portcheck.fixer.device import NAME_CANDIDATES
 
     old = {ast.dump(s) for s in ast.parse(before).body}
     out: Set[int] = set()

@@ -13,7 +13,7 @@ from portcheck.cache import Cache
 from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.discover import Candidate
-from portcheck.scan import Settings, scan_paths
+from portcheck.scanner import Settings, scan_paths
 
 needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="worker pids are observed through fork")
 

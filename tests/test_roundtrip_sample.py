@@ -31,7 +31,7 @@ roundtrip = _load_roundtrip()
 
 def _has_fix() -> bool:
     try:
-        from portcheck.fix.command import fix  # noqa: F401
+        from portcheck.fixer.command import fix  # noqa: F401
     except ImportError:
         return False
     return True

@@ -20,7 +20,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from portcheck.config import Config
-from portcheck.fix import FixReport, fix_paths
+from portcheck.fixer import FixReport, fix_paths
 
 RUNTIME = Path(__file__).resolve().parent / "runtime"
 

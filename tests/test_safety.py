@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _has_fix() -> bool:
     """Whether this build has the `portcheck fix` command."""
     try:
-        from portcheck.fix.command import fix  # noqa: F401
+        from portcheck.fixer.command import fix  # noqa: F401
     except ImportError:
         return False
     return True

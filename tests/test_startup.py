@@ -23,7 +23,7 @@ finally:
         out.write("\\n".join(sorted(sys.modules)))
 """
 
-HEAVY = ("libcst", "rich", "multiprocessing", "concurrent", "json", "pickle", "portcheck.baseline", "portcheck.fix", "yaml")
+HEAVY = ("libcst", "rich", "multiprocessing", "concurrent", "json", "pickle", "portcheck.baseline", "portcheck.fixer", "yaml")
 
 
 def imported(tmp_path: Path, *args: str, **env: str) -> set:
@@ -49,7 +49,7 @@ def one_file(tmp_path):
 
 def test_one_file_text_scan_stays_light(one_file):
     modules = imported(one_file, "scan", "train.py")
-    assert "portcheck.scan" in modules  # the probe really ran a scan
+    assert "portcheck.scanner" in modules  # the probe really ran a scan
     assert heavy_in(modules) == []
 
 
@@ -77,4 +77,4 @@ def test_heavier_features_import_what_they_need(one_file, args, env, expected):
 
 def test_version_does_not_load_the_scanner(tmp_path):
     modules = imported(tmp_path, "--version")
-    assert "portcheck.scan" not in modules and "portcheck.catalog" not in modules
+    assert "portcheck.scanner" not in modules and "portcheck.catalog" not in modules

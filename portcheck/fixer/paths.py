@@ -9,13 +9,13 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from portcheck.catalog import Catalog, load_catalog
 from portcheck.config import Config, load_config
 from portcheck.discover import discover
-from portcheck.fix import files
-from portcheck.fix.engine import FixError, FixOptions, TextFix, attempted, fix_text, not_attempted
-from portcheck.fix.findings import PerFileIgnores, collect, prepare
-from portcheck.fix.notebook import fix_notebook
-from portcheck.fix.outcome import FileFix, FixReport, Left
+from portcheck.fixer import files
+from portcheck.fixer.engine import FixError, FixOptions, TextFix, attempted, fix_text, not_attempted
+from portcheck.fixer.findings import PerFileIgnores, collect, prepare
+from portcheck.fixer.notebook import fix_notebook
+from portcheck.fixer.outcome import FileFix, FixReport, Left
 from portcheck.model import Finding, Rule
-from portcheck.scan import display_path
+from portcheck.scanner import display_path
 from portcheck.source import DecodeError, SourceText, decode_python, decode_text, looks_binary
 
 FIXABLE_KINDS = ("python", "notebook")

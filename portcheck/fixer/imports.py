@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from portcheck.fix.names import Binding
+from portcheck.fixer.names import Binding
 
 _Body = Union[cst.Module, cst.IndentedBlock]
 

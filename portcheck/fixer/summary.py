@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import List, Mapping
 
-from portcheck.fix.outcome import FixReport
+from portcheck.fixer.outcome import FixReport
 from portcheck.model import Rule
 
 EXPLAIN_HINT = "Run `portcheck explain CODE` to see what a rule finds and how to fix it by hand."

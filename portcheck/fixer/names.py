@@ -9,7 +9,7 @@ from typing import Dict, Optional
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from portcheck.fix.syntax import small_statements
+from portcheck.fixer.syntax import small_statements
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from portcheck.fix.engine import FIX_TARGETS
+from portcheck.fixer.engine import FIX_TARGETS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -33,8 +33,8 @@ def fix(paths, target, show_diff, check, unsafe_fixes, select, ignore, exclude, 
     from portcheck.catalog import CatalogError, load_catalog
     from portcheck.cli import _fail, _split
     from portcheck.config import ConfigError, load_config
-    from portcheck.fix.paths import fix_paths
-    from portcheck.fix.summary import summary_text
+    from portcheck.fixer.paths import fix_paths
+    from portcheck.fixer.summary import summary_text
     from portcheck.model import Severity
 
     paths = list(paths) or [Path(".")]

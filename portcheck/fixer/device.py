@@ -9,8 +9,8 @@ from typing import Iterable, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from portcheck.fix.syntax import small_statements
-from portcheck.fix.torchapi import CHECK_AVAILABLE_SINCE, at_least
+from portcheck.fixer.syntax import small_statements
+from portcheck.fixer.torchapi import CHECK_AVAILABLE_SINCE, at_least
 
 # `check_available=True` makes `current_accelerator` return None without an accelerator (2.7+).
 RESOLVE_CHECKED = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'

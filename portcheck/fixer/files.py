@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 from typing import Optional
 
-from portcheck.fix.engine import FixError
+from portcheck.fixer.engine import FixError
 from portcheck.fsutil import atomic_write_bytes
 from portcheck.source import SourceText
 

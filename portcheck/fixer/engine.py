@@ -12,13 +12,13 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Se
 
 import libcst as cst
 
-from portcheck.fix.device import Spelling, choose_name, defines, insert_definition, spelling_for
-from portcheck.fix.imports import fix_imports
-from portcheck.fix.names import Binding, Bindings
-from portcheck.fix.recipes import RECIPES, Fix, Plan, Site, Skip
-from portcheck.fix.locate import Locator
-from portcheck.fix.syntax import dotted, dotted_names, parse_expr
-from portcheck.fix.torchapi import at_least, newest, required
+from portcheck.fixer.device import Spelling, choose_name, defines, insert_definition, spelling_for
+from portcheck.fixer.imports import fix_imports
+from portcheck.fixer.names import Binding, Bindings
+from portcheck.fixer.recipes import RECIPES, Fix, Plan, Site, Skip
+from portcheck.fixer.locate import Locator
+from portcheck.fixer.syntax import dotted, dotted_names, parse_expr
+from portcheck.fixer.torchapi import at_least, newest, required
 from portcheck.model import FixSafety, Finding, Rule, Target
 
 FIX_TARGETS = ("generic", "cpu", "neuron", "xla")

@@ -10,7 +10,7 @@ from portcheck.catalog import Catalog, select_rules
 from portcheck.discover import matches_any
 from portcheck.model import Finding, Target
 from portcheck.prefilter import Prefilter
-from portcheck.scan import Prepared, _notebook_findings, _text_findings
+from portcheck.scanner import Prepared, _notebook_findings, _text_findings
 from portcheck.suppress import skip_file
 
 PerFileIgnores = Tuple[Tuple[str, Tuple[str, ...]], ...]

@@ -13,9 +13,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from portcheck.fix.device import Spelling
-from portcheck.fix.names import Binding, Bindings
-from portcheck.fix.syntax import (
+from portcheck.fixer.device import Spelling
+from portcheck.fixer.names import Binding, Bindings
+from portcheck.fixer.syntax import (
     argument,
     code_of,
     fstring_like,

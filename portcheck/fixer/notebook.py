@@ -11,8 +11,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Uni
 
 import libcst as cst
 
-from portcheck.fix.device import choose_name, insert_definition, spelling_for
-from portcheck.fix.engine import FixError, FixOptions, TextFix, check, fix_text
+from portcheck.fixer.device import choose_name, insert_definition, spelling_for
+from portcheck.fixer.engine import FixError, FixOptions, TextFix, check, fix_text
 from portcheck.model import Finding, Rule
 
 _MAGIC = re.compile(r"^(\s*)([%!?]|\w+\s*=\s*!)")

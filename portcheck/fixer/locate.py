@@ -9,7 +9,7 @@ from typing import Dict, Iterable, List, Mapping, Tuple
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from portcheck.fix.syntax import parent_map
+from portcheck.fixer.syntax import parent_map
 from portcheck.model import Finding
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
