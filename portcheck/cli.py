@@ -137,12 +137,11 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
         select=_split(select) or None,
         ignore=_split(ignore) or None,
         exclude=_split(exclude) or None,
-        extend_exclude=(_split(extend_exclude) or None),
         fail_on=fail_on,
         fail_under=fail_under,
     )
     catalog, config = _load(paths, config_file, overrides)
-    if extend_exclude:
+    if extend_exclude:  # extends the configured list rather than replacing it
         config = config.merged(extend_exclude=tuple(config.extend_exclude) + _split(extend_exclude))
     target_name = target or config.target
     targets = (Target.NEURON, Target.XLA, Target.GENERIC) if target_name == "all" else (Target(target_name),)
@@ -183,21 +182,18 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
     rescored = len(targets) > 1 or known is not None  # scored below from the per-target scans instead
     report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None, with_scores=not rescored)
     if rescored:
-        try:
-            from portcheck.score import score_scan
-        except ImportError:
-            score_scan = None
-        if score_scan is not None:
-            import dataclasses
+        import dataclasses
 
-            # Scores always describe the whole code base, not just the findings a baseline lets through.
-            fields = {"scores": {t: score_scan(scans[t], catalog, t) for t in targets}}
-            if known is not None:
-                from portcheck.baseline import baseline_only
+        from portcheck.score import score_scan
 
-                # "Before" is the code without the findings the baseline does not know.
-                fields["baseline_scores"] = {t: score_scan(baseline_only(scans[t], known), catalog, t) for t in targets}
-            report = dataclasses.replace(report, **fields)
+        # Scores always describe the whole code base, not just the findings a baseline lets through.
+        fields = {"scores": {t: score_scan(scans[t], catalog, t) for t in targets}}
+        if known is not None:
+            from portcheck.baseline import baseline_only
+
+            # "Before" is the code without the findings the baseline does not know.
+            fields["baseline_scores"] = {t: score_scan(baseline_only(scans[t], known), catalog, t) for t in targets}
+        report = dataclasses.replace(report, **fields)
     render = renderer(fmt)
     color = _use_color(output_file) and fmt == "text"
     text = render(report, color=color)

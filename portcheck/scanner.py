@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
 from portcheck.catalog import CompiledRule, load_catalog, select_rules

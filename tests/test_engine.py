@@ -7,7 +7,6 @@ from click.testing import CliRunner
 
 from helpers import scan_snippet
 from portcheck.cli import main
-from portcheck.model import FileResult
 from portcheck.scanner import Settings, scan_bytes
 
 

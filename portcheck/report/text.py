@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 from itertools import groupby
 from typing import Any, List
 
@@ -64,7 +63,6 @@ def baseline_line(report: Report) -> str:
 
 def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> str:
     """Render as text; `color` emits ANSI styles through rich (callers decide from the terminal)."""
-    sections = []
     try:
         from portcheck.report import text_sections  # score panels, tables (optional)
     except ImportError:
