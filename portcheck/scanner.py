@@ -92,12 +92,25 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
 
 
 def _notebook_findings(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
-    from portcheck.notebook import NotebookError, code_cells, join_cells, locate, shell_view
+    findings, error, _ = _notebook(data, path, prepared, target)
+    return findings, error
+
+
+def _notebook(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError], int]:
+    """Findings, the reason the notebook could not be read, and its lines of code (all code cells)."""
+    from portcheck.notebook import NotebookError, code_cells
 
     try:
         cells = code_cells(data)
     except NotebookError as exc:
-        return [], FileError(path=path, message=str(exc), kind="parse")
+        return [], FileError(path=path, message=str(exc), kind="parse"), 0
+    findings, error = _cell_findings(cells, path, prepared, target)
+    return findings, error, sum(count_lines(c.source) for c in cells)
+
+
+def _cell_findings(cells, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
+    from portcheck.notebook import join_cells, locate, shell_view
+
     source, mapping = join_cells(cells)
     # Shell escapes (`!nvidia-smi`, `%%bash` cells) are comments to the parser: scan them as shell.
     shell = _text_findings(prepared.text_rules, "shell", shell_view(cells), path, target) if prepared.text_rules else []
@@ -153,32 +166,24 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
     error: Optional[FileError] = None
     lines = 0
     try:
-        if kind in ("python",):
-            if looks_binary(data):
-                return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
-            try:
-                src = decode_python(data)
-            except DecodeError as exc:
-                return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
+        if looks_binary(data):
+            return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
+        try:
+            src = decode_python(data) if kind == "python" else decode_text(data)
+        except DecodeError as exc:
+            return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
+        if kind == "python":
             if skip_file(src.text):
                 return FileResult(path=path, kind=kind)
             lines = count_lines(src.text)
             findings, error = analyze_python(src.text, path, prepared.prefilter, target)
             if Path(path).name == "setup.py" and prepared.text_rules:
                 findings += _text_findings(prepared.text_rules, "setup-py", src.text, path, target)
+        elif kind == "notebook":
+            findings, error, lines = _notebook(src.text, path, prepared, target)
         else:
-            if looks_binary(data):
-                return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
-            try:
-                src = decode_text(data)
-            except DecodeError as exc:
-                return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
-            if kind == "notebook":
-                findings, error = _notebook_findings(src.text, path, prepared, target)
-                lines = sum(count_lines(c) for c in _cells_text(src.text))
-            else:
-                lines = count_lines(src.text)
-                findings = _text_findings(prepared.text_rules, kind, src.text, path, target)
+            lines = count_lines(src.text)
+            findings = _text_findings(prepared.text_rules, kind, src.text, path, target)
     except RecursionError:
         error = FileError(path, "too deeply nested to analyze", kind="parse")
         findings = []
@@ -187,15 +192,6 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
         findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
     findings.sort(key=Finding.sort_key)
     return FileResult(path=path, findings=tuple(findings), error=error, lines=lines, kind=kind)
-
-
-def _cells_text(data: str) -> List[str]:
-    from portcheck.notebook import NotebookError, code_cells
-
-    try:
-        return [c.source for c in code_cells(data)]
-    except NotebookError:
-        return []
 
 
 def scan_one(candidate: Candidate, settings: Settings, display: str) -> FileResult:
