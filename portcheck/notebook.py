@@ -21,13 +21,19 @@ class Cell:
     source: str
 
 
-def code_cells(data: str) -> List[Cell]:
+def load_notebook(data: str) -> dict:
+    """The notebook's JSON document; NotebookError with a one-line reason when it is not one."""
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:
         raise NotebookError(f"not valid notebook JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         raise NotebookError("not a notebook: no 'cells' list")
+    return doc
+
+
+def code_cells(data: str) -> List[Cell]:
+    doc = load_notebook(data)
     cells = []
     for i, cell in enumerate(doc["cells"], 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":

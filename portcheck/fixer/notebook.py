@@ -14,6 +14,7 @@ import libcst as cst
 from portcheck.fixer.device import choose_name, insert_definition, spelling_for
 from portcheck.fixer.engine import FixError, FixOptions, TextFix, check, fix_text
 from portcheck.model import Finding, Rule
+from portcheck.notebook import NotebookError, load_notebook
 
 _MAGIC = re.compile(r"^(\s*)([%!?]|\w+\s*=\s*!)")
 _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
@@ -139,11 +140,9 @@ def _store(cell: Dict[str, Any], raw: Union[str, List[str]], text: str) -> None:
 def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions) -> TextFix:
     """Fix the code cells of a notebook's JSON `text`; findings carry their cell number."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FixError(f"not valid notebook JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
-        raise FixError("not a notebook: no 'cells' list")
+        doc = load_notebook(text)
+    except NotebookError as exc:
+        raise FixError(str(exc)) from None
     layout = detect_layout(text, doc)
     cells = _cells(doc)
     by_cell: Dict[int, List[Finding]] = {}
