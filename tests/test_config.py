@@ -96,20 +96,9 @@ def test_per_file_ignores(tmp_path, monkeypatch):
     assert "scripts/a.py" not in result.output
 
 
-def test_exclude_and_extend_exclude(tmp_path, monkeypatch):
-    write(tmp_path / "pyproject.toml", '[tool.portcheck]\nexclude = ["vendor"]\n')
-    write(tmp_path / "vendor" / "a.py", "model.cuda()\n")
-    write(tmp_path / "gen" / "b.py", "model.cuda()\n")
-    write(tmp_path / "c.py", "model.cuda()\n")
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["scan", ".", "--extend-exclude", "gen", "--output-format", "json", "--no-cache"])
-    assert "c.py" in result.output
-    assert "vendor/a.py" not in result.output
-    assert "gen/b.py" not in result.output
-
-
-def test_cli_extend_exclude_adds_to_configured_list(tmp_path, monkeypatch):
-    write(tmp_path / "pyproject.toml", '[tool.portcheck]\nextend-exclude = ["vendor"]\n')
+@pytest.mark.parametrize("key", ["exclude", "extend-exclude"])
+def test_cli_extend_exclude_adds_to_configured_list(tmp_path, monkeypatch, key):
+    write(tmp_path / "pyproject.toml", f'[tool.portcheck]\n{key} = ["vendor"]\n')
     write(tmp_path / "vendor" / "a.py", "model.cuda()\n")
     write(tmp_path / "gen" / "b.py", "model.cuda()\n")
     write(tmp_path / "c.py", "model.cuda()\n")
