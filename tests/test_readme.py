@@ -11,7 +11,9 @@ from portcheck.cli import main
 from portcheck.config import parse_table
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = "\n".join(
+    p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+)
 
 
 def fenced(after_heading: str, lang: str) -> str:
