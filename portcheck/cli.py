@@ -13,10 +13,33 @@ from typing import Optional, Sequence, Tuple
 import click
 
 from portcheck import __version__
+from portcheck.targets import SCAN_TARGETS, normalize, refusal
 
-TARGETS = ("neuron", "xla", "generic")
 FORMATS = ("text", "json", "sarif", "github", "markdown", "html")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class TargetType(click.ParamType):
+    """A target name from the shared vocabulary (portcheck.targets), in any case."""
+
+    name = "target"
+
+    def __init__(self, accepted: Tuple[str, ...]) -> None:
+        self.accepted = accepted
+
+    def get_metavar(self, param: click.Parameter, *args: object, **kwargs: object) -> str:
+        return "[" + "|".join(self.accepted) + "]"
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(t) for t in self.accepted if t.startswith(normalize(incomplete))]
+
+    def convert(self, value, param, ctx):
+        problem = refusal(str(value), self.accepted)
+        if problem:
+            self.fail(problem, param, ctx)
+        return normalize(str(value))
 
 
 def _split(values: Sequence[str]) -> Tuple[str, ...]:
@@ -29,6 +52,31 @@ def _split(values: Sequence[str]) -> Tuple[str, ...]:
 def _fail(message: str) -> "click.exceptions.Exit":
     click.echo(f"portcheck: error: {message}", err=True)
     return click.exceptions.Exit(EXIT_ERROR)
+
+
+def _check_paths(paths: Sequence[Path]) -> None:
+    """A path that does not exist is a usage error (a typo must not pass a CI gate with an empty scan)."""
+    for path in paths:
+        if not os.path.lexists(path):
+            raise _fail(f"{path}: no such file or directory")
+
+
+def _check_rule_patterns(catalog, config, select: Sequence[str], ignore: Sequence[str]) -> None:
+    """Every rule code, prefix, category or name given (config or flags) must match a rule."""
+    from portcheck.selection import unknown_pattern
+
+    source = f"{config.source}: key " if config.source else "config: key "
+    checks = [
+        (config.select, f"{source}'select'", False),
+        (config.ignore, f"{source}'ignore'", False),
+        *((codes, f"{source}'per-file-ignores.{glob}'", True) for glob, codes in dict(config.per_file_ignores).items()),
+        (select, "--select", False),
+        (ignore, "--ignore", False),
+    ]
+    for patterns, where, codes_only in checks:
+        problem = unknown_pattern(catalog, patterns, where, codes_only)
+        if problem:
+            raise _fail(problem)
 
 
 def _use_color(output_file: Optional[str]) -> bool:
@@ -70,6 +118,17 @@ class PortcheckGroup(click.Group):
                 return None
         return super().get_command(ctx, name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Each command's whole first sentence, wrapped, rather than click's cut at one line ("...").
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -92,9 +151,11 @@ def main() -> None:
 
 
 def _load(paths: Sequence[Path], config_file: Optional[str], overrides: dict):
+    """Check the paths, load the catalog and the config, check every rule pattern, apply the flags."""
     from portcheck.catalog import CatalogError, load_catalog
     from portcheck.config import ConfigError, load_config
 
+    _check_paths(paths)
     try:
         catalog = load_catalog()
     except CatalogError as exc:
@@ -103,22 +164,26 @@ def _load(paths: Sequence[Path], config_file: Optional[str], overrides: dict):
         config = load_config(paths[0] if paths else Path("."), Path(config_file) if config_file else None)
     except ConfigError as exc:
         raise _fail(str(exc))
+    _check_rule_patterns(catalog, config, overrides.get("select") or (), overrides.get("ignore") or ())
     return catalog, config.merged(**overrides)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-t", "--target", type=click.Choice(TARGETS + ("all",)), help="Backend to score against [default: generic].")
+@click.option("-t", "--target", type=TargetType(SCAN_TARGETS),
+              help="Backend to score against, any case; all: every backend [default: the config's, else generic].")
 @click.option("--select", multiple=True, help="Rule codes, prefixes or categories to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or categories to disable (comma-separated).")
 @click.option("--exclude", multiple=True, help="Globs to exclude (replaces the configured list).")
 @click.option("--extend-exclude", multiple=True, help="Globs to exclude in addition to the configured ones.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file instead of searching for one.")
-@click.option("--output-format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--output-format", "fmt", type=click.Choice(FORMATS, case_sensitive=False), default="text", show_default=True,
+              help="text for people; json and sarif for tools; github for workflow annotations; "
+                   "markdown for a pull-request comment; html for a self-contained page.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--fail-under", type=click.FloatRange(0, 100), help="Exit 1 when the readiness score (with --target all: the lowest of the three) is below this; findings alone then do not fail.")
 @click.option("--fail-on", type=click.Choice(["blocker", "major", "minor", "info"]), help="Lowest severity that makes the scan fail [default: info].")
-@click.option("--statistics", is_flag=True, help="Show counts per rule.")
+@click.option("--statistics", is_flag=True, help="Add a table of findings per rule (count, code, name, fixable).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report and fail only on findings not in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline and exit 0.")
@@ -127,7 +192,11 @@ def _load(paths: Sequence[Path], config_file: Optional[str], overrides: dict):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fmt, output_file, fail_under, fail_on,
          statistics, exit_zero, baseline, write_baseline, no_cache, jobs, quiet):
-    """Scan PATHS (default: the current folder) for CUDA lock-in."""
+    """Scan PATHS (default: the current folder) for CUDA lock-in and score readiness per target.
+
+    Exit codes: 0 nothing to report, 1 findings (or a score below --fail-under), 2 usage,
+    configuration or internal error.
+    """
     from portcheck.model import Severity, Target
     from portcheck.report import build_report, renderer
     from portcheck.scanner import scan_paths
@@ -211,8 +280,10 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
 
 @main.command()
-@click.option("-t", "--target", type=click.Choice(TARGETS + ("all",)), default="all", show_default=True)
-@click.option("--output-format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-t", "--target", type=TargetType(SCAN_TARGETS), default="all", show_default=True,
+              help="Show severities for this backend only (rules that are off for it are left out).")
+@click.option("--output-format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default="text",
+              show_default=True, help="text: a table; json: a list of rules for tools.")
 def rules(target, fmt):
     """List the rule catalog with each rule's severity per target."""
     import json
@@ -248,17 +319,22 @@ def rules(target, fmt):
     click.echo(f"\n{len(entries)} rules. `portcheck explain CODE` shows what a rule finds, why, and how to fix it.")
 
 
-@main.command()
-@click.argument("code")
-def explain(code):
-    """Explain a rule: what it finds, why it matters per target, an example, and its fix."""
+@main.command(short_help="Explain a rule by code or name.")
+@click.argument("rule")
+def explain(rule):
+    """Explain RULE (a code such as DEV002, or a name such as dot-cuda-call): what it finds, why it
+    matters per target, an example, what to use instead, and whether its fix is safe."""
     from portcheck.catalog import load_catalog
-    from portcheck.explain import explain_text
+    from portcheck.explain import explain_text, find_rule
+    from portcheck.selection import closest
 
-    rule = load_catalog().get(code)
-    if rule is None:
-        raise _fail(f"unknown rule code {code!r}; `portcheck rules` lists them")
-    click.echo(explain_text(rule), nl=False)
+    catalog = load_catalog()
+    found = find_rule(catalog, rule)
+    if found is None:
+        near = closest(catalog, rule)
+        hint = f"; closest known: {', '.join(near)}" if near else ""
+        raise _fail(f"unknown rule {rule!r}{hint} (`portcheck rules` lists them)")
+    click.echo(explain_text(found), nl=False)
 
 
 def run() -> None:  # pragma: no cover - console entry point alias

@@ -11,15 +11,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from portcheck.model import Severity, Target
+from portcheck.model import Severity
+from portcheck.targets import SCAN_TARGETS, normalize, refusal
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-TARGET_CHOICES = tuple(t.value for t in Target)
-FIX_TARGET_CHOICES = ("generic", "cpu", "neuron", "xla")
 
 
 class ConfigError(Exception):
@@ -82,9 +81,9 @@ def _check(path: Path, key: str, kind: str, value: Any) -> Any:
             raise bad("a number from 0 to 100")
         return float(value)
     if kind == "target":
-        if value not in TARGET_CHOICES + ("all",):
-            raise bad(f"one of {', '.join(TARGET_CHOICES)}")
-        return value
+        if not isinstance(value, str) or refusal(value, SCAN_TARGETS):
+            raise bad(f"one of {', '.join(SCAN_TARGETS)} (any case)")
+        return normalize(value)
     if kind == "severity":
         if value not in [s.value for s in Severity if s is not Severity.OFF]:
             raise bad("one of blocker, major, minor, info")

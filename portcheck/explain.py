@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import Optional
 
 from portcheck.model import TARGETS, FixSafety, Rule
 
@@ -11,6 +12,18 @@ _SAFETY = {
     FixSafety.UNSAFE: "unsafe: applied only with `portcheck fix --unsafe-fixes`; review the diff",
     FixSafety.NONE: "none: needs a person",
 }
+
+
+def find_rule(catalog, key: str) -> Optional[Rule]:
+    """The rule with this code or this name, in any case (`DEV002`, `dev002`, `dot-cuda-call`)."""
+    wanted = key.strip()
+    rule = catalog.get(wanted)
+    if rule is not None:
+        return rule
+    for entry in catalog.rules:
+        if entry.rule.name == wanted.lower():
+            return entry.rule
+    return None
 
 
 def _block(code: str) -> str:

@@ -80,7 +80,7 @@ def test_statistics_counts_per_rule_in_every_format(project):
     assert {s["code"]: s["count"] for s in data["statistics"]} == counts
     text = scan("pkg", "--statistics").stdout
     for code, n in counts.items():
-        assert re.search(rf"^\s+{n}  {code}$", text, re.MULTILINE), code
+        assert re.search(rf"^\s+{n}  {code}\s+\d+  [a-z0-9-]+$", text, re.MULTILINE), code
     markdown = scan("pkg", "--statistics", "--output-format", "markdown").stdout
     for code, n in counts.items():
         assert f"| {code} | {n} |" in markdown

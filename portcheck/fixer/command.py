@@ -6,16 +6,18 @@ from pathlib import Path
 
 import click
 
-from portcheck.fixer.engine import FIX_TARGETS
+from portcheck.cli import TargetType
+from portcheck.targets import FIX_TARGETS, fix_target_for
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-t", "--target", type=click.Choice(FIX_TARGETS), default="generic", show_default=True,
-              help="generic: any accelerator through torch.accelerator, CPU fallback; cpu: resolve to the CPU; "
-                   "neuron: generic, or \"neuron\" with literal-device; xla: torch_xla.")
+@click.option("-t", "--target", type=TargetType(FIX_TARGETS),
+              help="Any case. generic: any accelerator through torch.accelerator, CPU fallback; cpu: resolve to the CPU; "
+                   "neuron: generic, or \"neuron\" with literal-device; xla: torch_xla "
+                   "[default: the config's target (generic for all), else generic].")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when anything would change.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe (review the diff).")
@@ -30,27 +32,15 @@ def fix(paths, target, show_diff, check, unsafe_fixes, select, ignore, exclude, 
     Exit codes: 0 nothing left for a person, 1 findings remain (or, with --check/--diff, something
     would change), 2 usage or configuration error.
     """
-    from portcheck.catalog import CatalogError, load_catalog
-    from portcheck.cli import _fail, _split
-    from portcheck.config import ConfigError, load_config
+    from portcheck.cli import _load, _split
     from portcheck.fixer.paths import fix_paths
     from portcheck.fixer.summary import summary_text
     from portcheck.model import Severity
 
     paths = list(paths) or [Path(".")]
-    try:
-        catalog = load_catalog()
-    except CatalogError as exc:
-        raise _fail(f"rule catalog: {exc}")
-    try:
-        config = load_config(paths[0], Path(config_file) if config_file else None)
-    except ConfigError as exc:
-        raise _fail(str(exc))
-    config = config.merged(
-        select=_split(select) or None,
-        ignore=_split(ignore) or None,
-        exclude=_split(exclude) or None,
-    )
+    overrides = dict(select=_split(select) or None, ignore=_split(ignore) or None, exclude=_split(exclude) or None)
+    catalog, config = _load(paths, config_file, overrides)
+    target = target or fix_target_for(config.target)
     if extend_exclude:
         config = config.merged(extend_exclude=tuple(config.extend_exclude) + _split(extend_exclude))
     write = not (show_diff or check)

@@ -8,6 +8,7 @@ from typing import Any, List
 
 from portcheck.model import Severity
 from portcheck.report.model import Report
+from portcheck.report.text_sections import statistics_lines
 
 STYLES = {
     Severity.BLOCKER: "bold white on red",
@@ -76,7 +77,8 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
         lines.extend(plain_lines(report))
         if report.statistics:
             lines.append("")
-            lines.extend(f"{n:6d}  {c}" for c, n in report.counts_by_rule())
+            lines.extend(statistics_lines(report))
+            lines.append("")
         lines.append(summary_line(report))
         return "\n".join(lines) + "\n"
     from rich.console import Console
@@ -105,7 +107,11 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
         pos = f":{e.line}" if e.line else ""
         console.print(Text(f"{e.path}{pos}: ", style="bold") + Text("error: ", style="red") + Text(e.message))
     if report.statistics:
-        for c, n in report.counts_by_rule():
-            console.print(f"{n:6d}  {c}")
+        console.print()
+        head, *rows = statistics_lines(report)
+        console.print(Text(head, style="bold"))
+        for row in rows:
+            console.print(Text(row))
+        console.print()
     console.print(Text(summary_line(report), style="bold"))
     return buf.getvalue()

@@ -124,6 +124,29 @@ def _directory_lines(report: Report) -> List[str]:
     return out
 
 
+def statistics_rows(report: Report) -> List[Tuple[int, str, str, int]]:
+    """(count, code, name, how many fixable) per rule, most findings first: the `--statistics` table."""
+    fixable: dict = {}
+    for f in report.findings:
+        if f.fixable:
+            fixable[f.code] = fixable.get(f.code, 0) + 1
+    rows = []
+    for code, n in report.counts_by_rule():
+        rule = report.rules.get(code)
+        rows.append((n, code, rule.name if rule is not None else "", fixable.get(code, 0)))
+    return rows
+
+
+def statistics_lines(report: Report) -> List[str]:
+    rows = statistics_rows(report)
+    if not rows:
+        return ["Findings per rule: none"]
+    out = ["Findings per rule", f"  {'count':>5}  {'code':8} {'fixable':>7}  name"]
+    for n, code, name, fixable in rows:
+        out.append(f"  {n:5d}  {code:8} {fixable:7d}  {name}")
+    return out
+
+
 def rule_rows(report: Report, limit: int = TOP_RULES) -> List[Any]:
     return list(primary_card(report).effort.rules[:limit])
 
