@@ -235,7 +235,6 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
     # One scan per target: severities differ, matches do not.
     scans = {t: scan_paths(paths, config, target=t.value, jobs=jobs, cache=cache, progress=progress) for t in targets}
-    result = scans[Target(primary)]
 
     if write_baseline:
         from portcheck.baseline import write_baseline as write_bl
@@ -243,13 +242,16 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
         count = write_bl(Path(write_baseline), list(scans.values()))
         click.echo(f"portcheck: wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_OK)
+    shown = dict(scans)
     if known is not None:
         from portcheck.baseline import filter_new
 
-        result = filter_new(result, known)
+        shown = {t: filter_new(s, known) for t, s in scans.items()}
+    result = shown[Target(primary)]
 
     rescored = len(targets) > 1 or known is not None  # scored below from the per-target scans instead
-    report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None, with_scores=not rescored)
+    report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None,
+                          with_scores=not rescored, per_target=shown if len(targets) > 1 else None)
     if rescored:
         import dataclasses
 
@@ -275,7 +277,8 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
         score = min((report.scores[t].score for t in report.targets if t in report.scores), default=100.0)
         raise click.exceptions.Exit(EXIT_FINDINGS if score < config.fail_under else EXIT_OK)
     threshold = Severity(config.fail_on).rank
-    failing = [f for f in report.findings if f.severity.rank >= threshold]
+    # With several targets a finding fails the scan when its severity for any of them reaches the threshold.
+    failing = [f for section in report.sections() for f in section.findings if f.severity.rank >= threshold]
     raise click.exceptions.Exit(EXIT_FINDINGS if failing else EXIT_OK)
 
 

@@ -125,3 +125,56 @@ def test_text_is_plain_unless_colour_is_forced_and_no_color_wins(project):
     forced = scan("pkg", env={"NO_COLOR": None, "FORCE_COLOR": "1"}).stdout
     assert ANSI.search(forced) and "readiness: generic" in ANSI.sub("", forced)
     assert not ANSI.search(scan("pkg", env={"NO_COLOR": "1", "FORCE_COLOR": "1"}).stdout)
+
+
+@pytest.fixture
+def kernel_project(project):
+    (project / "pkg" / "attn.cu").write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    return project
+
+
+def section(text: str, target: str) -> str:
+    start = text.index(f"=== {target} ===")
+    end = min((text.index(f"=== {t} ===") for t in ("neuron", "xla", "generic") if text.find(f"=== {t} ===") > start),
+              default=len(text))
+    return text[start:end]
+
+
+def test_target_all_gives_every_target_its_own_section_in_text(kernel_project):
+    text = scan("pkg", "--target", "all").stdout
+    for target in ("neuron", "xla", "generic"):
+        part = section(text, target)
+        assert re.search(rf"^Found \d+ findings? for {target} in ", part, re.MULTILINE), target
+        assert re.search(r"^Effort: \d+ blocker", part, re.MULTILINE), target
+        assert "Directories, worst first" in part and "pkg/attn.cu:1:1: KRN002" in part
+    # the CUDA source file is a blocker for neuron and xla, major for generic: each section says so
+    assert "KRN002 [blocker]" in section(text, "neuron") and "KRN002 [blocker]" in section(text, "xla")
+    assert "KRN002 [major]" in section(text, "generic") and "[blocker]" not in section(text, "generic")
+    assert re.search(r"^Effort: 1 blocker", section(text, "neuron"), re.MULTILINE)
+    assert re.search(r"^Effort: 0 blocker", section(text, "generic"), re.MULTILINE)
+
+
+def test_target_all_gives_every_target_its_own_section_in_markdown(kernel_project):
+    markdown = scan("pkg", "--target", "all", "--output-format", "markdown").stdout
+    heads = re.findall(r"^### (\w+)$", markdown, re.MULTILINE)
+    assert heads == ["neuron", "xla", "generic"]
+    for target in heads:
+        assert re.search(rf"<summary>\d+ findings? for {target} in \d+ files?</summary>", markdown), target
+    neuron = markdown[markdown.index("### neuron"):markdown.index("### xla")]
+    assert "| KRN002 | blocker |" in neuron
+
+
+def test_target_all_fails_on_a_severity_reached_by_any_target(kernel_project):
+    # KRN002 is major for generic but a blocker for neuron: --fail-on blocker must fail with every target
+    assert scan("pkg", "--target", "generic", "--fail-on", "blocker").exit_code == 0
+    assert scan("pkg", "--target", "neuron", "--fail-on", "blocker").exit_code == 1
+    assert scan("pkg", "--target", "all", "--fail-on", "blocker").exit_code == 1
+
+
+def test_target_all_with_a_baseline_filters_every_section(kernel_project):
+    baseline = kernel_project / "baseline.json"
+    assert scan("pkg", "--target", "all", "--write-baseline", str(baseline)).exit_code == 0
+    text = scan("pkg", "--target", "all", "--baseline", str(baseline)).stdout
+    for target in ("neuron", "xla", "generic"):
+        assert f"Found 0 findings for {target} in" in section(text, target)
+    assert scan("pkg", "--target", "all", "--baseline", str(baseline)).exit_code == 0

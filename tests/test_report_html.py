@@ -91,13 +91,60 @@ def test_scan_values_are_escaped():
 
 
 def test_a_gauge_per_target_and_a_heat_map_cell_per_directory():
-    report = sample_report(TARGETS)
+    report = sample_report((Target.NEURON,))
     out = render(report)
-    assert len(re.findall(r'<div class="gauge" data-target="', out)) == 3
+    assert len(re.findall(r'<div class="gauge" data-target="', out)) == 1
     cells = re.findall(r'<div class="cell" style="background:hsl\((\d+), ', out)
     card = report.scores[report.target]
     assert len(cells) == len(card.directories)
     assert [int(h) for h in cells] == [round(d.score * 1.2) for d in card.directories]
+
+
+def test_with_every_target_each_tab_holds_that_targets_heat_map_and_tables():
+    report = sample_report(TARGETS, statistics=True)
+    out = render(report)
+    assert len(re.findall(r'<div class="gauge" data-target="', out)) == 3
+    assert len(re.findall(r'<input type="radio" name="target-tab"', out)) == 3
+    for target in TARGETS:
+        panel = out[out.index(f'<section class="panel" id="panel-{target.value}"'):]
+        panel = panel[:panel.index("</section>")]
+        card = report.scores[target]
+        cells = re.findall(r'<div class="cell" style="background:hsl\((\d+), ', panel)
+        assert [int(h) for h in cells] == [round(d.score * 1.2) for d in card.directories], target
+        assert f'id="rules-{target.value}"' in panel and f'id="findings-{target.value}"' in panel
+        own = report.for_target(target).findings
+        severities = re.findall(r'<span class="sev sev-(\w+)">', panel[panel.index(f'id="findings-{target.value}"'):])
+        assert severities == [f.severity.value for f in own], target
+    # the kernel file is a blocker on neuron and xla, major on generic: the tabs must disagree
+    assert "sev-blocker" in out[out.index('id="panel-neuron"'):out.index('id="panel-xla"')]
+    assert "sev-blocker" not in out[out.index('id="panel-generic"'):]
+
+
+def test_messages_show_code_spans_not_backticks():
+    out = render(sample_report())
+    findings = out[out.index('id="findings"'):]
+    assert "`" not in findings
+    assert "<code>torch.cuda.is_available()</code> is False off CUDA" in findings
+    from portcheck.report.html import inline
+
+    assert inline("a `<b>` and `c") == "a <code>&lt;b&gt;</code> and `c"
+
+
+def test_the_code_column_keeps_a_readable_width(tmp_path):
+    # A long message used to squeeze the code column to one character per line in a real browser.
+    from dataclasses import replace
+
+    report = sample_report()
+    wordy = replace(report.findings[0], message="a long message " * 40)
+    scan = replace(report.scan, files=(replace(report.scan.files[0], findings=(wordy,)),))
+    page = tmp_path / "report.html"
+    measure = ("<script>var w = Array.prototype.map.call(document.querySelectorAll('#findings td:last-child code'),"
+               " function (c) { return c.getBoundingClientRect().width; });"
+               " document.body.setAttribute('data-widths', w.join(','));</script></body>")
+    page.write_text(render(replace(report, scan=scan)).replace("</body>", measure), encoding="utf-8")
+    dom = run_chromium(tmp_path, page, "--dump-dom").stdout
+    widths = [float(w) for w in re.search(r'data-widths="([^"]*)"', dom).group(1).split(",")]
+    assert widths and min(widths) > 150, widths  # px: more than a handful of characters
 
 
 def test_chromium_renders_the_scores(tmp_path):
@@ -108,7 +155,7 @@ def test_chromium_renders_the_scores(tmp_path):
     for target in TARGETS:
         card = report.scores[target]
         assert re.search(rf'data-target="{target.value}".*?<div class="value score"[^>]*>{card.score:.1f}</div>', dom, re.S)
-    assert dom.count('<tr><td>') >= len(report.findings)
+    assert dom.count('<tr><td class="where">') == sum(len(report.for_target(t).findings) for t in TARGETS)
     shot = tmp_path / "report.png"
     run_chromium(tmp_path, page, f"--screenshot={shot}")
     assert png_colours(shot.read_bytes()) > 50  # a blank page has 1; the gauges, heat map and badges have hundreds

@@ -108,11 +108,14 @@ def sample_scan(target: Target = Target.GENERIC) -> ScanResult:
 
 
 def sample_report(targets: Sequence[Target] = (Target.GENERIC,), statistics: bool = False) -> Report:
-    """The report the CLI would build: the primary scan's findings, every target scored from its own scan."""
+    """The report the CLI would build: the primary scan's findings, every target scored from its own scan
+    (and, with several targets, each target's own scan for its section)."""
     from portcheck.score import score_scan
 
     primary = Target.GENERIC if len(targets) > 1 else targets[0]
-    report = build_report(sample_scan(primary), CATALOG, targets=targets, statistics=statistics, with_scores=False)
+    per_target = {t: sample_scan(t) for t in targets} if len(targets) > 1 else None
+    report = build_report(sample_scan(primary), CATALOG, targets=targets, statistics=statistics, with_scores=False,
+                          per_target=per_target)
     return replace(report, scores={t: score_scan(sample_scan(t), CATALOG, t) for t in targets})
 
 

@@ -6,16 +6,16 @@ Everything is inline (CSS, JS, SVG) and every value from the scan is HTML-escape
 from __future__ import annotations
 
 from html import escape
-from typing import Any, List
+from typing import Any, List, Sequence
 
 from portcheck.report.model import Report
 from portcheck.report.text_sections import (
     blocker_lines,
-    directory_score,
     effort_line,
     kernel_line,
     primary_card,
     scored_targets,
+    statistics_rows,
 )
 
 GRADE_COLOURS = {"A": "#2e7d32", "B": "#0277bd", "C": "#b26a00", "D": "#c62828"}
@@ -44,7 +44,14 @@ table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; }
 table.sortable th[aria-sort="descending"]::after { content: " \\25BC"; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table#statistics { width: auto; min-width: 240px; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; background: #f6f8fa; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; background: #f6f8fa; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: break-word; }
+td.src { min-width: 32ch; max-width: 72ch; }
+td.where { overflow-wrap: break-word; min-width: 16ch; }
+.tabs > input { position: absolute; opacity: 0; pointer-events: none; }
+.tabs > label { display: inline-block; padding: 6px 14px; margin: 20px 4px 0 0; border: 1px solid #d0d7de; border-bottom: none; border-radius: 6px 6px 0 0; background: #f0f3f6; cursor: pointer; font-weight: 600; }
+.tabs > input:checked + label { background: #fff; }
+.tabs > input:focus-visible + label { outline: 2px solid #0969da; }
+.tabs > .panel { display: none; border-top: 1px solid #d0d7de; }
 .sev { font-weight: 600; border-radius: 4px; padding: 0 6px; }
 .sev-blocker { background: #c62828; color: #fff; } .sev-major { background: #ffcdd2; color: #8e0000; }
 .sev-minor { background: #fff3c4; color: #6d4c00; } .sev-info { background: #e1f0fb; color: #01579b; }
@@ -103,10 +110,18 @@ def _gauge(target: Any, card: Any) -> str:
     )
 
 
+def inline(text: str) -> str:
+    """Escaped text with its `code spans` as <code> elements (messages quote code in backticks)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick is text, not markup
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    return "".join(f"<code>{escape(p)}</code>" if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
 def _effort(report: Report) -> List[str]:
-    card = primary_card(report)
-    label = f" ({escape(report.target.value)})" if len(report.targets) > 1 else ""
     from portcheck.report.text import baseline_line
+
+    card = primary_card(report)
 
     items = [f"<li>{escape(effort_line(card))}</li>"]
     if baseline_line(report):
@@ -115,23 +130,17 @@ def _effort(report: Report) -> List[str]:
     if kernel:
         items.append(f"<li>{escape(kernel)}</li>")
     items.extend(f"<li><b>{escape(label)}:</b> {escape(text)}</li>" for label, text in blocker_lines(report))
-    return [f"<h2>Effort{label}</h2>", '<ul class="effort">', *items, "</ul>"]
+    return ["<h2>Effort</h2>", '<ul class="effort">', *items, "</ul>"]
 
 
 def _heatmap(report: Report) -> List[str]:
     card = primary_card(report)
     if not card.directories:
         return []
-    targets = [t for t, _ in scored_targets(report)]
-    out = [f"<h2>Directories{' (' + escape(report.target.value) + ')' if len(targets) > 1 else ''}, worst first</h2>",
-           '<div class="heatmap">']
+    out = ["<h2>Directories, worst first</h2>", '<div class="heatmap">']
     for d in card.directories:
-        tips = []
-        for t in targets:
-            other = directory_score(report, t, d.path)
-            if other is not None:
-                tips.append(f"{t.value} {other.score:.1f}")
-        title = f"{d.path}: {'; '.join(tips)}; after fix {d.score_after_fix:.1f}; {d.findings} findings in {d.files} files"
+        title = (f"{d.path}: {report.target.value} {d.score:.1f}; after fix {d.score_after_fix:.1f}; "
+                 f"{d.findings} findings in {d.files} files")
         out.append(
             f'<div class="cell" style="background:{heat(d.score)}" title="{escape(title)}">'
             f'<div class="num">{d.score:.1f}</div><div class="path">{escape(d.path)}</div></div>'
@@ -140,13 +149,13 @@ def _heatmap(report: Report) -> List[str]:
     return out
 
 
-def _rules(report: Report) -> List[str]:
+def _rules(report: Report, suffix: str = "") -> List[str]:
     from portcheck.score import FIX_LABELS
 
     rules = primary_card(report).effort.rules
     if not rules:
         return []
-    out = ["<h2>Rules by points</h2>", '<table class="sortable" id="rules"><thead><tr>',
+    out = ["<h2>Rules by points</h2>", f'<table class="sortable" id="rules{suffix}"><thead><tr>',
            '<th>rule</th><th data-type="number">severity</th><th data-type="number">findings</th>'
            '<th data-type="number">files</th><th>fix</th><th data-type="number">points</th></tr></thead><tbody>']
     for r in rules:
@@ -160,33 +169,34 @@ def _rules(report: Report) -> List[str]:
     return out
 
 
-def _statistics(report: Report) -> List[str]:
+def _statistics(report: Report, suffix: str = "") -> List[str]:
     if not report.statistics:
         return []
-    out = ["<h2>Findings per rule</h2>", '<table class="sortable" id="statistics"><thead><tr><th>rule</th>'
-           '<th data-type="number">count</th></tr></thead><tbody>']
-    out.extend(f'<tr><td>{escape(code)}</td><td class="num">{n}</td></tr>' for code, n in report.counts_by_rule())
+    out = ["<h2>Findings per rule</h2>", f'<table class="sortable" id="statistics{suffix}"><thead><tr><th>rule</th>'
+           '<th data-type="number">count</th><th data-type="number">fixable</th><th>name</th></tr></thead><tbody>']
+    out.extend(f'<tr><td>{escape(code)}</td><td class="num">{n}</td><td class="num">{fixable}</td><td>{escape(name)}</td></tr>'
+               for n, code, name, fixable in statistics_rows(report))
     out.append("</tbody></table>")
     return out
 
 
-def _findings(report: Report) -> List[str]:
+def _findings(report: Report, suffix: str = "") -> List[str]:
     findings = report.findings
     out = [f"<h2>Findings ({len(findings)})</h2>"]
     if not findings:
         return out + ['<p class="empty">No findings.</p>']
-    out.append('<table class="sortable" id="findings"><thead><tr><th>file</th><th data-type="number">line</th>'
+    out.append(f'<table class="sortable" id="findings{suffix}"><thead><tr><th>file</th><th data-type="number">line</th>'
                '<th data-type="number">severity</th><th>rule</th><th>message</th><th>code</th></tr></thead><tbody>')
     for f in findings:
         where = f"{f.path}" if f.cell is None else f"{f.path} (cell {f.cell})"
         fix = f" [{f.fix_safety.value} fix]" if f.fixable else ""
         out.append(
-            f"<tr><td>{escape(where)}</td>"
+            f'<tr><td class="where">{escape(where)}</td>'
             f'<td class="num" data-sort="{f.line}.{f.column:06d}">{f.line}:{f.column}</td>'
             f'<td data-sort="{f.severity.rank}"><span class="sev sev-{f.severity.value}">{f.severity.value}</span></td>'
             f"<td>{escape(f.code)} {escape(f.name)}{escape(fix)}</td>"
-            f"<td>{escape(f.message)}</td>"
-            f"<td><code>{escape(f.source_line)}</code></td></tr>"
+            f"<td>{inline(f.message)}</td>"
+            f'<td class="src"><code>{escape(f.source_line)}</code></td></tr>'
         )
     out.append("</tbody></table>")
     return out
@@ -196,26 +206,57 @@ def _errors(report: Report) -> List[str]:
     if not report.errors:
         return []
     out = [f"<h2>Files that could not be scanned ({len(report.errors)})</h2>", "<ul>"]
-    out.extend(f"<li><code>{escape(e.path)}</code>: {escape(e.message)}</li>" for e in report.errors)
+    out.extend(f"<li><code>{escape(e.path)}</code>: {inline(e.message)}</li>" for e in report.errors)
     out.append("</ul>")
     return out
 
 
+def _section(report: Report, suffix: str = "") -> List[str]:
+    """Everything about one target: effort, heat map, rules, statistics and findings."""
+    out: List[str] = []
+    if primary_card(report) is not None:
+        for part in (_effort(report), _heatmap(report), _rules(report, suffix)):
+            out.extend(part)
+    for part in (_statistics(report, suffix), _findings(report, suffix)):
+        out.extend(part)
+    return out
+
+
+def _tabs(sections: Sequence[Report]) -> List[str]:
+    """One tab per target (radio buttons and CSS, no script needed); the first is open."""
+    names = [s.target.value for s in sections]
+    css = " ".join(f"#tab-{n}:checked ~ #panel-{n} {{ display: block; }}" for n in names)
+    out = [f"<style>{css}</style>", '<div class="tabs">']
+    for i, section in enumerate(sections):
+        n = section.target.value
+        count = len(section.findings)
+        out.append(f'<input type="radio" name="target-tab" id="tab-{n}"{" checked" if i == 0 else ""}>')
+        out.append(f'<label for="tab-{n}">{escape(n)} ({count} finding{"s" if count != 1 else ""})</label>')
+    for section in sections:
+        n = section.target.value
+        out.append(f'<section class="panel" id="panel-{n}" data-target="{n}">')
+        out.extend(_section(section, suffix=f"-{n}"))
+        out.append("</section>")
+    out.append("</div>")
+    return out
+
+
 def render(report: Report, **_: Any) -> str:
+    """With several targets: a gauge per target, then one tab per target with its own tables."""
+    sections = report.sections()
     targets = ", ".join(t.value for t in report.targets)
+    counts = " / ".join(f"{len(s.findings)} {s.target.value}" for s in sections) if len(sections) > 1 else str(len(report.findings))
     body: List[str] = [
         "<h1>portcheck readiness report</h1>",
         f'<div class="meta">portcheck {escape(report.version)} &middot; target{"s" if len(report.targets) > 1 else ""}: '
-        f"{escape(targets)} &middot; {report.files_scanned} files scanned &middot; {len(report.findings)} findings</div>",
+        f"{escape(targets)} &middot; {report.files_scanned} files scanned &middot; {escape(counts)} findings</div>",
     ]
     if primary_card(report) is not None:
         body.append('<div class="gauges">')
         body.extend(_gauge(t, c) for t, c in scored_targets(report))
         body.append("</div>")
-        for section in (_effort(report), _heatmap(report), _rules(report)):
-            body.extend(section)
-    for section in (_statistics(report), _findings(report), _errors(report)):
-        body.extend(section)
+    body.extend(_tabs(sections) if len(sections) > 1 else _section(report))
+    body.extend(_errors(report))
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en">',

@@ -9,12 +9,12 @@ from portcheck.report.model import Report
 from portcheck.report.text_sections import (
     blocker_lines,
     directory_rows,
-    directory_score,
     effort_line,
     kernel_line,
     primary_card,
     rule_rows,
     scored_targets,
+    statistics_rows,
 )
 
 TOP_DIRECTORIES = 15
@@ -45,13 +45,12 @@ def _effort(report: Report) -> List[str]:
     from portcheck.report.text import baseline_line
 
     card = primary_card(report)
-    label = f" ({report.target.value})" if len(report.targets) > 1 else ""
     out = []
     against = baseline_line(report)
     if against:  # target names and numbers only: nothing to escape
         head, _, rest = against.partition(": ")
         out.append(f"- **{head}:** {rest}")
-    out.append(f"- **Effort{label}:** {cell(effort_line(card))}")
+    out.append(f"- **Effort:** {cell(effort_line(card))}")
     kernel = kernel_line(card)
     if kernel:
         out.append(f"- **Custom kernels:** {cell(kernel)}")
@@ -59,38 +58,27 @@ def _effort(report: Report) -> List[str]:
     return out
 
 
-def _directories(report: Report) -> List[str]:
+def _directories(report: Report, level: str) -> List[str]:
     rows, more = directory_rows(report, TOP_DIRECTORIES)
     if not rows:
         return []
-    targets = [t for t, _ in scored_targets(report)]
-    out = ["### Directories, worst first", ""]
-    if len(targets) > 1:
-        out.append("| Directory | " + " | ".join(t.value for t in targets) + " | Findings |")
-        out.append("|---|" + "---:|" * len(targets) + "---:|")
-        for d in rows:
-            scores = []
-            for t in targets:
-                other = directory_score(report, t, d.path)
-                scores.append(f"{other.score:.1f}" if other is not None else "-")
-            out.append(f"| {code_cell(d.path)} | " + " | ".join(scores) + f" | {d.findings} |")
-    else:
-        out.append("| Directory | Score | After fix | Grade | Findings | Lines |")
-        out.append("|---|---:|---:|---|---:|---:|")
-        for d in rows:
-            out.append(f"| {code_cell(d.path)} | {d.score:.1f} | {d.score_after_fix:.1f} | {d.grade} | {d.findings} | {d.lines} |")
+    out = [f"{level} Directories, worst first", ""]
+    out.append("| Directory | Score | After fix | Grade | Findings | Lines |")
+    out.append("|---|---:|---:|---|---:|---:|")
+    for d in rows:
+        out.append(f"| {code_cell(d.path)} | {d.score:.1f} | {d.score_after_fix:.1f} | {d.grade} | {d.findings} | {d.lines} |")
     if more:
         out.append(f"\n_{more} more director{'ies' if more != 1 else 'y'} not shown._")
     return out
 
 
-def _rules(report: Report) -> List[str]:
+def _rules(report: Report, level: str) -> List[str]:
     rows = rule_rows(report)
     if not rows:
         return []
     from portcheck.score import FIX_LABELS
 
-    out = ["### Top rules", "", "| Rule | Severity | Findings | Fix | Points |", "|---|---|---:|---|---:|"]
+    out = [f"{level} Top rules", "", "| Rule | Severity | Findings | Fix | Points |", "|---|---|---:|---|---:|"]
     for r in rows:
         out.append(f"| {r.code} {cell(r.name)} | {r.severity.value} | {r.count} | {FIX_LABELS.get(r.fix, r.fix)} | {r.points:.1f} |")
     out.append("")
@@ -98,29 +86,29 @@ def _rules(report: Report) -> List[str]:
     return out
 
 
-def _statistics(report: Report) -> List[str]:
+def _statistics(report: Report, level: str) -> List[str]:
     if not report.statistics:
         return []
-    out = ["### Findings per rule", "", "| Rule | Count |", "|---|---:|"]
-    out.extend(f"| {code} | {n} |" for code, n in report.counts_by_rule())
+    out = [f"{level} Findings per rule", "", "| Rule | Count | Fixable | Name |", "|---|---:|---:|---|"]
+    out.extend(f"| {code} | {n} | {fixable} | {cell(name)} |" for n, code, name, fixable in statistics_rows(report))
     return out
 
 
-def _findings(report: Report) -> List[str]:
+def _findings(report: Report, label: str = "", limit: int = MAX_FINDINGS) -> List[str]:
     findings = report.findings
     if not findings and not report.errors:
         return []
-    out = [f"<details><summary>{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    out = [f"<details><summary>{len(findings)} finding{'s' if len(findings) != 1 else ''}{' for ' + label if label else ''}"
            f" in {len({f.path for f in findings})} file{'s' if len({f.path for f in findings}) != 1 else ''}</summary>", ""]
     if findings:
         out.append("| Location | Rule | Severity | Message | Code |")
         out.append("|---|---|---|---|---|")
-        for f in findings[:MAX_FINDINGS]:
+        for f in findings[:limit]:
             where = f"{f.path}:{f.line}:{f.column}" if f.cell is None else f"{f.path}:cell {f.cell}:{f.line}:{f.column}"
             fix = " (fixable)" if f.fixable else ""
             out.append(f"| {code_cell(where)} | {f.code}{fix} | {f.severity.value} | {cell(f.message)} | {code_cell(f.source_line)} |")
-        if len(findings) > MAX_FINDINGS:
-            out.append(f"\n_{len(findings) - MAX_FINDINGS} more findings not shown; run `portcheck scan` for all of them._")
+        if len(findings) > limit:
+            out.append(f"\n_{len(findings) - limit} more findings not shown; run `portcheck scan` for all of them._")
     if report.errors:
         out.append("")
         out.append(f"{len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be scanned:")
@@ -131,16 +119,26 @@ def _findings(report: Report) -> List[str]:
 
 
 def render(report: Report, **_: Any) -> str:
+    """With several targets: the score table for all of them, then a section per target."""
+    sections = report.sections()
+    multi = len(sections) > 1
     out: List[str] = ["## portcheck readiness", ""]
     if primary_card(report) is not None:
-        for section in (_scores(report), _effort(report), _directories(report), _rules(report)):
-            if section:
-                out.extend(section)
-                out.append("")
-    else:
+        out.extend(_scores(report))
+        out.append("")
+    elif not multi:
         out.extend([f"{len(report.findings)} findings.", ""])
-    for section in (_statistics(report), _findings(report)):
-        if section:
-            out.extend(section)
-            out.append("")
+    limit = MAX_FINDINGS // len(sections)  # one comment holds every section
+    for section in sections:
+        level = "####" if multi else "###"
+        if multi:
+            out.extend([f"### {section.target.value}", ""])
+        parts = []
+        if primary_card(section) is not None:
+            parts += [_effort(section), _directories(section, level), _rules(section, level)]
+        parts += [_statistics(section, level), _findings(section, section.target.value if multi else "", limit)]
+        for part in parts:
+            if part:
+                out.extend(part)
+                out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from portcheck import __version__
@@ -20,6 +20,21 @@ class Report:
     scores: Mapping[Target, Any] = field(default_factory=dict)  # Target -> portcheck.score.ScoreCard
     baseline_scores: Mapping[Target, Any] = field(default_factory=dict)  # scores of the baseline, if any
     statistics: bool = False
+    per_target: Mapping[Target, ScanResult] = field(default_factory=dict)  # each target's own scan (--target all)
+
+    def for_target(self, target: Target) -> "Report":
+        """The one-target report of a scanned target: its own findings, severities, score and baseline score."""
+        def only(scores: Mapping[Target, Any]) -> Dict[Target, Any]:
+            return {target: scores[target]} if target in scores else {}
+
+        return replace(self, target=target, targets=(target,), scan=self.per_target.get(target, self.scan),
+                       scores=only(self.scores), baseline_scores=only(self.baseline_scores), per_target={})
+
+    def sections(self) -> Tuple["Report", ...]:
+        """One report per scanned target: what every human-readable format shows, one section (or tab) each."""
+        if len(self.targets) <= 1:
+            return (self,)
+        return tuple(self.for_target(t) for t in self.targets)
 
     @property
     def findings(self) -> Tuple[Finding, ...]:
@@ -49,10 +64,15 @@ def build_report(
     statistics: bool = False,
     baseline_scan: Optional[ScanResult] = None,
     with_scores: bool = True,
+    per_target: Optional[Mapping[Target, ScanResult]] = None,
 ) -> Report:
-    """Assemble a report: attach rule data and (when scoring is available) scores per target."""
+    """Assemble a report: attach rule data and (when scoring is available) scores per target.
+
+    `per_target` holds each target's own scan when several were scanned; `scan` is the primary one.
+    """
     by_code = catalog.by_code()
-    codes = {f.code for f in scan.findings}
+    per_target = dict(per_target or {})
+    codes = {f.code for s in (scan, *per_target.values()) for f in s.findings}
     rules = {code: by_code[code].rule for code in sorted(codes) if code in by_code}
     targets = tuple(targets) or (scan.target,)
     scores: Dict[Target, Any] = {}
@@ -64,7 +84,7 @@ def build_report(
             score_scan = None
         if score_scan is not None:
             for t in targets:
-                scores[t] = score_scan(scan, catalog, t)
+                scores[t] = score_scan(per_target.get(t, scan), catalog, t)
                 if baseline_scan is not None:
                     baseline_scores[t] = score_scan(baseline_scan, catalog, t)
     return Report(
@@ -76,4 +96,5 @@ def build_report(
         scores=scores,
         baseline_scores=baseline_scores,
         statistics=statistics,
+        per_target=per_target,
     )

@@ -8,6 +8,7 @@ from typing import Any, List
 
 from portcheck.model import Severity
 from portcheck.report.model import Report
+from portcheck.report import text_sections
 from portcheck.report.text_sections import statistics_lines
 
 STYLES = {
@@ -24,13 +25,14 @@ def location(f) -> str:
     return f"{f.path}:{f.line}:{f.column}"
 
 
-def summary_line(report: Report) -> str:
+def summary_line(report: Report, label: str = "") -> str:
+    """ "Found N findings in F of M files (...)"; `label` names the target when a report has several."""
     n = len(report.findings)
     files = len({f.path for f in report.findings})
     sev = report.counts_by_severity()
     parts = ", ".join(f"{v} {k}" for k, v in sev.items() if v)
     fixable = sum(1 for f in report.findings if f.fixable)
-    text = f"Found {n} finding{'s' if n != 1 else ''} in {files} of {report.files_scanned} file{'s' if report.files_scanned != 1 else ''}"
+    text = f"Found {n} finding{'s' if n != 1 else ''}{' for ' + label if label else ''} in {files} of {report.files_scanned} file{'s' if report.files_scanned != 1 else ''}"
     if parts:
         text += f" ({parts})"
     if fixable:
@@ -62,32 +64,66 @@ def baseline_line(report: Report) -> str:
     return "Against the baseline: " + ", ".join(parts) if parts else ""
 
 
+def section_heading(report: Report) -> str:
+    """The line that opens one target's section when a report covers several targets."""
+    return f"=== {report.target.value} ==="
+
+
 def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> str:
-    """Render as text; `color` emits ANSI styles through rich (callers decide from the terminal)."""
-    try:
-        from portcheck.report import text_sections  # score panels, tables (optional)
-    except ImportError:
-        text_sections = None
-    if not color:
-        lines = []
-        if text_sections is not None:
-            lines.extend(text_sections.plain(report))
-        if baseline_line(report):
-            lines.append(baseline_line(report))
-        lines.extend(plain_lines(report))
-        if report.statistics:
+    """Render as text; `color` emits ANSI styles through rich (callers decide from the terminal).
+
+    With several targets: the score table for all of them, then one section per target.
+    """
+    sections = report.sections()
+    multi = len(sections) > 1
+    if color:
+        return _render_rich(report, sections, width)
+    lines: List[str] = []
+    if multi:
+        lines.extend(text_sections.score_lines(report))
+        lines.append("")
+    for section in sections:
+        if multi:
+            lines.extend([section_heading(section), ""])
+        lines.extend(_plain_section(section, with_scores=not multi, label=section.target.value if multi else ""))
+        if multi:
             lines.append("")
-            lines.extend(statistics_lines(report))
-            lines.append("")
-        lines.append(summary_line(report))
-        return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _plain_section(report: Report, with_scores: bool, label: str) -> List[str]:
+    lines = text_sections.plain(report, with_scores=with_scores)
+    if baseline_line(report):
+        lines.append(baseline_line(report))
+    lines.extend(plain_lines(report))
+    if report.statistics:
+        lines.append("")
+        lines.extend(statistics_lines(report))
+        lines.append("")
+    lines.append(summary_line(report, label))
+    return lines
+
+
+def _render_rich(report: Report, sections, width: int) -> str:
     from rich.console import Console
     from rich.text import Text
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, color_system="standard", width=width, highlight=False)
-    if text_sections is not None:
-        text_sections.rich(report, console)
+    multi = len(sections) > 1
+    if multi:
+        text_sections.rich_panels(report, console)
+    for section in sections:
+        if multi:
+            console.rule(Text(section.target.value, style="bold"))
+        text_sections.rich(section, console, with_scores=not multi)
+        _rich_findings(section, console, label=section.target.value if multi else "")
+    return buf.getvalue()
+
+
+def _rich_findings(report: Report, console: Any, label: str) -> None:
+    from rich.text import Text
+
     if baseline_line(report):
         console.print(Text(baseline_line(report), style="bold"))
     for path, group in groupby(report.findings, key=lambda f: f.path):
@@ -113,5 +149,4 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
         for row in rows:
             console.print(Text(row))
         console.print()
-    console.print(Text(summary_line(report), style="bold"))
-    return buf.getvalue()
+    console.print(Text(summary_line(report, label), style="bold"))

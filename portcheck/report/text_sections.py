@@ -79,7 +79,7 @@ def directory_score(report: Report, target: Any, path: str) -> Optional[Any]:
     return None
 
 
-def _score_lines(report: Report) -> List[str]:
+def score_lines(report: Report) -> List[str]:
     out = ["Readiness score (0-100; 100 = nothing left to change)"]
     out.append(f"  {'target':8} {'score':>5}  {'grade':24}  after `portcheck fix`")
     for target, card in scored_targets(report):
@@ -105,20 +105,9 @@ def _directory_lines(report: Report) -> List[str]:
     rows, more = directory_rows(report)
     if not rows:
         return []
-    targets = [t for t, _ in scored_targets(report)]
-    if len(targets) > 1:
-        head = "  " + " ".join(f"{t.value:>8}" for t in targets) + f"  {'findings':>8}  directory"
-        out = ["Directories, worst first (" + report.target.value + ")", head]
-        for d in rows:
-            cells = []
-            for t in targets:
-                other = directory_score(report, t, d.path)
-                cells.append(f"{other.score:8.1f}" if other is not None else f"{'-':>8}")
-            out.append("  " + " ".join(cells) + f"  {d.findings:8d}  {d.path}")
-    else:
-        out = ["Directories, worst first", f"  {'score':>5}  {'after fix':>9}  grade  {'findings':>8}  {'lines':>7}  directory"]
-        for d in rows:
-            out.append(f"  {d.score:5.1f}  {d.score_after_fix:9.1f}  {d.grade:5}  {d.findings:8d}  {d.lines:7d}  {d.path}")
+    out = ["Directories, worst first", f"  {'score':>5}  {'after fix':>9}  grade  {'findings':>8}  {'lines':>7}  directory"]
+    for d in rows:
+        out.append(f"  {d.score:5.1f}  {d.score_after_fix:9.1f}  {d.grade:5}  {d.findings:8d}  {d.lines:7d}  {d.path}")
     if more:
         out.append(f"  ... {more} more director{'ies' if more != 1 else 'y'}")
     return out
@@ -168,11 +157,14 @@ def _fix_label(fix: str) -> str:
     return FIX_LABELS.get(fix, fix)
 
 
-def plain(report: Report) -> List[str]:
+def plain(report: Report, with_scores: bool = True) -> List[str]:
+    """The score sections of a one-target report; `with_scores=False` leaves out the score table
+    (a report over several targets prints it once, above the per-target sections)."""
     if primary_card(report) is None:
         return []
     out: List[str] = []
-    for section in (_score_lines(report), _effort_lines(report), _directory_lines(report), _rule_lines(report)):
+    scores = score_lines(report) if with_scores else []
+    for section in (scores, _effort_lines(report), _directory_lines(report), _rule_lines(report)):
         if section:
             out.extend(section)
             out.append("")
@@ -190,15 +182,11 @@ def _panel_body(card: Any):
     return body
 
 
-def rich(report: Report, console: Any) -> None:
-    """Print the score sections to a rich console."""
+def rich_panels(report: Report, console: Any) -> None:
+    """A score panel per scored target, side by side."""
     from rich.panel import Panel
     from rich.table import Table
-    from rich.text import Text
 
-    card = primary_card(report)
-    if card is None:
-        return
     panels = Table.grid(padding=(0, 2))
     cells = []
     for target, c in scored_targets(report):
@@ -206,29 +194,29 @@ def rich(report: Report, console: Any) -> None:
         cells.append(Panel(_panel_body(c), title=f"readiness: {target.value}", expand=False))
     panels.add_row(*cells)
     console.print(panels)
+
+
+def rich(report: Report, console: Any, with_scores: bool = True) -> None:
+    """Print the score sections of a one-target report to a rich console (`with_scores` as in `plain`)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if primary_card(report) is None:
+        return
+    if with_scores:
+        rich_panels(report, console)
     for line in _effort_lines(report):
         console.print(Text(line))
     rows, more = directory_rows(report)
     if rows:
-        targets = [t for t, _ in scored_targets(report)]
         table = Table(title="Directories, worst first", title_justify="left", show_edge=False)
-        if len(targets) > 1:
-            for t in targets:
-                table.add_column(t.value, justify="right")
-        else:
-            table.add_column("score", justify="right")
-            table.add_column("after fix", justify="right")
+        table.add_column("score", justify="right")
+        table.add_column("after fix", justify="right")
         table.add_column("findings", justify="right")
         table.add_column("directory")
         for d in rows:
-            if len(targets) > 1:
-                cells = []
-                for t in targets:
-                    other = directory_score(report, t, d.path)
-                    cells.append(Text(f"{other.score:.1f}", style=GRADE_STYLES.get(other.grade, "")) if other else Text("-"))
-            else:
-                cells = [Text(f"{d.score:.1f}", style=GRADE_STYLES.get(d.grade, "")), Text(f"{d.score_after_fix:.1f}")]
-            table.add_row(*cells, str(d.findings), d.path)
+            table.add_row(Text(f"{d.score:.1f}", style=GRADE_STYLES.get(d.grade, "")), Text(f"{d.score_after_fix:.1f}"),
+                          str(d.findings), d.path)
         console.print(table)
         if more:
             console.print(Text(f"... {more} more director{'ies' if more != 1 else 'y'}", style="dim"))
