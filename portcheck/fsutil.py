@@ -8,13 +8,21 @@ import tempfile
 from pathlib import Path
 
 
+def new_file_mode() -> int:
+    """The mode `open(path, "w")` would give a new file: 0o666 less the process umask."""
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically, keeping the file's mode when it exists."""
+    """Replace `path` with `data` atomically, keeping the file's mode when it exists; a new file gets
+    the mode any other new file would get (the umask applies), not the temp file's 0600."""
     path = Path(path)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
-        mode = None
+        mode = new_file_mode()
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".portcheck-tmp", dir=folder)
     try:
@@ -22,8 +30,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 from portcheck.filetypes import KINDS
 from portcheck.pyscan.matchers import MatcherError, _str_list
@@ -130,7 +130,50 @@ class LineMatcher(TextMatcher):
         for number, text in _comment_free(lines, kind):
             m = self.pattern.search(text)
             if m and not (self.exclude is not None and self.exclude.search(text)):
-                yield number, m.start() + 1, number, m.end() + 1, m.group(0)
+                yield number, m.start() + 1, number, m.end() + 1, excerpt(text, m.start(), m.end())
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+EXCERPT_LIMIT = 80
+
+
+def excerpt(text: str, start: int, end: int, limit: int = EXCERPT_LIMIT) -> str:
+    """The matched text widened to whole tokens, with brackets and quotes closed where the line closes them.
+
+    A regular expression stops where its pattern does (`--nproc_per_node="$NGPU` without its quote,
+    `capabilities: [ gpu` without its bracket); a message quoting that reads as broken code.
+    """
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while start < end and text[start].isspace():
+        start += 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    closing = _unclosed(text[start:end])
+    if closing:
+        found = text.find(closing, end)
+        if found != -1:
+            end = found + 1
+            while end < len(text) and not text[end].isspace():
+                end += 1
+    out = text[start:end].rstrip()
+    if len(out) > limit:
+        cut = out.rfind(" ", 0, limit)
+        out = out[: cut if cut > limit // 2 else limit].rstrip() + " ..."
+    return out
+
+
+def _unclosed(fragment: str) -> str:
+    """The character that would close the last bracket or quote left open in `fragment`, or ""."""
+    stack: List[str] = []
+    for ch in fragment:
+        if stack and ch == stack[-1]:
+            stack.pop()
+        elif ch in _CLOSERS:
+            stack.append(_CLOSERS[ch])
+        elif ch in "\"'":
+            stack.append(ch)
+    return stack[-1] if stack else ""
 
 
 def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]:

@@ -178,3 +178,24 @@ def test_target_all_with_a_baseline_filters_every_section(kernel_project):
     for target in ("neuron", "xla", "generic"):
         assert f"Found 0 findings for {target} in" in section(text, target)
     assert scan("pkg", "--target", "all", "--baseline", str(baseline)).exit_code == 0
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_a_new_report_file_follows_the_umask(project, umask, mode):
+    import os
+
+    old = os.umask(umask)
+    try:
+        out = project / f"report-{umask:o}.html"
+        scan("pkg", "--output-format", "html", "-o", str(out))
+    finally:
+        os.umask(old)
+    assert (out.stat().st_mode & 0o777) == mode
+
+
+def test_an_existing_report_file_keeps_its_mode(project):
+    out = project / "report.txt"
+    out.write_text("old\n")
+    out.chmod(0o640)
+    scan("pkg", "-o", str(out))
+    assert (out.stat().st_mode & 0o777) == 0o640 and "Readiness score" in out.read_text()
