@@ -236,13 +236,15 @@ def test_notebook_key_order_and_ascii_escapes_are_kept(tmp_path):
     assert json.loads(text)["cells"][0]["source"][-1] == "x = y.to(DEVICE)"
 
 
-def test_notebook_whose_layout_cannot_be_reproduced_is_refused(tmp_path):
+def test_a_notebook_in_a_layout_no_json_dumper_writes_keeps_every_byte_outside_the_changed_cell(tmp_path):
     path = tmp_path / "odd.ipynb"
-    text = '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,\n  "source": ["x = y.cuda()"]}],\n "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
-    path.write_text(text, encoding="utf-8")
+    head = '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,\n  "source": '
+    tail = '}],\n "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
+    path.write_text(head + '["x = y.cuda()"]' + tail, encoding="utf-8")
     report = run(tmp_path)
-    assert path.read_text(encoding="utf-8") == text
-    assert "layout cannot be reproduced" in report.files[0].error
+    assert not report.files[0].error
+    fixed = ["import torch\n", "\n", GENERIC + "\n", "\n", "x = y.to(DEVICE)"]
+    assert path.read_text(encoding="utf-8") == head + json.dumps(fixed) + tail
 
 
 def test_notebook_imports_are_not_repeated_and_not_dropped_when_other_cells_use_them(tmp_path):

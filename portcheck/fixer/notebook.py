@@ -1,5 +1,6 @@
 """Fix a Jupyter notebook cell by cell: one device variable and one set of imports for the whole
-notebook, IPython magics left as they were, and the JSON written back in the notebook's own layout."""
+notebook, IPython magics left as they were, and only the changed cells' `source` values rewritten in
+the JSON text: every other byte stays as the tool that wrote the notebook (Jupyter, Colab, ...) left it."""
 
 from __future__ import annotations
 
@@ -21,43 +22,108 @@ _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
 _PLACEHOLDER = "# portcheck-magic {}"
 
 
-@dataclass(frozen=True)
-class Layout:
-    """How a notebook's JSON was written, so it can be written the same way again."""
-
-    indent: Union[int, str, None]
-    ensure_ascii: bool
-    separators: Tuple[str, str]
-    newline: str
-    trailing: str
-
-    def dump(self, doc: Any) -> str:
-        text = json.dumps(doc, indent=self.indent, ensure_ascii=self.ensure_ascii, separators=self.separators)
-        if self.newline != "\n":
-            text = text.replace("\n", self.newline)  # JSON strings hold no raw newlines
-        return text + self.trailing
+_WS = " \t\r\n"
 
 
-def detect_layout(text: str, doc: Any) -> Layout:
-    """The layout that writes `doc` back as exactly `text`; FixError when none does."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    body = text.rstrip("\r\n")
-    trailing = text[len(body):]
-    lines = body.split(newline)
-    indents: List[Union[int, str, None]] = [None]
-    if len(lines) > 1:
-        lead = lines[1][: len(lines[1]) - len(lines[1].lstrip(" \t"))]
-        indents = [len(lead) if lead and set(lead) == {" "} else lead] if lead else [0]
-    asciis = [False, True]
-    if re.search(r"\\u[0-9a-fA-F]{4}", text) and text.isascii():
-        asciis = [True, False]
-    for indent in indents:
-        for ensure_ascii in asciis:
-            for separators in ((",", ": "), (", ", ": "), (",", ":")):
-                layout = Layout(indent, ensure_ascii, separators, newline, trailing)
-                if layout.dump(doc) == text:
-                    return layout
-    raise FixError("the notebook's JSON layout cannot be reproduced, so it is not rewritten")
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+def source_spans(text: str) -> Dict[int, Tuple[int, int]]:
+    """Where each cell's "source" value sits in the notebook's JSON text: {cell number (1-based): (start, end)}.
+
+    A fix replaces those spans and nothing else, so every other byte (key order, indentation, escapes,
+    Colab's `\u003c`, a missing final newline) stays as the file had it, whatever wrote it.
+    """
+    decoder = json.JSONDecoder()
+    spans: Dict[int, Tuple[int, int]] = {}
+
+    def members(i: int):
+        """(key, value start) of each member of the object opening at text[i]; the index after it last."""
+        i = _skip_ws(text, i + 1)
+        if text[i] == "}":
+            yield None, i + 1
+            return
+        while True:
+            key, i = json.decoder.scanstring(text, _skip_ws(text, i) + 1)
+            i = _skip_ws(text, i)
+            value = _skip_ws(text, i + 1)  # past the ":"
+            end = yield key, value
+            i = _skip_ws(text, end)
+            if text[i] == "}":
+                yield None, i + 1
+                return
+            i += 1  # past the ","
+
+    def walk_object(i: int, on_member) -> int:
+        gen = members(i)
+        key, pos = next(gen)
+        while key is not None:
+            end = on_member(key, pos)
+            key, pos = gen.send(end)
+        return pos
+
+    def skip(pos: int) -> int:
+        return decoder.raw_decode(text, pos)[1]
+
+    def cell_member(number: int):
+        def on_member(key: str, pos: int) -> int:
+            end = skip(pos)
+            if key == "source":
+                spans[number] = (pos, end)
+            return end
+        return on_member
+
+    def top_member(key: str, pos: int) -> int:
+        if key != "cells" or text[pos] != "[":
+            return skip(pos)
+        i, number = _skip_ws(text, pos + 1), 0
+        if text[i] == "]":
+            return i + 1
+        while True:
+            number += 1
+            i = walk_object(i, cell_member(number)) if text[i] == "{" else skip(i)
+            i = _skip_ws(text, i)
+            if text[i] == "]":
+                return i + 1
+            i = _skip_ws(text, i + 1)
+
+    walk_object(_skip_ws(text, 0), top_member)
+    return spans
+
+
+def _string_encoder(text: str):
+    """Encode a string as the file does: non-ASCII raw or escaped, and the ASCII characters the file
+    escapes (`<`, `>`, `&` as Colab does) escaped the same way."""
+    ensure_ascii = text.isascii() and bool(re.search(r"\\u[0-9a-fA-F]{4}", text))
+    escaped = {chr(int(h, 16)) for h in re.findall(r"\\u(00[2-7][0-9a-fA-F])", text)} & set("<>&'=+")
+    slash = "\\/" in text
+
+    def encode(value: str) -> str:
+        out = json.dumps(value, ensure_ascii=ensure_ascii)
+        for ch in escaped:
+            out = out.replace(ch, f"\\u{ord(ch):04x}")
+        return out.replace("/", "\\/") if slash else out
+
+    return encode
+
+
+def render_source(old: str, value: Union[str, List[str]], encode) -> str:
+    """The JSON text of a cell's new `source`, laid out like the `old` text it replaces."""
+    if isinstance(value, str):
+        return encode(value)
+    if not value:
+        return "[]"
+    m = re.match(r"\[[ \t]*(\r?\n)([ \t]*)", old)
+    if not m:  # the list was on one line
+        sep = "," if re.search(r'",\S', old) else ", "
+        return "[" + sep.join(encode(v) for v in value) + "]"
+    newline, indent = m.group(1), m.group(2)
+    closer = re.search(r"(?:^|\n)([ \t]*)\]$", old)
+    close_indent = closer.group(1) if closer else ""
+    return "[" + newline + ("," + newline).join(indent + encode(v) for v in value) + newline + close_indent + "]"
 
 
 def mask_magics(source: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
@@ -129,12 +195,14 @@ def _cells(doc: Mapping[str, Any]) -> List[_Cell]:
     return out
 
 
-def _store(cell: Dict[str, Any], raw: Union[str, List[str]], text: str) -> None:
+def _store(cell: Dict[str, Any], raw: Union[str, List[str]], text: str) -> bool:
+    """Put a cell's new text in the document; False (and nothing changed) when it is the old text."""
     old = "".join(raw) if isinstance(raw, list) else raw
     if text == old:
-        return  # untouched cells keep their exact line split
+        return False  # untouched cells keep their exact line split
     # Jupyter splits a cell's source after each "\n" only (not at other line breaks).
     cell["source"] = re.findall(r"[^\n]*\n|[^\n]+$", text) if isinstance(raw, list) else text
+    return True
 
 
 def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions) -> TextFix:
@@ -143,7 +211,10 @@ def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mappi
         doc = load_notebook(text)
     except NotebookError as exc:
         raise FixError(str(exc)) from None
-    layout = detect_layout(text, doc)
+    try:
+        spans = source_spans(text)
+    except (ValueError, IndexError, StopIteration):
+        raise FixError("the notebook's JSON could not be located cell by cell, so it is not rewritten") from None
     cells = _cells(doc)
     by_cell: Dict[int, List[Finding]] = {}
     for f in findings:
@@ -190,10 +261,20 @@ def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mappi
                 break
         module = cst.parse_module(new_text[home])
         new_text[home] = insert_definition(module, spelling).code
+    encode = _string_encoder(text)
+    edits: List[Tuple[int, int, str]] = []
     for cell in cells:
         if cell.masked is None:
             continue
         check(new_text[cell.index], f"{path} cell {cell.index}")
         restored = unmask_magics(new_text[cell.index], cell.magics)
-        _store(doc["cells"][cell.index - 1], cell.raw, restored)
-    return TextFix(layout.dump(doc), tuple(applied), tuple(skipped), bool(users))
+        stored = doc["cells"][cell.index - 1]
+        if _store(stored, cell.raw, restored) and cell.index in spans:
+            start, end = spans[cell.index]
+            edits.append((start, end, render_source(text[start:end], stored["source"], encode)))
+    out = text
+    for start, end, new in sorted(edits, reverse=True):
+        out = out[:start] + new + out[end:]
+    if json.loads(out) != doc:  # the splice must say exactly what the edited document says
+        raise FixError("the notebook's JSON could not be rewritten in its own layout, so it is not rewritten")
+    return TextFix(out, tuple(applied), tuple(skipped), bool(users))
