@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up everything the test suite needs on a fresh machine, then run it.
 #   bash tests/run.sh [pytest args...]
-# Creates .venv/, installs portcheck with its test extras, a CPU build of torch (for the tests that
-# run fixed code), and Debian's chromium (for the HTML report test) when apt-get is available.
+# Creates .venv/, installs portcheck with its test and docs extras (tests/test_docs.py builds the
+# documentation site with `mkdocs build --strict`), a CPU build of torch (for the tests that run fixed
+# code), and Debian's chromium (for the HTML report test) when apt-get is available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,8 +13,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 VPY=.venv/bin/python
 "$VPY" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-"$VPY" -m pip install -q --disable-pip-version-check -e '.[test]'
-# CPU build of torch for the runtime proof of `portcheck fix` (see README, "Testing").
+"$VPY" -m pip install -q --disable-pip-version-check -e '.[test,docs]'
+# CPU build of torch for the runtime proof of `portcheck fix` (see docs/development.md, "Testing").
 if ! "$VPY" -c 'import torch' >/dev/null 2>&1; then
   "$VPY" -m pip install -q --disable-pip-version-check "torch==2.13.0" ${TORCH_INDEX:+--index-url "$TORCH_INDEX"} \
     || echo "tests/run.sh: could not install torch; runtime-proof tests will be skipped" >&2
