@@ -172,8 +172,8 @@ def _load(paths: Sequence[Path], config_file: Optional[str], overrides: dict):
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-t", "--target", type=TargetType(SCAN_TARGETS),
               help="Backend to score against, any case; all: every backend [default: the config's, else generic].")
-@click.option("--select", multiple=True, help="Rule codes, prefixes or categories to enable (comma-separated).")
-@click.option("--ignore", multiple=True, help="Rule codes, prefixes or categories to disable (comma-separated).")
+@click.option("--select", multiple=True, help="Rule codes, prefixes, categories or names to enable (comma-separated).")
+@click.option("--ignore", multiple=True, help="Rule codes, prefixes, categories or names to disable (comma-separated).")
 @click.option("--exclude", multiple=True, help="Globs to exclude (replaces the configured list).")
 @click.option("--extend-exclude", multiple=True, help="Globs to exclude in addition to the configured ones.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file instead of searching for one.")

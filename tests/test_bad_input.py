@@ -315,10 +315,12 @@ def test_file_deleted_during_scan(tmp_path, monkeypatch):
 
 
 def test_path_that_does_not_exist(tmp_path, monkeypatch):
+    # A named path that does not exist is a usage error (exit 2), not an empty, passing scan.
     project = project_with(tmp_path, {})
-    report = run_scan(project, monkeypatch, "good.py", "nowhere.py")
-    assert_good_file_scanned(report)
-    assert "no such file" in error_for(report, "nowhere.py")["message"]
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["scan", "good.py", "nowhere.py", "--no-cache", "-q"])
+    assert result.exit_code == 2
+    assert result.stderr == "portcheck: error: nowhere.py: no such file or directory\n" and not result.stdout
 
 
 # --- Other file kinds -----------------------------------------------------------------------

@@ -7,9 +7,8 @@ from itertools import groupby
 from typing import Any, List
 
 from portcheck.model import Severity
-from portcheck.report.model import Report
 from portcheck.report import text_sections
-from portcheck.report.text_sections import statistics_lines
+from portcheck.report.model import Report
 
 STYLES = {
     Severity.BLOCKER: "bold white on red",
@@ -98,7 +97,7 @@ def _plain_section(report: Report, with_scores: bool, label: str) -> List[str]:
     lines.extend(plain_lines(report))
     if report.statistics:
         lines.append("")
-        lines.extend(statistics_lines(report))
+        lines.extend(text_sections.statistics_lines(report))
         lines.append("")
     lines.append(summary_line(report, label))
     return lines
@@ -144,7 +143,7 @@ def _rich_findings(report: Report, console: Any, label: str) -> None:
         console.print(Text(f"{e.path}{pos}: ", style="bold") + Text("error: ", style="red") + Text(e.message))
     if report.statistics:
         console.print()
-        head, *rows = statistics_lines(report)
+        head, *rows = text_sections.statistics_lines(report)
         console.print(Text(head, style="bold"))
         for row in rows:
             console.print(Text(row))
