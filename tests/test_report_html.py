@@ -191,3 +191,17 @@ def test_the_score_change_against_a_baseline_is_shown():
     card = report.scores[Target.GENERIC]
     out = render(replace(report, baseline_scores={Target.GENERIC: replace(card, score=85.0)}))
     assert f"<li>Against the baseline: generic readiness 85.0 -&gt; {card.score:.1f}</li>" in out
+
+
+def test_clicking_a_target_tab_shows_that_target_only(tmp_path):
+    html = render(sample_report(TARGETS))
+    probe = ("<script>function shown() { return ['neuron', 'xla', 'generic'].map(function (t) {"
+             " return getComputedStyle(document.getElementById('panel-' + t)).display; }).join(','); }"
+             " var before = shown(); document.querySelector('label[for=tab-xla]').click();"
+             " document.body.setAttribute('data-before', before); document.body.setAttribute('data-after', shown());"
+             "</script></body>")
+    page = tmp_path / "tabs.html"
+    page.write_text(html.replace("</body>", probe), encoding="utf-8")
+    dom = run_chromium(tmp_path, page, "--dump-dom").stdout
+    assert 'data-before="block,none,none"' in dom
+    assert 'data-after="none,block,none"' in dom
