@@ -69,16 +69,6 @@ def directory_rows(report: Report, limit: Optional[int] = TOP_DIRECTORIES) -> Tu
     return shown, len(dirs) - len(shown)
 
 
-def directory_score(report: Report, target: Any, path: str) -> Optional[Any]:
-    card = report.scores.get(target)
-    if card is None:
-        return None
-    for d in card.directories:
-        if d.path == path:
-            return d
-    return None
-
-
 def score_lines(report: Report) -> List[str]:
     out = ["Readiness score (0-100; 100 = nothing left to change)"]
     out.append(f"  {'target':8} {'score':>5}  {'grade':24}  after `portcheck fix`")
