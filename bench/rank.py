@@ -123,8 +123,7 @@ def headline_scores(corpus: Path, names: Sequence[str], cache: Optional[Path]) -
         out[name] = {}
         for target in TARGETS:
             card = score_scan(scan_repo(corpus / name, target, cache), catalog, target)
-            whole = getattr(card, "whole_score", card.score)
-            out[name][target] = (card.score, whole)
+            out[name][target] = (card.score, getattr(card, "whole_score", card.score))
     return out
 
 
@@ -139,11 +138,11 @@ def rho_table(ranking: Sequence[Mapping[str, object]], value: Mapping[str, Mappi
     return table
 
 
-def print_rho(title: str, table: Mapping[str, Mapping[str, float]]) -> None:
+def print_rho(title: str, table: Mapping[str, Mapping[str, float]], halves: Sequence[str] = HALVES) -> None:
     print(title)
-    print(f"  {'target':<8} " + " ".join(f"{h:>7}" for h in HALVES))
+    print(f"  {'target':<8} " + " ".join(f"{h:>7}" for h in halves))
     for target in TARGETS:
-        print(f"  {target:<8} " + " ".join(f"{table[target][h]:>7.3f}" for h in HALVES))
+        print(f"  {target:<8} " + " ".join(f"{table[target][h]:>7.3f}" for h in halves))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -152,9 +151,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ranking", type=Path, default=HERE / "ranking.toml")
     parser.add_argument("--cache", type=Path, default=None, help="keep pickled scans here and reuse them")
     parser.add_argument("--table", action="store_true", help="print every repository's scores")
+    parser.add_argument("--tuning", action="store_true",
+                        help="show the tuning half only (while weights are tuned, the held-back half stays unseen)")
     args = parser.parse_args(argv)
 
     ranking = load_ranking(args.ranking)
+    halves = ("tune",) if args.tuning else HALVES
     missing = [str(r["name"]) for r in ranking if not (args.corpus / str(r["name"])).is_dir()]
     if missing:
         print(f"rank.py: not in {args.corpus}: {', '.join(missing)}", file=sys.stderr)
@@ -165,14 +167,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.table:
         print(f"{'repository':<40} {'half':<5} " + " ".join(f"{t:>16}" for t in TARGETS) + f" {'baseline':>9}")
         for r in sorted(ranking, key=lambda r: int(r["neuron"])):
+            if str(r["half"]) not in halves:
+                continue
             n = str(r["name"])
             cells = " ".join(f"{int(r[t]):>3} {scores[n][t][0]:>5.1f} ({scores[n][t][1]:>5.1f})" for t in TARGETS)
             print(f"{n:<40} {r['half']:<5} {cells} {base[n]:>9.1f}")
         print("  (each target: hand rank, headline score, whole-tree score)")
     print_rho("portcheck headline score vs ranking (Spearman's rho)",
-              rho_table(ranking, {n: {t: scores[n][t][0] for t in TARGETS} for n in names}))
+              rho_table(ranking, {n: {t: scores[n][t][0] for t in TARGETS} for n in names}), halves)
     print_rho("baseline (pattern lines per 1k lines + .cu files) vs ranking",
-              rho_table(ranking, {n: {t: -base[n] for t in TARGETS} for n in names}))
+              rho_table(ranking, {n: {t: -base[n] for t in TARGETS} for n in names}), halves)
     return 0
 
 
