@@ -433,3 +433,49 @@ def test_scores_are_pure():
     scan = sample_scan(G)
     assert score_scan(scan, CATALOG, G) == score_scan(scan, CATALOG, G)
     assert not math.isnan(score_scan(scan, CATALOG, G).score)
+
+
+# -- product code and the rest: configuration and the CLI --------------------------------------------------------
+
+def test_part_patterns_are_read_from_tool_portcheck(tmp_path):
+    from portcheck.config import load_file
+
+    (tmp_path / "pyproject.toml").write_text('[tool.portcheck.parts]\ntests = ["spec", "qa/*"]\n', encoding="utf-8")
+    assert load_file(tmp_path / "pyproject.toml").parts == {"tests": ("spec", "qa/*")}
+
+
+@pytest.mark.parametrize("table,message", [('parts = ["tests"]', "expected a table"),
+                                           ('parts = { product = ["src"] }', "unknown part"),
+                                           ('parts = { tests = 3 }', "expected a list of strings")])
+def test_bad_part_patterns_are_config_errors(tmp_path, table, message):
+    from portcheck.config import ConfigError, load_file
+
+    (tmp_path / "portcheck.toml").write_text(table + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_file(tmp_path / "portcheck.toml")
+
+
+def test_the_cli_scores_product_code_as_configured(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+    from portcheck.cli import main
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "model.py").write_text("import torch\n\ndef f(x):\n    return x\n", encoding="utf-8")
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "spec" / "check.py").write_text("import torch\nx = torch.zeros(1).cuda()\ntorch.cuda.synchronize()\n",
+                                                encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    def headline() -> dict:
+        out = CliRunner().invoke(main, ["scan", "-q", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json", "."])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)
+
+    before = headline()
+    assert before["score"] < 100.0  # spec/ is product code by default
+    (tmp_path / "portcheck.toml").write_text('parts = { tests = ["spec"] }\n', encoding="utf-8")
+    after = headline()
+    assert after["score"] == 100.0
+    assert {p["part"]: p["score"] for p in after["parts"]}["tests"] == before["score"]

@@ -49,8 +49,10 @@ def build_report(
     statistics: bool = False,
     baseline_scan: Optional[ScanResult] = None,
     with_scores: bool = True,
+    parts: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> Report:
-    """Assemble a report: attach rule data and (when scoring is available) scores per target."""
+    """Assemble a report: attach rule data and (when scoring is available) scores per target.
+    `parts` replaces the path patterns that tell product code from tests, examples, benchmarks and docs."""
     by_code = catalog.by_code()
     codes = {f.code for f in scan.findings}
     rules = {code: by_code[code].rule for code in sorted(codes) if code in by_code}
@@ -64,9 +66,9 @@ def build_report(
             score_scan = None
         if score_scan is not None:
             for t in targets:
-                scores[t] = score_scan(scan, catalog, t)
+                scores[t] = score_scan(scan, catalog, t, parts)
                 if baseline_scan is not None:
-                    baseline_scores[t] = score_scan(baseline_scan, catalog, t)
+                    baseline_scores[t] = score_scan(baseline_scan, catalog, t, parts)
     return Report(
         version=__version__,
         target=scan.target,
