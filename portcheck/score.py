@@ -64,6 +64,9 @@ KERNEL_KINDS = frozenset({"cuda"})
 KERNEL_SOURCE_RULES = frozenset({"KRN002", "KRN008"})
 TRITON_RULE = "KRN003"
 _TRITON_DEF = re.compile(r"^@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b")
+# A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only where
+# it works: the project already has a path without it, so the finding weighs one level less.
+_PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")
 # Package rules, and how an import names its package: an import of the project's own package is not a dependency.
 PACKAGE_CATEGORY = "package"
 _IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)")
@@ -112,8 +115,7 @@ class Item:
     kernel: bool = False  # a custom kernel (source file or Triton kernel) with no fallback
 
     def weight(self, after_fix: bool) -> float:
-        severity = min(self.severity, Severity.MINOR, key=lambda s: s.rank) if self.env else self.severity
-        return WEIGHTS[severity] * self.factor * (RESIDUAL[self.fix] if after_fix else 1.0)
+        return WEIGHTS[self.severity] * self.factor * (RESIDUAL[self.fix] if after_fix else 1.0)
 
 
 @dataclass(frozen=True)
@@ -315,22 +317,31 @@ def _kernel_size(lines: int) -> float:
 def _unit(fr: FileResult, rules: Mapping[str, Rule], scanned: Target, target: Target,
           own: frozenset = frozenset(), patterns: Optional[Mapping[str, Sequence[str]]] = None) -> Unit:
     env_file = fr.kind in ENV_KINDS
-    sources = [f for f in fr.findings if f.code in KERNEL_SOURCE_RULES and fr.kind not in ENV_KINDS and fr.kind != "python"]
+    severities = [target_severity(f, rules.get(f.code), scanned, target) for f in fr.findings]
+    # A kernel source file weighs its size once, carried by its most severe whole-file finding (unguarded first).
+    sources = [k for k, f in enumerate(fr.findings)
+               if f.code in KERNEL_SOURCE_RULES and fr.kind not in ENV_KINDS and fr.kind != "python"
+               and severities[k] is not Severity.OFF]
+    sized = min(sources, key=lambda k: (-severities[k].rank, fr.findings[k].guarded, k), default=-1)
     items = []
-    for f in fr.findings:
+    for k, f in enumerate(fr.findings):
         rule = rules.get(f.code)
-        severity = target_severity(f, rule, scanned, target)
+        severity = severities[k]
         if severity is Severity.OFF:
             continue
         env = env_file or (rule is not None and rule.repo_level and posixpath.basename(fr.path) == SETUP_PY)
+        if env:
+            severity = min(severity, Severity.MINOR, key=lambda s: s.rank)  # environment evidence weighs at most a minor
+            if _PLATFORM_MARKER.search(f.source_line):
+                severity = severity.lowered()
         factor = CATEGORY_FACTOR.get(f.category, 1.0)
         if f.category == PACKAGE_CATEGORY and not env:
             imported = _IMPORTED.match(f.source_line)
             if imported is not None and imported.group(1) in own:
                 factor = 0.0  # the project's own package: its kernels are counted where they are written
         size, kernel = 0.0, False
-        if f in sources:
-            size, kernel = _kernel_size(fr.lines) / len(sources), not f.guarded
+        if k == sized:
+            size, kernel = _kernel_size(fr.lines), not f.guarded
         elif f.code == TRITON_RULE and _TRITON_DEF.match(f.source_line):
             size, kernel = _kernel_size(int(TRITON_LINES)), not f.guarded
         items.append(Item(

@@ -479,3 +479,12 @@ def test_the_cli_scores_product_code_as_configured(tmp_path, monkeypatch):
     after = headline()
     assert after["score"] == 100.0
     assert {p["part"]: p["score"] for p in after["parts"]}["tests"] == before["score"]
+
+
+def test_platform_markers_in_requirements_lower_a_pin():
+    # a CUDA-only pin installed only on Linux x86: one level less than the minor cap of environment files -> info
+    line = 'triton==3.1.0; platform_system == "Linux" and platform_machine == "x86_64"'
+    marked = replace(hit("requirements.txt", "P1", "major"), source_line=line)
+    plain = replace(hit("requirements.txt", "P1", "major"), source_line="triton==3.1.0")
+    assert card(FileResult("requirements.txt", (marked,), lines=1, kind="requirements")).score == 100.0
+    assert card(FileResult("requirements.txt", (plain,), lines=1, kind="requirements")).score == 98.6
