@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from portcheck.model import FileError, FileResult, Finding, FixSafety, ScanResult, Severity, Target
+from portcheck.parts import part_of
 from portcheck.score import ScoreCard, grade_for, score_scan
 from test_report_samples import CATALOG, sample_scan
 
@@ -311,7 +312,8 @@ def test_json_top_has_the_documented_keys():
 
 # -- properties ------------------------------------------------------------------------------------------------
 
-PATHS = ["a.py", "pkg/b.py", "pkg/c.py", "pkg/sub/d.py", "csrc/k.cu", "requirements.txt", "other/e.py"]
+PATHS = ["a.py", "pkg/b.py", "pkg/c.py", "pkg/sub/d.py", "csrc/k.cu", "requirements.txt", "other/e.py",
+         "tests/test_f.py", "examples/g.py"]
 KINDS = {"csrc/k.cu": "cuda", "requirements.txt": "requirements"}
 CODES = ["DEV001", "DEV002", "DEV004", "DEV005", "KRN002", "KRN003", "PKG008", "BK001", "ZZZ9"]
 SEVERITIES = ["blocker", "major", "minor", "info"]
@@ -353,6 +355,7 @@ PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 def all_scores(c: ScoreCard):
     """Every score in a card, keyed so two cards of the same files compare place by place."""
     out = {("total", ""): (c.score, c.score_after_fix)}
+    out.update({("part", p.part): (p.score, p.score_after_fix) for p in c.parts})
     out.update({("file", f.path): (f.score, f.score_after_fix) for f in c.files})
     out.update({("dir", d.path): (d.score, d.score_after_fix) for d in c.directories})
     return out
@@ -404,8 +407,10 @@ def test_score_after_fix_is_never_below_score(scan, catalog, target):
 @given(scans(), CATALOGS, TARGETS_ST)
 def test_exactly_100_when_nothing_scored_remains(scan, catalog, target):
     c = score_scan(scan, catalog, target)
+    headline = [fr for fr in scan.files if part_of(fr.path) == "product"] or list(scan.files)
     scored_now = any(
-        i.severity in (Severity.BLOCKER, Severity.MAJOR, Severity.MINOR) for i in _items(scan, catalog, target)
+        i.severity in (Severity.BLOCKER, Severity.MAJOR, Severity.MINOR)
+        for i in _items(replace(scan, files=tuple(headline)), catalog, target)
     )
     assert (c.score == 100.0) == (not scored_now)
     info_only = replace(scan, files=tuple(replace(fr, findings=tuple(replace(f, severity=Severity.INFO) for f in fr.findings))
@@ -418,6 +423,25 @@ def _items(scan: ScanResult, catalog, target: Target):
 
     rules = {code: e.rule for code, e in catalog.by_code().items()} if catalog is not None else {}
     return [i for fr in scan.files for i in _unit(fr, rules, scan.target, target).items]
+
+
+@PROPERTY
+@given(scans(), CATALOGS, TARGETS_ST)
+def test_every_score_is_bounded(scan, catalog, target):
+    c = score_scan(scan, catalog, target)
+    for key, (now, after) in all_scores(c).items():
+        assert 0.0 <= now <= 100.0 and 0.0 <= after <= 100.0, key
+    assert 0.0 <= c.whole_score <= 100.0
+
+
+@PROPERTY
+@given(scans(), CATALOGS, TARGETS_ST)
+def test_blocker_rules_without_a_fallback_cap_the_headline(scan, catalog, target):
+    from portcheck.score import BLOCKER_CAPS
+
+    c = score_scan(scan, catalog, target)
+    capping = [b for b in c.effort.blockers if b.caps]
+    assert c.score <= BLOCKER_CAPS[min(len(capping), len(BLOCKER_CAPS) - 1)]
 
 
 @PROPERTY
