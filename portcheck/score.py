@@ -1,6 +1,8 @@
-"""Readiness scores: 0-100 per target for every file, every directory and the whole scan, plus the effort behind them.
+"""Readiness scores: 0-100 per target for the product code (the headline), each other part, every file and every
+directory, plus the work behind them and why the grade is what it is.
 
-Pure functions of the findings and the file sizes; README, "Readiness score", gives the formula and its reasons.
+Pure functions of the findings, the file sizes and the part patterns; docs/scoring.md gives the model, its
+weights and how they were calibrated (bench/rank.py).
 """
 
 from __future__ import annotations
