@@ -556,7 +556,7 @@ def _why(score: float, effort: Effort, headline: str, parts: Sequence[PartScore]
         out.append(f"{effort.kernels} custom kernels with no fallback cap the score at {MANY_KERNELS_CAP:.0f} (re-engineering)")
     elif capping and score >= effort.blocker_cap - 0.05:
         out.append(f"{len(capping)} blocker rule{'s' if len(capping) != 1 else ''} with no fallback "
-                   f"({', '.join(capping)}) cap the score at {effort.blocker_cap:.0f}")
+                   f"({', '.join(capping)}) cap{'s' if len(capping) == 1 else ''} the score at {effort.blocker_cap:.0f}")
     if effort.kernel_files or effort.triton_kernels:
         pieces = []
         if effort.kernel_files:

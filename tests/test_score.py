@@ -235,7 +235,7 @@ def test_directories_list_the_root_and_collapse_clean_ones():
 def test_why_names_the_binding_cap_and_the_top_contributors():
     files = [FileResult("a.py", (hit("a.py", "B1", "blocker"), hit("a.py", "M1", "major")), lines=10)]
     why = card(*files).why
-    assert why[0].startswith("1 blocker rule with no fallback (B1) cap the score at 50")
+    assert why[0].startswith("1 blocker rule with no fallback (B1) caps the score at 50")
     assert any(line.startswith("B1 b1: 1 finding in 1 file, 83% of the work") for line in why)
 
 
