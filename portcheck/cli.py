@@ -251,19 +251,20 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
     rescored = len(targets) > 1 or known is not None  # scored below from the per-target scans instead
     report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None,
-                          with_scores=not rescored, per_target=shown if len(targets) > 1 else None)
+                          with_scores=not rescored, per_target=shown if len(targets) > 1 else None,
+                          parts=config.parts)
     if rescored:
         import dataclasses
 
         from portcheck.score import score_scan
 
         # Scores always describe the whole code base, not just the findings a baseline lets through.
-        fields = {"scores": {t: score_scan(scans[t], catalog, t) for t in targets}}
+        fields = {"scores": {t: score_scan(scans[t], catalog, t, config.parts) for t in targets}}
         if known is not None:
             from portcheck.baseline import baseline_only
 
             # "Before" is the code without the findings the baseline does not know.
-            fields["baseline_scores"] = {t: score_scan(baseline_only(scans[t], known), catalog, t) for t in targets}
+            fields["baseline_scores"] = {t: score_scan(baseline_only(scans[t], known), catalog, t, config.parts) for t in targets}
         report = dataclasses.replace(report, **fields)
     render = renderer(fmt)
     color = _use_color(output_file) and fmt == "text"

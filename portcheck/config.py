@@ -38,6 +38,7 @@ class Config:
     fail_under: Optional[float] = None
     fail_on: str = "info"  # lowest severity that makes `scan` exit 1
     respect_gitignore: bool = True
+    parts: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)  # part -> path patterns (portcheck.parts)
     source: Optional[Path] = None  # the file it came from
     root: Optional[Path] = None  # the folder that file sits in (the project root)
 
@@ -59,6 +60,7 @@ _SCHEMA: Dict[str, Tuple[str, str]] = {
     "fail-under": ("fail_under", "number"),
     "fail-on": ("fail_on", "severity"),
     "respect-gitignore": ("respect_gitignore", "bool"),
+    "parts": ("parts", "parts"),
 }
 
 
@@ -99,6 +101,15 @@ def _check(path: Path, key: str, kind: str, value: Any) -> Any:
         for glob, codes in value.items():
             out[glob] = _check(path, f"{key}.{glob}", "strlist", codes)
         return out
+    if kind == "parts":
+        from portcheck.parts import OTHER_PARTS
+
+        if not isinstance(value, dict):
+            raise bad("a table of part = [path patterns]")
+        for part in value:
+            if part not in OTHER_PARTS:
+                raise ConfigError(f"{path}: key '{key}.{part}': unknown part (known parts: {', '.join(OTHER_PARTS)})")
+        return {part: _check(path, f"{key}.{part}", "strlist", patterns) for part, patterns in value.items()}
     raise AssertionError(kind)
 
 

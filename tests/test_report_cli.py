@@ -63,8 +63,8 @@ def test_fail_under_with_all_targets_needs_every_target_to_pass(project, monkeyp
     real = score.score_scan
     fixed = {"neuron": 40.0, "xla": 60.0, "generic": 90.0}
 
-    def fake(scan, catalog, target):
-        return dataclasses.replace(real(scan, catalog, target), score=fixed[score.Target(target).value])
+    def fake(scan, catalog, target, parts=None):
+        return dataclasses.replace(real(scan, catalog, target, parts), score=fixed[score.Target(target).value])
 
     monkeypatch.setattr(score, "score_scan", fake)
     assert scan("pkg", "--target", "all", "--fail-under", "40").exit_code == 0

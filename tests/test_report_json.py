@@ -36,7 +36,7 @@ def test_per_file_and_per_directory_scores():
     assert files["train.py"]["score"] < files["train.py"]["score_after_fix"]
     assert files["train.py"]["lines"] == 120 and files["train.py"]["findings"] == 4
     dirs = [d["path"] for d in data["directories"]]
-    assert dirs == ["csrc", "csrc/kernels", "models", "notebooks"]
+    assert dirs == [".", "csrc", "csrc/kernels", "models", "notebooks"]  # the root first: it holds every finding
     assert [d["score"] for d in data["directories"]] == sorted(d["score"] for d in data["directories"])
 
 

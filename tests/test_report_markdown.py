@@ -72,6 +72,7 @@ def test_only_the_worst_directories_are_listed():
                              lines=100) for i in range(TOP_DIRECTORIES + 5))
     out = render(sample_report_from(ScanResult(Target.GENERIC, files)))
     rows = [line for line in out.splitlines() if re.match(r"^\| `d\d\d` \|", line)]
-    assert len(rows) == TOP_DIRECTORIES == 15
+    assert len(rows) == TOP_DIRECTORIES - 1 == 14  # the root takes the first row
+    assert re.search(r"^\| `\.` \|", out, re.MULTILINE)
     assert rows[0].startswith(f"| `d{TOP_DIRECTORIES + 4:02d}`")  # the most findings, the lowest score
-    assert "_5 more directories not shown._" in out
+    assert "_5 more directories not shown._" in out and "_1 clean directory (100.0) not listed._" in out  # d00

@@ -19,6 +19,7 @@ from portcheck.pyscan.context import (
     is_negative_cuda_check,
     is_periodic,
 )
+from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher
 
@@ -133,7 +134,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         return _block(node.body, ctx, imports)
     if _TRY and isinstance(node, _TRY):
         body_ctx = ctx
-        if any(catches_import_error(h) for h in node.handlers):
+        if any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]

@@ -11,11 +11,13 @@ from typing import Any, List, Sequence
 from portcheck.report.model import Report
 from portcheck.report.text_sections import (
     blocker_lines,
+    clean_directories_line,
     effort_line,
     kernel_line,
     primary_card,
     scored_targets,
     statistics_rows,
+    why_groups,
 )
 
 GRADE_COLOURS = {"A": "#2e7d32", "B": "#0277bd", "C": "#b26a00", "D": "#c62828"}
@@ -130,6 +132,8 @@ def _effort(report: Report) -> List[str]:
     if kernel:
         items.append(f"<li>{escape(kernel)}</li>")
     items.extend(f"<li><b>{escape(label)}:</b> {escape(text)}</li>" for label, text in blocker_lines(report))
+    items.extend(f"<li><b>{escape(head)}:</b><ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul></li>"
+                 for head, reasons in why_groups(report))
     return ["<h2>Effort</h2>", '<ul class="effort">', *items, "</ul>"]
 
 
@@ -146,6 +150,8 @@ def _heatmap(report: Report) -> List[str]:
             f'<div class="num">{d.score:.1f}</div><div class="path">{escape(d.path)}</div></div>'
         )
     out.append("</div>")
+    if clean_directories_line(report):
+        out.append(f"<p>{escape(clean_directories_line(report))}</p>")
     return out
 
 

@@ -8,6 +8,7 @@ from typing import Any, List
 from portcheck.report.model import Report
 from portcheck.report.text_sections import (
     blocker_lines,
+    clean_directories_line,
     directory_rows,
     effort_line,
     kernel_line,
@@ -15,6 +16,7 @@ from portcheck.report.text_sections import (
     rule_rows,
     scored_targets,
     statistics_rows,
+    why_groups,
 )
 
 TOP_DIRECTORIES = 15
@@ -55,6 +57,8 @@ def _effort(report: Report) -> List[str]:
     if kernel:
         out.append(f"- **Custom kernels:** {cell(kernel)}")
     out.extend(f"- **{label}:** {cell(text)}" for label, text in blocker_lines(report))
+    for head, reasons in why_groups(report):
+        out.extend([f"- **{head}:**"] + [f"  - {cell(r)}" for r in reasons])
     return out
 
 
@@ -69,6 +73,8 @@ def _directories(report: Report, level: str) -> List[str]:
         out.append(f"| {code_cell(d.path)} | {d.score:.1f} | {d.score_after_fix:.1f} | {d.grade} | {d.findings} | {d.lines} |")
     if more:
         out.append(f"\n_{more} more director{'ies' if more != 1 else 'y'} not shown._")
+    if clean_directories_line(report):
+        out.append(f"\n_{clean_directories_line(report)}._")
     return out
 
 

@@ -65,10 +65,12 @@ def build_report(
     baseline_scan: Optional[ScanResult] = None,
     with_scores: bool = True,
     per_target: Optional[Mapping[Target, ScanResult]] = None,
+    parts: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> Report:
     """Assemble a report: attach rule data and (when scoring is available) scores per target.
 
     `per_target` holds each target's own scan when several were scanned; `scan` is the primary one.
+    `parts` replaces the path patterns that tell product code from tests, examples, benchmarks and docs.
     """
     by_code = catalog.by_code()
     per_target = dict(per_target or {})
@@ -84,9 +86,9 @@ def build_report(
             score_scan = None
         if score_scan is not None:
             for t in targets:
-                scores[t] = score_scan(per_target.get(t, scan), catalog, t)
+                scores[t] = score_scan(per_target.get(t, scan), catalog, t, parts)
                 if baseline_scan is not None:
-                    baseline_scores[t] = score_scan(baseline_scan, catalog, t)
+                    baseline_scores[t] = score_scan(baseline_scan, catalog, t, parts)
     return Report(
         version=__version__,
         target=scan.target,

@@ -61,6 +61,17 @@ def blocker_lines(report: Report) -> List[Tuple[str, str]]:
     return [(f"Blockers ({', '.join(names)})", text) for names, text in groups]
 
 
+def why_groups(report: Report) -> List[Tuple[str, List[str]]]:
+    """("Why neuron 42.0 C", reasons) per scored target: the caps that bind and the top contributors."""
+    return [(f"Why {target.value} {card.score:.1f} {card.grade}", list(getattr(card, "why", ())))
+            for target, card in scored_targets(report) if getattr(card, "why", ())]
+
+
+def clean_directories_line(report: Report) -> str:
+    n = getattr(primary_card(report), "clean_directories", 0)
+    return f"{n} clean director{'ies' if n != 1 else 'y'} (100.0) not listed" if n else ""
+
+
 def directory_rows(report: Report, limit: Optional[int] = TOP_DIRECTORIES) -> Tuple[List[Any], int]:
     """The primary target's directories worst first (at most `limit`), and how many were left out."""
     card = primary_card(report)
@@ -88,6 +99,8 @@ def _effort_lines(report: Report) -> List[str]:
     if kernel:
         out.append(f"Custom kernels: {kernel}")
     out.extend(f"{label}: {text}" for label, text in blocker_lines(report))
+    for head, reasons in why_groups(report):
+        out.extend([f"{head}:"] + [f"  - {r}" for r in reasons])
     return out
 
 
@@ -100,6 +113,8 @@ def _directory_lines(report: Report) -> List[str]:
         out.append(f"  {d.score:5.1f}  {d.score_after_fix:9.1f}  {d.grade:5}  {d.findings:8d}  {d.lines:7d}  {d.path}")
     if more:
         out.append(f"  ... {more} more director{'ies' if more != 1 else 'y'}")
+    if clean_directories_line(report):
+        out.append(f"  {clean_directories_line(report)}")
     return out
 
 
@@ -210,6 +225,8 @@ def rich(report: Report, console: Any, with_scores: bool = True) -> None:
         console.print(table)
         if more:
             console.print(Text(f"... {more} more director{'ies' if more != 1 else 'y'}", style="dim"))
+        if clean_directories_line(report):
+            console.print(Text(clean_directories_line(report), style="dim"))
     rules = rule_rows(report)
     if rules:
         table = Table(title="Top rules", title_justify="left", show_edge=False)

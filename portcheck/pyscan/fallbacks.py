@@ -1,0 +1,24 @@
+"""Whether an `except ImportError:` handler is a fallback: the program goes on without the package.
+
+A handler that re-raises (`raise`, `raise ImportError("install x") from e`) or exits is no fallback:
+the import is as hard as an unguarded one, and its findings keep their severity.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from portcheck.pyscan.imports import dotted
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _stops(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Raise):
+        return True
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "") in _EXITS
+
+
+def continues(handler: ast.ExceptHandler) -> bool:
+    """True unless the handler's own block ends the import's story: a `raise` or an exit at its top level."""
+    return not any(_stops(stmt) for stmt in handler.body)

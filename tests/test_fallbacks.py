@@ -1,0 +1,71 @@
+"""Fallbacks are real: an optional import lowers a finding only when its `except` lets the program go on."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from portcheck.api import scan
+
+CONTINUES = """
+try:
+    import flash_attn
+except ImportError:
+    flash_attn = None
+"""
+
+RERAISES = """
+try:
+    import flash_attn
+except ImportError:
+    raise
+"""
+
+RAISES_NEW = """
+try:
+    import flash_attn
+except ImportError as exc:
+    raise ImportError("pip install flash-attn") from exc
+"""
+
+EXITS = """
+import sys
+try:
+    import flash_attn
+except ImportError:
+    print("flash-attn is required")
+    sys.exit(1)
+"""
+
+WARNS_THEN_RAISES_LATER = """
+try:
+    import flash_attn
+except ImportError:
+    if STRICT:
+        raise
+    flash_attn = None
+"""
+
+
+def finding(tmp_path, monkeypatch, source: str):
+    (tmp_path / "m.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    hits = [f for f in scan(["m.py"], target="neuron", jobs=1).findings if f.code == "PKG002"]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def test_an_except_that_continues_is_a_fallback(tmp_path, monkeypatch):
+    f = finding(tmp_path, monkeypatch, CONTINUES)
+    assert f.guarded and f.severity.value == "minor"  # major on neuron, lowered
+
+
+@pytest.mark.parametrize("source", [RERAISES, RAISES_NEW, EXITS], ids=["raise", "raise-new", "sys-exit"])
+def test_an_except_that_reraises_or_exits_is_not_optional(tmp_path, monkeypatch, source):
+    f = finding(tmp_path, monkeypatch, source)
+    assert not f.guarded and f.severity.value == "major"
+
+
+def test_a_conditional_raise_still_leaves_a_path_that_continues(tmp_path, monkeypatch):
+    assert finding(tmp_path, monkeypatch, WARNS_THEN_RAISES_LATER).guarded
