@@ -121,6 +121,10 @@ def test_file_errors_become_tool_notifications():
 
 def test_scores_ride_along_as_run_properties():
     report = sample_report(TARGETS)
-    props = sarif(report)["runs"][0]["properties"]
-    assert set(props["scores"]) == {"neuron", "xla", "generic"}
-    assert props["scores"]["neuron"]["score"] == report.scores[Target.NEURON].score
+    runs = sarif(report)["runs"]
+    assert [r["automationDetails"]["id"] for r in runs] == [f"portcheck/{t.value}/" for t in TARGETS]
+    for run, target in zip(runs, TARGETS):
+        assert run["properties"]["target"] == target.value
+        assert run["properties"]["scores"] == {target.value: {
+            "score": report.scores[target].score, "score_after_fix": report.scores[target].score_after_fix,
+            "grade": report.scores[target].grade}}

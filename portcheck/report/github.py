@@ -5,7 +5,7 @@ GitHub shows only the first few annotations of each level per step, hence the or
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, Dict, List, Tuple
 
 from portcheck.model import Finding, Severity
 from portcheck.report.model import Report
@@ -31,8 +31,8 @@ def command(name: str, message: str, **properties: Any) -> str:
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
 
 
-def annotation(f: Finding) -> str:
-    message = f"[{f.severity.value}] {f.message}"
+def annotation(f: Finding, severities: str = "") -> str:
+    message = f"[{severities or f.severity.value}] {f.message}"
     if f.cell is not None:
         message += f" (notebook cell {f.cell})"
     return command(
@@ -47,9 +47,25 @@ def annotation(f: Finding) -> str:
     )
 
 
+def _merged(report: Report) -> List[Tuple[Finding, str]]:
+    """Each finding once, most severe first. With several targets, a finding reported for more than one
+    is annotated once at its highest severity, its message naming the severity per target."""
+    sections = report.sections()
+    if len(sections) == 1:
+        return [(f, "") for f in sorted(report.findings, key=lambda f: (-f.severity.rank,) + f.sort_key())]
+    by_place: Dict[Tuple[Any, ...], List[Tuple[str, Finding]]] = {}
+    for section in sections:
+        for f in section.findings:
+            by_place.setdefault((f.path, f.cell, f.line, f.column, f.code), []).append((section.target.value, f))
+    merged = []
+    for found in by_place.values():
+        worst = max((f for _, f in found), key=lambda f: f.severity.rank)
+        merged.append((worst, ", ".join(f"{t}: {f.severity.value}" for t, f in found)))
+    return sorted(merged, key=lambda pair: (-pair[0].severity.rank,) + pair[0].sort_key())
+
+
 def render(report: Report, **_: Any) -> str:
-    ordered = sorted(report.findings, key=lambda f: (-f.severity.rank,) + f.sort_key())
-    lines: List[str] = [annotation(f) for f in ordered]
+    lines: List[str] = [annotation(f, severities) for f, severities in _merged(report)]
     for e in report.errors:
         lines.append(command("warning", f"could not scan: {e.message}", file=e.path, line=e.line, title="portcheck"))
     for target in report.targets:

@@ -23,7 +23,13 @@ def to_dict(report: Report) -> Dict[str, Any]:
     if card is not None:
         data.update(card.to_json_top())
         if len(report.targets) > 1:
-            data["targets"] = {t.value: report.scores[t].to_json_top() for t in report.targets}
+            data["targets"] = {
+                section.target.value: {
+                    **report.scores[section.target].to_json_top(),
+                    "findings": [f.to_dict() for f in section.findings],
+                }
+                for section in report.sections()
+            }
     if report.statistics:
         data["statistics"] = [{"code": c, "count": n} for c, n in report.counts_by_rule()]
     return data

@@ -92,6 +92,11 @@ def _region(f: Finding) -> Dict[str, int]:
 
 
 def to_dict(report: Report) -> Dict[str, Any]:
+    """One run per scored target (`--target all` gives three), each with its own severities and results."""
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [_run(section) for section in report.sections()]}
+
+
+def _run(report: Report) -> Dict[str, Any]:
     findings = report.findings
     codes = sorted({f.code for f in findings})
     index = {code: i for i, code in enumerate(codes)}
@@ -149,7 +154,7 @@ def to_dict(report: Report) -> Dict[str, Any]:
               for t, c in report.scores.items() if t in report.targets}
     if scores:
         run["properties"] = {"target": report.target.value, "scores": scores}
-    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    return run
 
 
 def render(report: Report, **_: Any) -> str:
