@@ -18,7 +18,7 @@ from portcheck.pyscan.matchers import MatcherError, _str_list
 TextHit = Tuple[int, int, int, int, str]
 
 _TEXT_KINDS = frozenset(KINDS) | {"setup-py"}
-_HASH_COMMENTS = frozenset({"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config"})
+_HASH_COMMENTS = frozenset({"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config", "dotenv"})
 _SLASH_COMMENTS = frozenset({"cpp", "cuda"})
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
@@ -311,7 +311,23 @@ class FileMatcher(TextMatcher):
         yield 1, 1, 1, len(first) + 1, f"{len(lines)} lines"
 
 
-TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher)}
+class ProjectMatcher(TextMatcher):
+    """Findings of the project-wide pass (`portcheck.project_index`): imports, calls and launches of
+    the repository's own CUDA-bound names. It reads no single file, so it applies to no file kind."""
+
+    kind = "project"
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        unknown = set(params) - {"kind"}
+        if unknown:
+            raise MatcherError(f"unknown key '{sorted(unknown)[0]}' for matcher kind '{self.kind}'")
+        self.files = frozenset()
+
+    def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
+        return iter(())
+
+
+TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher, ProjectMatcher)}
 
 
 def build_text(params: Mapping[str, Any]) -> TextMatcher:
