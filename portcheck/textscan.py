@@ -115,7 +115,8 @@ class TextMatcher:
 
 
 class LineMatcher(TextMatcher):
-    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it."""
+    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it.
+    A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
 
     kind = "line"
     allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude"})
@@ -130,7 +131,8 @@ class LineMatcher(TextMatcher):
         for number, text in _comment_free(lines, kind):
             m = self.pattern.search(text)
             if m and not (self.exclude is not None and self.exclude.search(text)):
-                yield number, m.start() + 1, number, m.end() + 1, m.group(0)
+                at = "at" if "at" in self.pattern.groupindex and m.group("at") is not None else 0
+                yield number, m.start(at) + 1, number, m.end(at) + 1, m.group(at)
 
 
 def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]:
