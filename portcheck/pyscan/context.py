@@ -45,6 +45,9 @@ class Ctx(NamedTuple):
     loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
     periodic: bool = False  # inside `if step % k == 0:`: runs every k-th iteration only
     annotation: bool = False  # inside a type annotation, which names types and runs nothing
+    guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
+    in_test: bool = False  # inside a test function (`def test_*`)
+    test_assert: bool = False  # inside the checked expression of a test's assertion
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -191,3 +194,98 @@ def catches_import_error(handler: ast.ExceptHandler) -> bool:
         if name.rsplit(".", 1)[-1] in _IMPORT_ERRORS:
             return True
     return False
+
+
+# Calls that skip a test or end a branch early; a CUDA check whose CUDA branch only does this guards.
+_SKIPS = frozenset({"skipTest", "skip", "skipif", "xfail", "exit"})
+_ASSERT_CALLS = re.compile(r"^(?:assert\w*|assert_close|assert_allclose|assert_equal|assert_array_equal)$")
+_EXTENSION_HEAD = re.compile(r"^(?:_C|_ext|\w+_cuda\w*|\w+_C)$")
+
+
+def _cuda_only_call(node: ast.AST) -> bool:
+    """A call that only works with CUDA: a callee spelled with `cuda` (`torch.cuda.x()`, `.cuda()`,
+    `_fused_cuda()`, `FloatTensor` of `torch.cuda`) or reached through a compiled extension (`_C.op()`)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            name = dotted(sub.func) or (sub.func.attr if isinstance(sub.func, ast.Attribute) else "")
+            parts = name.split(".") if name else []
+            if any("cuda" in p.lower() for p in parts) or (len(parts) > 1 and _EXTENSION_HEAD.match(parts[0])):
+                return True
+    return False
+
+
+def _display_only(stmt: ast.AST) -> bool:
+    """`print(...)`, `logger.info(...)`, `parts.append("max mem: ...")`: output and nothing else."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return False
+    call = stmt.value
+    if is_message_call(call):
+        return True
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("append", "extend")
+        and bool(call.args)
+        and all(isinstance(a, (ast.Constant, ast.JoinedStr)) for a in call.args)
+    )
+
+
+def _skips(stmt: ast.AST) -> bool:
+    if isinstance(stmt, (ast.Return, ast.Pass, ast.Continue)) and getattr(stmt, "value", None) is None:
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in _SKIPS and name != "exit"
+    return False
+
+
+def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
+    """An `if` on a CUDA check whose CUDA branch only runs CUDA-only code, only prints, or only skips
+    (`if torch.cuda.is_available(): torch.cuda.synchronize()`, `if not x.is_cuda: return ...`): the
+    check protects the rest of the program from CUDA-only code, it is no device fallback."""
+    if not is_cuda_check(node.test, imports):
+        return False
+    negative = is_negative_cuda_check(node.test, imports)
+    branch = node.orelse if negative else node.body
+    other = node.body if negative else node.orelse
+    if negative and not node.orelse:
+        # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work.
+        return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
+    if not branch:
+        return False
+    # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
+    # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
+    if not all(_cuda_only_call(s) or _display_only(s) or _skips(s) or _other_accelerator(s) or _seeds(s) for s in branch):
+        return False
+    if all(_skips(s) for s in branch):
+        return False  # `if x.is_cuda: pass` guards nothing
+    # The other branch may do the same thing another way (print without the CUDA figure, another
+    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
+    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _other_accelerator(stmt: ast.AST) -> bool:
+    """`torch.xpu.empty_cache()`, `torch.mps.synchronize()`: the same operation on another backend."""
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call):
+            name = dotted(sub.func) or ""
+            if re.match(r"^(?:torch|th)\.(?:xpu|mps|npu|mlu|hpu|neuron|musa|accelerator)\.", name):
+                return True
+    return False
+
+
+def _seeds(stmt: ast.AST) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith(
+        ("torch.manual_seed", "torch.random.manual_seed", "th.manual_seed")
+    )
+
+
+def is_test_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+
+
+def is_test_assertion_call(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return bool(_ASSERT_CALLS.match(name))

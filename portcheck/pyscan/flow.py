@@ -136,8 +136,8 @@ class IntDeviceFlowMatcher(Matcher):
                 name = stmt.targets[0].id
                 if is_device_index(stmt.value, imports, known):
                     known.add(name)
-                else:
-                    known.discard(name)
+                elif not (isinstance(stmt.value, ast.Constant) and type(stmt.value.value) is int):
+                    known.discard(name)  # `local_rank = 0` in the other branch is an index too
 
     def _uses(self, call: ast.Call, imports: ImportTable, known: Set[str], pos) -> Iterator[Hit]:
         def held(expr: Optional[ast.AST]) -> bool:

@@ -122,13 +122,16 @@ class Matcher:
     step), `messages` (whether to match inside log/print/raise messages: code there still runs, so
     every kind does by default except `string`, whose literals there are prose), `requires` (only in
     modules that import one of these modules), `tokens` (strings any matching file must contain, when
-    the ones the matcher derives are too common to filter well)."""
+    the ones the matcher derives are too common to filter well), `in-guard-tests` (false: do not match
+    in the test of a CUDA check that only guards CUDA-only or display-only code, in test skips, or in
+    the CUDA checks of test functions, where the check is no device fallback). Nothing matches inside
+    the expected values of a test's assertions."""
 
     kind = ""
     messages_default = True
     node_types: Tuple[Type[ast.AST], ...] = ()
     allowed_keys: FrozenSet[str] = frozenset()
-    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens"})
+    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens", "in-guard-tests"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         unknown = set(params) - set(self.allowed_keys) - self._common_keys
@@ -141,6 +144,7 @@ class Matcher:
         self.messages = bool(params.get("messages", self.messages_default))
         self.requires = tuple(_str_list(params, "requires", required=False))
         self.given_tokens = _str_list(params, "tokens", required=False)
+        self.in_guard_tests = bool(params.get("in-guard-tests", True))
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -158,9 +162,12 @@ class Matcher:
 
     def handler(self) -> Callable[..., Iterator[Hit]]:
         inside, messages, requires, match = self.inside, self.messages, self.requires, self.match
+        in_guard_tests = self.in_guard_tests
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
-            if (ctx.message and not messages) or ctx.annotation:
+            if (ctx.message and not messages) or ctx.annotation or ctx.test_assert:
+                return iter(())
+            if ctx.guard_test and not in_guard_tests:
                 return iter(())
             if inside is not None:
                 if inside == "loop" and not ctx.in_loop:
