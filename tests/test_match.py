@@ -420,3 +420,13 @@ def test_prefilter_keeps_every_invalid_example_of_a_rule(entry):
 def test_malformed_matcher_tables_name_the_problem(table, problem):
     with pytest.raises(MatcherError, match=problem):
         build(table)
+
+
+def test_method_call_spanning_lines_is_reported_at_the_method_name():
+    (finding,) = only("import torch\nloss = Loss(\n    dim,\n    temp,\n).cuda()\n", "DEV002")
+    assert (finding.line, finding.column, finding.end_line) == (5, 3, 5)
+
+
+def test_method_call_on_one_line_keeps_its_span():
+    (finding,) = only("import torch\nmodel = Net().cuda()\n", "DEV002")
+    assert (finding.line, finding.column) == (2, 9)

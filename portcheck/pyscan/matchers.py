@@ -417,7 +417,25 @@ class MethodMatcher(Matcher):
             if hit is not None:
                 yield hit, func.attr
             return
-        yield node, func.attr
+        yield token_span(node, func), func.attr
+
+
+class Span:
+    """A position to report that is not a node's own: the finding points at a token inside `node`."""
+
+    __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+    def __init__(self, lineno: int, col_offset: int, end_lineno: int, end_col_offset: int) -> None:
+        self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = lineno, col_offset, end_lineno, end_col_offset
+
+
+def token_span(call: ast.Call, func: ast.Attribute):
+    """A method call that spans several lines (`Model(\n...\n).cuda()`) is reported from its method
+    name to its end, on the line where the name is; a one-line call keeps its own span."""
+    end_line = getattr(func, "end_lineno", None)
+    if end_line is None or end_line == call.lineno:
+        return call
+    return Span(end_line, func.end_col_offset - len(func.attr), call.end_lineno, call.end_col_offset)
 
 
 class AttributeMatcher(Matcher):
