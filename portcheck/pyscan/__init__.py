@@ -1,3 +1,3 @@
 """Python analysis. Importing the package registers every matcher kind its modules define."""
 
-from portcheck.pyscan import flow  # noqa: F401  (registers the flow matcher kinds)
+from portcheck.pyscan import flow, keywords  # noqa: F401  (register the flow and keyword matcher kinds)

@@ -48,6 +48,8 @@ class Ctx(NamedTuple):
     guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
     in_test: bool = False  # inside a test function (`def test_*`)
     test_assert: bool = False  # inside the checked expression of a test's assertion
+    display: bool = False  # inside a function that collects or prints environment information
+    host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -289,3 +291,37 @@ def is_test_assertion_call(node: ast.Call) -> bool:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return bool(_ASSERT_CALLS.match(name))
+
+
+# `collect_env`, `collect_env_info`, `print_env`, `get_system_info`, `env_report`, `show_versions`:
+# functions that read toolkit variables and versions to show them.
+_DISPLAY_FUNCTION = re.compile(
+    r"^_?(?:collect|print|show|dump|log|report|describe)_?(?:env|environment|system|sys|platform|versions?|cuda|gpu|hardware)\w*$"
+    r"|^_?get_?(?:env|environment|system|platform)_?info\w*$|^\w*_env_info$"
+    r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$",
+    re.IGNORECASE,
+)
+
+
+def is_display_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and bool(_DISPLAY_FUNCTION.match(node.name))
+
+
+_FACTORIES = frozenset(
+    "tensor as_tensor zeros ones empty full arange linspace logspace rand randn randint eye zeros_like ones_like empty_like full_like".split()
+)
+
+
+def is_host_factory(node: ast.Call, imports: ImportTable) -> bool:
+    """`torch.linspace(..., dtype=torch.float64)` with no `device=`: the tensor is built on the host."""
+    name = imports.resolved(node.func) or ""
+    if not name.startswith("torch.") or name.count(".") != 1 or name[6:] not in _FACTORIES:
+        return False
+    if name.endswith("_like"):
+        return False  # follows its argument's device
+    return not any(k.arg == "device" or k.arg is None for k in node.keywords)
+
+
+def is_fp32_island(call: ast.Call) -> bool:
+    """`autocast(..., enabled=False)`: autocast turned off for a region that must run in fp32."""
+    return any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)

@@ -16,6 +16,8 @@ from portcheck.pyscan.context import (
     catches_import_error,
     is_availability_check,
     is_cuda_check,
+    is_display_function,
+    is_host_factory,
     is_message_call,
     is_negative_cuda_check,
     is_periodic,
@@ -132,6 +134,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
         if is_test_function(node):
             inner = inner._replace(in_test=True)
+        if is_display_function(node):
+            inner = inner._replace(display=True)
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         if getattr(node, "returns", None) is not None:
             outer.append((node.returns, ctx._replace(annotation=True)))
@@ -160,8 +164,17 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
         return [(node.func, ctx)] + [(c, ctx) for c in node.args] + [
-            (k, ctx._replace(message=True) if k.arg in MESSAGE_KEYWORDS else ctx) for k in node.keywords
+            (
+                k,
+                ctx._replace(message=True)
+                if k.arg in MESSAGE_KEYWORDS
+                else ctx._replace(host=True)
+                if host and k.arg == "dtype"
+                else ctx,
+            )
+            for k in node.keywords
         ]
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
