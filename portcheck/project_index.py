@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.pyscan.context import is_cuda_check
-from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 
 # A compiled extension module, by the names projects give them: `_C`, `_ext`, `fused_cuda`,
 # `selective_scan_cuda`, `fused_layer_norm_cuda`, `wkv_cuda_ext`.
@@ -244,7 +244,7 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     collector = _Collector(tree, imports)
     definitions: List[Definition] = []
     global_loads: Dict[str, str] = {}  # name -> how it was bound (`<load>`, `<kernel>`, a callee)
-    for stmt, declared in _global_assignments(tree):
+    for stmt, declared in _global_assignments(tree, "global " in text):
         # `x = load(...)`, `x = loader(...)` at module level, or in a function that declares `global x`.
         target = stmt.targets[0]
         if isinstance(target, ast.Name) and (declared is None or target.id in declared):
@@ -279,12 +279,10 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
 
 
 def _import_nodes(tree: ast.AST) -> Iterable[ast.AST]:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
+    return import_statements(tree)
 
 
-def _global_assignments(tree: ast.Module) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
+def _global_assignments(tree: ast.Module, has_globals: bool = True) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
     """Single-target assignments that bind module-level names: those at module level (under `if`,
     `try`, `with`), paired with None, and those in functions, paired with the names the function
     declares `global`."""
@@ -298,6 +296,8 @@ def _global_assignments(tree: ast.Module) -> Iterable[Tuple[ast.Assign, Optional
             stack.extend((child, frozenset()) for child in node.body)
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not has_globals:
+                continue  # no `global` anywhere: functions bind no module names
             names = frozenset(n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names)
             stack.extend((child, names) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
             continue
@@ -337,6 +337,7 @@ class Project:
         self.defs: Dict[Symbol, Definition] = {(s.module, d.name): d for s in self.modules.values() for d in s.definitions}
         self.binds: Dict[Symbol, Binding] = {(s.module, b.local): b for s in self.modules.values() for b in s.imports}
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
+        self._targets: Dict[Symbol, Optional[Symbol]] = {}
 
     def find_module(self, name: str, near: str = "") -> Optional[str]:
         """The module an absolute dotted name refers to. `pkg.ops` is `src/pkg/ops.py` or `pkg/ops.py`,
@@ -365,7 +366,16 @@ class Project:
     def target(self, module: str, local: str, seen: Optional[Set[Symbol]] = None) -> Optional[Symbol]:
         """What `local` in `module` refers to: a definition (module, name), a module (module, ""), or an
         extension import (("<ext>", dotted)), following re-exports; None when outside the project."""
-        seen = seen if seen is not None else set()
+        if seen is None:
+            key = (module, local)
+            if key in self._targets:
+                return self._targets[key]
+            found = self._target(module, local, set())
+            self._targets[key] = found
+            return found
+        return self._target(module, local, seen)
+
+    def _target(self, module: str, local: str, seen: Set[Symbol]) -> Optional[Symbol]:
         key = (module, local)
         if key in seen:
             return None
@@ -449,28 +459,27 @@ def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
         if sym is not None and sym[0] == "<ext>":
             extensions.add(sym)
             bound.add(sym)
-    changed = True
-    while changed:
-        changed = False
-        for key, definition in project.defs.items():
+    # What each definition's uses refer to, resolved once; then a worklist from the bound names.
+    users: Dict[Symbol, List[Tuple[Symbol, bool]]] = {}
+    pending: List[Symbol] = list(bound)
+    for key, definition in project.defs.items():
+        if definition.loader and key not in bound:
+            bound.add(key)
+            pending.append(key)
+        for use in definition.uses:
+            via_call = use.startswith("<bound-from>")
+            target = project.reference(key[0], use[len("<bound-from>") :] if via_call else use)
+            if target is not None and target != key:
+                users.setdefault(target, []).append((key, via_call))
+    while pending:
+        target = pending.pop()
+        for key, via_call in users.get(target, ()):
             if key in bound:
                 continue
-            hit = definition.loader
-            for use in definition.uses:
-                if hit:
-                    break
-                if use.startswith("<bound-from>"):
-                    target = project.reference(key[0], use[len("<bound-from>") :])
-                    if target is not None and target in bound:
-                        # `_plugin = get_plugin(...)`: an extension object from a loader.
-                        extensions.add(key)
-                        hit = True
-                    continue
-                target = project.reference(key[0], use)
-                hit = target is not None and target in bound and target != key
-            if hit:
-                bound.add(key)
-                changed = True
+            if via_call:
+                extensions.add(key)  # `_plugin = get_plugin(...)`: an extension object from a loader
+            bound.add(key)
+            pending.append(key)
     roots = frozenset(m.split(".", 1)[0] for m in project.modules if m) | frozenset(
         m.rsplit(".", 1)[-1] for m in project.modules if m
     )
@@ -546,11 +555,20 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
 # -- the hook ----------------------------------------------------------------------------------
 
 
-def _word_set(names: Iterable[str]) -> Optional[re.Pattern]:
-    words = sorted({n for n in names if n and n.isidentifier()}, key=len, reverse=True)
-    if not words:
-        return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
+
+
+def _import_words(text: str) -> FrozenSet[str]:
+    """The names spelled on the lines that start an import statement (module and package names)."""
+    return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in _WORD.findall(line))
+
+
+def _words(text: str, cache: Dict[str, FrozenSet[str]], key: str) -> FrozenSet[str]:
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = frozenset(_WORD.findall(text))
+    return found
 
 
 def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
@@ -577,6 +595,10 @@ def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, Mo
     # were never parsed (`from pkg import _C` needs to know that `pkg` is the project's).
     stubs = {p: ModuleSummary(*module_name(p), (), (), (), "") for p in texts}
 
+    paths = {stub.module: p for p, stub in stubs.items()}
+    import_words: Dict[str, FrozenSet[str]] = {}
+    word_cache: Dict[str, FrozenSet[str]] = {}
+
     def everything() -> List[ModuleSummary]:
         return [summaries.get(p, stub) for p, stub in stubs.items()]
 
@@ -585,12 +607,23 @@ def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, Mo
         for path in pending:
             add(path)
         resolved = resolve(everything())
-        names = {sym[1].rsplit(".", 1)[-1] for sym in resolved.bound if sym[1]}
-        names |= {m.rsplit(".", 1)[-1] for m, _ in resolved.bound if m != "<ext>"}
-        pattern = _word_set(names)
-        if pattern is None:
-            break
-        pending = [p for p, t in texts.items() if p not in summaries and pattern.search(t)]
+        # A module can use a CUDA-bound name only by importing it from its module (or a package that
+        # re-exports it): the file must spell that module's last name and the bound name.
+        defining = {m.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
+        defining |= {m.rsplit(".", 2)[-2] for m, n in resolved.bound if m != "<ext>" and n and "." in m}  # re-exported by its package
+        names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
+        # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
+        owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
+        pending = [p for p in owners if p is not None and p not in summaries]
+        if defining and names:
+            for p, t in texts.items():
+                if p in summaries:
+                    continue
+                imported = import_words.get(p)
+                if imported is None:
+                    imported = import_words[p] = _import_words(t)
+                if imported & defining and _words(t, word_cache, p) & names:
+                    pending.append(p)
     return Project(everything()), resolve(everything()), summaries
 
 
