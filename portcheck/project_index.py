@@ -56,6 +56,7 @@ class Binding:
     level: int
     span: Span
     statement: int  # line of the import statement
+    top: bool = True  # at module level (runs when the module is imported)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class ModuleSummary:
     definitions: Tuple[Definition, ...]
     sites: Tuple[Site, ...]
     digest: str  # of the text the summary was made from
+    loads_at_import: bool = False  # module-level code builds or loads an extension
 
 
 @dataclass(frozen=True)
@@ -156,16 +158,21 @@ class _Collector:
                 yield sub.id
 
     def uses(self, body: Sequence[ast.AST], record_sites: bool, guarded: bool = False) -> Tuple[List[str], bool]:
-        """Names used outside CUDA checks, and whether the code builds or loads an extension."""
+        """What the code calls or launches unconditionally (code under an `if`, a CUDA check above all,
+        has another path, so it does not make the caller CUDA-bound), and whether it builds or loads
+        an extension (under any condition)."""
         out: List[str] = []
         loads = False
-        stack: List[Tuple[ast.AST, bool]] = [(n, guarded) for n in reversed(body)]
+        # (node, under a CUDA check, under any condition)
+        stack: List[Tuple[ast.AST, bool, bool]] = [(n, guarded, guarded) for n in reversed(body)]
         while stack:
-            node, inside = stack.pop()
-            if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, self.imports):
-                children = [node.test, *(node.body if isinstance(node.body, list) else [node.body])]
-                children += node.orelse if isinstance(node.orelse, list) else [node.orelse]
-                stack.extend((c, True) for c in reversed(children))
+            node, inside, conditional = stack.pop()
+            if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+                cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
+                branches = [node.body] if not isinstance(node.body, list) else node.body
+                branches = list(branches) + (node.orelse if isinstance(node.orelse, list) else [node.orelse])
+                stack.extend((c, inside or cuda, True) for c in reversed(branches))
+                stack.append((node.test, inside or cuda, conditional))
                 continue
             if isinstance(node, ast.Call):
                 func = node.func
@@ -176,27 +183,20 @@ class _Collector:
                     arg = node.args[0]
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and EXTENSION_NAME.match(arg.value.rsplit(".", 1)[-1]):
                         loads = True
-                if record_sites:
-                    if isinstance(func, ast.Subscript):
-                        ref = dotted(func.value)
-                        if ref:
-                            self.sites.append(Site("launch", ref, _span_of(func.value), inside))
-                    else:
-                        ref = dotted(func)
-                        if ref:
+                callee = func.value if isinstance(func, ast.Subscript) else func
+                ref = dotted(callee)
+                if ref:
+                    if record_sites:
+                        if isinstance(func, ast.Subscript):
+                            self.sites.append(Site("launch", ref, _span_of(callee), inside))
+                        else:
                             self.sites.append(Site("call", ref, callee_span(func), inside))
+                    if not conditional and not inside:
+                        out.append(ref)
             elif isinstance(node, ast.Import):
                 if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
                     loads = True
-            if not inside:
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                    name = dotted(node)
-                    if name:
-                        out.append(name)
-                        continue  # the chain's inner links are prefixes of the name just taken
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    out.append(node.id)
-            stack.extend((c, inside) for c in reversed(list(ast.iter_child_nodes(node))))
+            stack.extend((c, inside, conditional) for c in reversed(list(ast.iter_child_nodes(node))))
         return out, loads
 
 
@@ -228,18 +228,20 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         tree = ast.parse(text)
     imports = ImportTable.from_module(tree)
     bindings: List[Binding] = []
+    top_level = {id(n) for n in _module_level(tree)}
     for stmt in _import_nodes(tree):
+        top = id(stmt) in top_level
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 local = alias.asname or alias.name.split(".", 1)[0]
                 module = alias.name if alias.asname else alias.name.split(".", 1)[0]
-                bindings.append(Binding(local, module, None, 0, _alias_span(alias, stmt), stmt.lineno))
+                bindings.append(Binding(local, module, None, 0, _alias_span(alias, stmt), stmt.lineno, top))
         else:
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
                 bindings.append(
-                    Binding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level, _alias_span(alias, stmt), stmt.lineno)
+                    Binding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level, _alias_span(alias, stmt), stmt.lineno, top)
                 )
     collector = _Collector(tree, imports)
     definitions: List[Definition] = []
@@ -251,6 +253,7 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             how = _bound_by_load(stmt.value, imports)
             if how is not None:
                 global_loads.setdefault(target.id, how)
+    at_import = False  # module-level code builds or loads an extension: importing the module does
     top_names: Set[str] = set()
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -258,12 +261,11 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             uses, loads = collector.uses(stmt.body, record_sites=True)
-            deco_uses, _ = collector.uses(getattr(stmt, "decorator_list", []) + list(getattr(stmt, "bases", [])), record_sites=False)
-            definitions.append(
-                Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses + deco_uses) - {stmt.name})))
-            )
+            collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
+            definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name}))))
         else:
-            collector.uses([stmt], record_sites=True)
+            _, loads = collector.uses([stmt], record_sites=True)
+            at_import = at_import or loads
     for local, how in sorted(global_loads.items()):
         if local in top_names:
             continue
@@ -275,7 +277,21 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             # Bound from a call whose callee may turn out to be a loader: decided in `resolve`.
             definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
     # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
-    return ModuleSummary(name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest)
+    return ModuleSummary(name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import)
+
+
+def _module_level(tree: ast.Module) -> Iterable[ast.AST]:
+    """Statements that run when the module is imported: module level, under `if`/`try`/`with`."""
+    stack: List[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            stack.extend(handler.body)
 
 
 def _import_nodes(tree: ast.AST) -> Iterable[ast.AST]:
@@ -321,6 +337,7 @@ class Resolved:
     extensions: FrozenSet[Symbol]  # extension objects, including imported compiled modules
     kernels: FrozenSet[Symbol]
     own_roots: FrozenSet[str]  # top-level names of the project's packages and modules
+    at_import: FrozenSet[str] = frozenset()  # modules that build or load an extension when imported
 
 
 class Project:
@@ -473,17 +490,36 @@ def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
                 users.setdefault(target, []).append((key, via_call))
     while pending:
         target = pending.pop()
+        if target[0] == "<ext>" and "cuda" not in target[1].lower():
+            continue  # a generic `_C`/`_ext` may be plain C++: its own calls are reported, callers are not bound
         for key, via_call in users.get(target, ()):
             if key in bound:
                 continue
             if via_call:
-                extensions.add(key)  # `_plugin = get_plugin(...)`: an extension object from a loader
+                # `_plugin = get_plugin(...)`: an extension object, when the callee loads one.
+                loader = project.defs.get(target)
+                if not (target in extensions or (loader is not None and loader.loader)):
+                    continue
+                extensions.add(key)
             bound.add(key)
             pending.append(key)
+    # Modules that build or load an extension when imported, and the modules that import them at
+    # module level (a package `__init__` re-exporting from such a module is one).
+    at_import: Set[str] = {m for m, s in project.modules.items() if s.loads_at_import}
+    changed = True
+    while changed:
+        changed = False
+        for (module, local), binding in project.binds.items():
+            if module in at_import or not binding.top:
+                continue
+            sym = project.target(module, local)
+            if sym is not None and sym[0] in at_import:
+                at_import.add(module)
+                changed = True
     roots = frozenset(m.split(".", 1)[0] for m in project.modules if m) | frozenset(
         m.rsplit(".", 1)[-1] for m in project.modules if m
     )
-    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), roots)
+    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), roots, frozenset(at_import))
 
 
 # -- step 3: sites -----------------------------------------------------------------------------
@@ -522,11 +558,21 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
             label = sym[1] if sym[0] == "<ext>" else f"{sym[0]}.{sym[1]}"
         elif sym[1] == "" and binding.local in used_modules:
             label = used_modules[binding.local]
+        elif binding.top and sym[0] != module and _loads_when_imported(project, resolved, sym[0]):
+            label = f"{sym[0]}` (builds or loads a CUDA extension when imported"
         else:
             continue
         reported.add(binding.statement)
         out.append(ProjectSite(module, binding.span, label, "import", False))
     return out
+
+
+def _loads_when_imported(project: Project, resolved: Resolved, module: str) -> bool:
+    """A module that builds or loads an extension when imported, or a package that imports one: the
+    places that import it are where the build is triggered. (A plain module that merely imports one
+    is reported at its own import.)"""
+    summary = project.modules.get(module)
+    return module in resolved.at_import and summary is not None and (summary.loads_at_import or summary.package)
 
 
 def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> FrozenSet[str]:

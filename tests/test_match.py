@@ -430,3 +430,21 @@ def test_method_call_spanning_lines_is_reported_at_the_method_name():
 def test_method_call_on_one_line_keeps_its_span():
     (finding,) = only("import torch\nmodel = Net().cuda()\n", "DEV002")
     assert (finding.line, finding.column) == (2, 9)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import unittest, torch\nclass T(unittest.TestCase):\n    @unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n    def test_x(self):\n        m = Net().cuda()\n",
+        "import torch\n@require_torch_gpu\nclass T:\n    def test_x(self):\n        x = torch.randn(3, device='cuda')\n",
+        "import torch\ndef test_x():\n    assert torch.allclose(a.cpu(), b)\n",
+        "import torch\ndef _test_merge(a, b):\n    assert torch.isfinite(a).all()\n",
+    ],
+)
+def test_code_of_tests_that_only_run_with_cuda_is_not_reported(src):
+    assert not scan_snippet(src, target="neuron")
+
+
+def test_a_skip_for_another_reason_keeps_the_findings():
+    src = "import sys, unittest\n@unittest.skipIf(sys.platform == 'win32', 'posix only')\ndef test_x():\n    m = Net().cuda()\n"
+    assert [f.code for f in scan_snippet(src, target="neuron")] == ["DEV002"]

@@ -50,6 +50,7 @@ class Ctx(NamedTuple):
     test_assert: bool = False  # inside the checked expression of a test's assertion
     display: bool = False  # inside a function that collects or prints environment information
     host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
+    skipped: bool = False  # inside a test that is skipped where CUDA (or a CUDA-only library) is absent
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -284,7 +285,39 @@ def _seeds(stmt: ast.AST) -> bool:
 
 
 def is_test_function(node: ast.AST) -> bool:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(("test", "_test"))
+
+
+_REQUIREMENT = re.compile(r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$")
+_CUDA_WORD = re.compile(r"(?i)cuda|gpu")
+
+
+def skips_without_cuda(node: ast.AST, imports: ImportTable) -> bool:
+    """A test function or class decorated to run only with CUDA: `@unittest.skipIf(not
+    torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(torch.cuda.device_count() < 2, ...)`,
+    `@require_torch_gpu`, `@require_bitsandbytes`, `@pytest.mark.gpu`. Its body cannot run elsewhere,
+    so it is no lock-in of the code under test."""
+    for deco in getattr(node, "decorator_list", []):
+        call = deco if isinstance(deco, ast.Call) else None
+        name = dotted(call.func if call is not None else deco) or ""
+        last = name.rsplit(".", 1)[-1]
+        if _REQUIREMENT.match(last):
+            return True
+        if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
+            return True
+        if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
+            condition = call.args[0]
+            if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
+                return True
+    return False
+
+
+def _names_in(node: ast.AST):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            yield sub.id
+        elif isinstance(sub, ast.Attribute):
+            yield sub.attr
 
 
 def is_test_assertion_call(node: ast.Call) -> bool:

@@ -24,6 +24,7 @@ from portcheck.pyscan.context import (
     is_pure_guard,
     is_test_assertion_call,
     is_test_function,
+    skips_without_cuda,
 )
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher
@@ -77,7 +78,7 @@ def _node_classes() -> Iterator[type]:
 _FIELDS: Mapping[type, Tuple[str, ...]] = MappingProxyType(
     {cls: tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIP_FIELDS) for cls in _node_classes()}
 )
-_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign) + _LOOPS + _COMPS + _FUNCS + _TRY
+_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef) + _LOOPS + _COMPS + _FUNCS + _TRY
 _SPECIAL_TYPES = frozenset(_SPECIAL)
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
@@ -130,8 +131,14 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
     if isinstance(node, _COMPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=False)
         return [(c, inner) for c in _plain_children(node)]
+    if isinstance(node, ast.ClassDef):
+        if skips_without_cuda(node, imports):
+            ctx = ctx._replace(skipped=True)
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
+        if skips_without_cuda(node, imports):
+            inner = inner._replace(skipped=True)
         if is_test_function(node):
             inner = inner._replace(in_test=True)
         if is_display_function(node):
