@@ -60,9 +60,10 @@ class Locator:
         found = self.index.get(key)
         if found:
             return found
-        # A finding that points at a token inside a node (`.cuda` closing a call that spans lines):
-        # the nodes that end where it ends and start before it, innermost first.
-        return [node for start, node in self.ends.get(key[2:], []) if start[:2] < key[:2]]
+        # A finding that points at a token on a later line of a node (`.cuda` closing a call that spans
+        # lines): the nodes that end where it ends and start on an earlier line, innermost first. A
+        # finding that is merely off on its own line still matches nothing.
+        return [node for start, node in self.ends.get(key[2:], []) if start[0] < key[0]]
 
 
 def _statement_at(starts: List[int], line: int) -> int:
