@@ -17,7 +17,8 @@ _KINDS = (
     ("dockerfile", ("Dockerfile", "Dockerfile.*", "*.Dockerfile", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")),
     ("shell", ("*.sh", "*.bash", "*.zsh", "*.slurm", "*.sbatch")),
     # Run configurations (YAML, Hydra/OmegaConf) and `.env` files: `device: cuda`, `backend: nccl`.
-    ("config", ("*.yaml", "*.yml")),
+    # Dot-files such as `.pre-commit-config.yaml` configure tools, not runs.
+    ("config", ("[!.]*.yaml", "[!.]*.yml")),
     ("dotenv", (".env", "*.env", ".env.*")),
     ("cmake", ("CMakeLists.txt", "*.cmake")),
     # C++ sources matter where they bind CUDA (extension glue, `TORCH_LIBRARY_IMPL(ns, CUDA, m)`).

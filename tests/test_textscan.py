@@ -199,7 +199,8 @@ def test_malformed_text_matchers_name_the_problem(table, problem):
 @pytest.mark.parametrize(
     "name,kind",
     [("config.yaml", "config"), ("conf/train.yml", "config"), (".env", "dotenv"), ("prod.env", "dotenv"),
-     (".env.example", "dotenv"), ("environment.yml", "conda"), ("docker-compose.yml", "dockerfile")],
+     (".env.example", "dotenv"), ("environment.yml", "conda"), ("docker-compose.yml", "dockerfile"),
+     (".pre-commit-config.yaml", None)],
 )
 def test_run_configurations_are_classified(name, kind):
     assert classify(name) == kind
