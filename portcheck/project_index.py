@@ -146,17 +146,6 @@ class _Collector:
         self.extensions: Set[str] = set()  # module-level names bound to extension objects
         self.loader_calls: Set[str] = set()  # names called on the right of such bindings
 
-    # Names in expressions: dotted chains (`a.b.c`) and bare names.
-    @staticmethod
-    def names(node: ast.AST) -> Iterable[str]:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load):
-                name = dotted(sub)
-                if name:
-                    yield name
-            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                yield sub.id
-
     def uses(self, body: Sequence[ast.AST], record_sites: bool, guarded: bool = False) -> Tuple[List[str], bool]:
         """What the code calls or launches unconditionally (code under an `if`, a CUDA check above all,
         has another path, so it does not make the caller CUDA-bound), and whether it builds or loads
@@ -336,7 +325,6 @@ class Resolved:
     bound: FrozenSet[Symbol]
     extensions: FrozenSet[Symbol]  # extension objects, including imported compiled modules
     kernels: FrozenSet[Symbol]
-    own_roots: FrozenSet[str]  # top-level names of the project's packages and modules
     at_import: FrozenSet[str] = frozenset()  # modules that build or load an extension when imported
 
 
@@ -516,10 +504,7 @@ def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
             if sym is not None and sym[0] in at_import:
                 at_import.add(module)
                 changed = True
-    roots = frozenset(m.split(".", 1)[0] for m in project.modules if m) | frozenset(
-        m.rsplit(".", 1)[-1] for m in project.modules if m
-    )
-    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), roots, frozenset(at_import))
+    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import))
 
 
 # -- step 3: sites -----------------------------------------------------------------------------
