@@ -646,14 +646,16 @@ def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, Mo
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
         owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
         pending = [p for p in owners if p is not None and p not in summaries]
-        if defining and names:
+        # Modules that build an extension when imported are reported where they are imported.
+        loading = {m.rsplit(".", 1)[-1] for m in resolved.at_import}
+        if (defining and names) or loading:
             for p, t in texts.items():
                 if p in summaries:
                     continue
                 imported = import_words.get(p)
                 if imported is None:
                     imported = import_words[p] = _import_words(t)
-                if imported & defining and _words(t, word_cache, p) & names:
+                if (imported & defining and _words(t, word_cache, p) & names) or imported & loading:
                     pending.append(p)
     return Project(everything()), resolve(everything()), summaries
 

@@ -133,3 +133,14 @@ def test_package_findings_on_the_projects_own_imports_are_dropped(tmp_path: Path
     result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
     found = [(f.line, f.code) for r in result.files if r.path == "use.py" for f in r.findings]
     assert (2, "PKG006") in found and not [c for line, c in found if line == 1]
+
+
+def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
+    texts = {
+        "op/__init__.py": "from .fused_act import fused_act\n",
+        "op/fused_act.py": "from torch.utils.cpp_extension import load\nfused = load('f', sources=['f.cpp', 'f.cu'])\ndef fused_act(x):\n    if x.device.type == 'cpu':\n        return x\n    return fused.act(x)\n",
+        "swagan.py": "from op import fused_act\ny = 1\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    assert "op" in resolved.at_import and "swagan.py" in summaries
+    assert [(s.kind, s.span[0]) for s in sites(summaries["swagan.py"], project, resolved)] == [("import", 1)]
