@@ -1,4 +1,5 @@
-"""Which kind of file a path is, by name: Python, notebook, dependency list, Dockerfile, shell, CMake, C++, CUDA."""
+"""Which kind of file a path is, by name: Python, notebook, dependency list, Dockerfile, shell, run
+configuration (YAML, `.env`), CMake, C++, CUDA."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ _KINDS = (
     ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml", "env*.yml")),
     ("dockerfile", ("Dockerfile", "Dockerfile.*", "*.Dockerfile", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")),
     ("shell", ("*.sh", "*.bash", "*.zsh", "*.slurm", "*.sbatch")),
+    # Run configurations (YAML, Hydra/OmegaConf) and `.env` files: `device: cuda`, `backend: nccl`.
+    # Dot-files such as `.pre-commit-config.yaml` configure tools, not runs.
+    ("config", ("[!.]*.yaml", "[!.]*.yml")),
+    ("dotenv", (".env", "*.env", ".env.*")),
     ("cmake", ("CMakeLists.txt", "*.cmake")),
     # C++ sources matter where they bind CUDA (extension glue, `TORCH_LIBRARY_IMPL(ns, CUDA, m)`).
     ("cpp", ("*.cpp", "*.cc", "*.cxx", "*.c++", "*.h", "*.hpp", "*.hh", "*.hxx")),

@@ -230,6 +230,7 @@ def scan_paths(
     progress=None,
 ) -> ScanResult:
     """Discover and scan `paths` with `config` (see portcheck.config.Config)."""
+    from portcheck.project_index import project_findings
     from portcheck.runner import run_all
 
     cwd = cwd or Path.cwd()
@@ -242,6 +243,7 @@ def scan_paths(
         for p in problems
     ]
     displays = [display_path(c.path, cwd) for c in candidates]
-    results.extend(run_all(candidates, displays, settings, jobs=jobs, cache=cache, progress=progress))
+    scanned = run_all(candidates, displays, settings, jobs=jobs, cache=cache, progress=progress)
+    results.extend(project_findings(scanned, candidates, displays, settings))
     results.sort(key=lambda r: r.path)
     return ScanResult(target=Target(settings.target), files=tuple(results))

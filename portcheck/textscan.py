@@ -18,7 +18,7 @@ from portcheck.pyscan.matchers import MatcherError, _str_list
 TextHit = Tuple[int, int, int, int, str]
 
 _TEXT_KINDS = frozenset(KINDS) | {"setup-py"}
-_HASH_COMMENTS = frozenset({"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config"})
+_HASH_COMMENTS = frozenset({"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config", "dotenv"})
 _SLASH_COMMENTS = frozenset({"cpp", "cuda"})
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
@@ -115,7 +115,8 @@ class TextMatcher:
 
 
 class LineMatcher(TextMatcher):
-    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it."""
+    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it.
+    A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
 
     kind = "line"
     allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude"})
@@ -130,7 +131,8 @@ class LineMatcher(TextMatcher):
         for number, text in _comment_free(lines, kind):
             m = self.pattern.search(text)
             if m and not (self.exclude is not None and self.exclude.search(text)):
-                yield number, m.start() + 1, number, m.end() + 1, excerpt(text, m.start(), m.end())
+                at = "at" if "at" in self.pattern.groupindex and m.group("at") is not None else 0
+                yield number, m.start(at) + 1, number, m.end(at) + 1, excerpt(text, m.start(at), m.end(at))
 
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
@@ -354,7 +356,23 @@ class FileMatcher(TextMatcher):
         yield 1, 1, 1, len(first) + 1, f"{len(lines)} lines"
 
 
-TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher)}
+class ProjectMatcher(TextMatcher):
+    """Findings of the project-wide pass (`portcheck.project_index`): imports, calls and launches of
+    the repository's own CUDA-bound names. It reads no single file, so it applies to no file kind."""
+
+    kind = "project"
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        unknown = set(params) - {"kind"}
+        if unknown:
+            raise MatcherError(f"unknown key '{sorted(unknown)[0]}' for matcher kind '{self.kind}'")
+        self.files = frozenset()
+
+    def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
+        return iter(())
+
+
+TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher, ProjectMatcher)}
 
 
 def build_text(params: Mapping[str, Any]) -> TextMatcher:

@@ -345,3 +345,51 @@ def main(argv: Sequence[str] = ()) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+# -- bench/accuracy_real.py: scoring against labels of real repositories ------------------------
+
+
+def _real_bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("accuracy_real", ROOT / "bench" / "accuracy_real.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("accuracy_real", module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_real_labels_score_true_and_false_positives_and_misses(tmp_path):
+    bench = _real_bench()
+    repo = tmp_path / "owner+repo"
+    repo.mkdir()
+    lines = ["import torch", "x = x.cuda()", "print('cuda')", "torch.cuda.synchronize()"]
+    (repo / "train.py").write_text("\n".join(lines) + "\n")
+    Label = bench.Label
+    labels = [
+        Label("dev", "owner+repo", "c", "train.py", 2, "device", bench.line_hash(lines[1])),
+        Label("dev", "owner+repo", "c", "train.py", 3, "none", bench.line_hash(lines[2])),
+        Label("dev", "owner+repo", "c", "train.py", 4, "kernel", bench.line_hash(lines[3])),
+        Label("dev", "owner+repo", "c", "train.py", 1, "none", "0" * 40),
+    ]
+    good, problems = bench.check_hashes(tmp_path, labels)
+    assert len(good) == 3 and problems == ["owner+repo/train.py:1: hash mismatch"]
+    found = {("owner+repo", path, line): cats for (path, line), cats in bench.scan_repo(repo, "neuron").items()}
+    tallies, misses = bench.score(good, found)
+    assert (tallies["device"].tp, tallies["device"].fp, tallies["device"].fn) == (1, 0, 0)
+    assert (tallies["kernel"].fn, tallies["runtime"].fp) == (1, 1)  # synchronize is runtime, labelled kernel
+    assert sorted(misses) == ["FN kernel       owner+repo/train.py:4", "FP runtime      owner+repo/train.py:4"]
+
+
+def test_committed_real_labels_are_well_formed():
+    bench = _real_bench()
+    labels = bench.read_labels()
+    assert len(labels) >= 300 and len({l.repo for l in labels}) >= 15
+    assert {l.split for l in labels} == {"dev", "held-out"}
+    assert all(l.category in CATEGORIES or l.category == "none" for l in labels)
+    assert all(len(l.sha1) == 40 for l in labels)
+    halves = {}
+    for label in labels:
+        halves.setdefault(label.repo, set()).add(label.split)
+    assert all(len(s) == 1 for s in halves.values())  # a repository belongs to one half

@@ -128,9 +128,58 @@ def test_call_in_a_cuda_branch_with_a_non_cuda_else_is_lowered_with_a_note():
     assert finding.guarded and finding.note == GUARD_NOTE
 
 
-def test_call_in_a_cuda_branch_without_an_alternative_keeps_its_severity():
-    (finding,) = only("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", "RT001")
-    assert finding.severity is severity("RT001") and not finding.guarded
+def test_cuda_only_call_under_an_availability_check_is_lowered_and_the_check_dropped():
+    # The check only keeps CUDA-only code from running elsewhere: the call cannot raise, and the check
+    # is no device fallback.
+    findings = scan_snippet("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", target="neuron")
+    (finding,) = [f for f in findings if f.code == "RT001"]
+    assert finding.severity is severity("RT001").lowered() and finding.guarded and finding.note == GUARD_NOTE
+    assert not [f for f in findings if f.code == "DEV005"]
+
+
+def test_availability_check_that_picks_a_device_is_still_reported():
+    findings = scan_snippet("import torch\ndevice = 'cpu'\nif torch.cuda.is_available():\n    device = 'cuda'\n", target="neuron")
+    assert [f.line for f in findings if f.code == "DEV005"] == [3]
+
+
+def test_check_whose_other_branch_does_portable_work_is_a_fallback():
+    src = "import torch\nif torch.cuda.is_available():\n    torch.cuda.manual_seed(0)\nelse:\n    world_size = 1\n"
+    assert [f.code for f in scan_snippet(src, target="neuron") if f.code == "DEV005"] == ["DEV005"]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\nif torch.cuda.is_available():\n    parts.append('max mem: {m}')\n",
+        "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.max_memory_allocated())\nelse:\n    print('no gpu')\n",
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\nelif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",
+        "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return\n    torch.cuda.synchronize()\n",
+        "import torch\nif x.is_cuda:\n    y = torch.cuda.FloatTensor(m)\n",
+        "import torch\nif dev.type == 'cuda':\n    torch.cuda.synchronize()\n",
+    ],
+)
+def test_guards_of_cuda_only_or_display_only_code_are_not_device_checks(src):
+    assert not [f for f in scan_snippet(src, target="neuron") if f.code in ("DEV004", "DEV005", "DEV006")]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import unittest, torch\n@unittest.skipIf(not torch.cuda.is_available(), 'needs CUDA')\ndef test_x():\n    pass\n",
+        "import pytest, torch\n@pytest.mark.skipif(torch.cuda.device_count() < 2, reason='two GPUs')\ndef test_x():\n    pass\n",
+        "import torch\ndef test_x(self):\n    if not torch.cuda.is_available():\n        self.skipTest('no CUDA')\n",
+        "import torch\ndef test_x():\n    assert state.device.type in ['cuda', 'cpu']\n",
+        "import torch\nclass T:\n    def test_x(self):\n        self.assertEqual(out.device.type, 'cuda')\n",
+        "import torch\ndef test_x():\n    if torch.cuda.is_available() and torch.cuda.device_count() > 1:\n        args = ['--multi_gpu']\n",
+    ],
+)
+def test_test_skips_and_assertions_are_not_device_fallbacks(src):
+    assert not [f for f in scan_snippet(src, target="neuron") if f.category == "device"]
+
+
+def test_cuda_call_in_a_test_body_is_still_reported():
+    src = "import torch\ndef test_x():\n    torch.cuda.synchronize()\n"
+    assert [f.code for f in scan_snippet(src, target="neuron")] == ["RT001"]
 
 
 @pytest.mark.parametrize("test", ['x.device.type == "cuda"', "x.is_cuda", "args.cuda", "use_cuda"])
@@ -371,3 +420,31 @@ def test_prefilter_keeps_every_invalid_example_of_a_rule(entry):
 def test_malformed_matcher_tables_name_the_problem(table, problem):
     with pytest.raises(MatcherError, match=problem):
         build(table)
+
+
+def test_method_call_spanning_lines_is_reported_at_the_method_name():
+    (finding,) = only("import torch\nloss = Loss(\n    dim,\n    temp,\n).cuda()\n", "DEV002")
+    assert (finding.line, finding.column, finding.end_line) == (5, 3, 5)
+
+
+def test_method_call_on_one_line_keeps_its_span():
+    (finding,) = only("import torch\nmodel = Net().cuda()\n", "DEV002")
+    assert (finding.line, finding.column) == (2, 9)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import unittest, torch\nclass T(unittest.TestCase):\n    @unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n    def test_x(self):\n        m = Net().cuda()\n",
+        "import torch\n@require_torch_gpu\nclass T:\n    def test_x(self):\n        x = torch.randn(3, device='cuda')\n",
+        "import torch\ndef test_x():\n    assert torch.allclose(a.cpu(), b)\n",
+        "import torch\ndef _test_merge(a, b):\n    assert torch.isfinite(a).all()\n",
+    ],
+)
+def test_code_of_tests_that_only_run_with_cuda_is_not_reported(src):
+    assert not scan_snippet(src, target="neuron")
+
+
+def test_a_skip_for_another_reason_keeps_the_findings():
+    src = "import sys, unittest\n@unittest.skipIf(sys.platform == 'win32', 'posix only')\ndef test_x():\n    m = Net().cuda()\n"
+    assert [f.code for f in scan_snippet(src, target="neuron")] == ["DEV002"]

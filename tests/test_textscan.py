@@ -194,3 +194,32 @@ def test_a_malformed_rule_file_names_the_file_rule_and_key(tmp_path):
 def test_malformed_text_matchers_name_the_problem(table, problem):
     with pytest.raises(MatcherError, match=problem):
         build_text(table)
+
+
+@pytest.mark.parametrize(
+    "name,kind",
+    [("config.yaml", "config"), ("conf/train.yml", "config"), (".env", "dotenv"), ("prod.env", "dotenv"),
+     (".env.example", "dotenv"), ("environment.yml", "conda"), ("docker-compose.yml", "dockerfile"),
+     (".pre-commit-config.yaml", None)],
+)
+def test_run_configurations_are_classified(name, kind):
+    assert classify(name) == kind
+
+
+def test_a_line_pattern_reports_its_at_group():
+    matcher = build_text({"kind": "line", "files": ["config"], "pattern": r"device:\s*(?P<at>cuda)"})
+    assert list(matcher.scan("config", ["trainer:", "  device: cuda  # the GPU"])) == [(2, 11, 2, 15, "cuda")]
+
+
+def test_yaml_device_and_backend_are_reported_at_the_value():
+    findings = found("trainer:\n  device: cuda\ndistributed:\n  backend: NCCL\n", "conf/config.yaml")
+    assert sorted(findings) == [("DEV001", 2, 11, 15), ("DIST001", 4, 12, 16)]
+
+
+def test_commented_settings_in_env_files_are_not_reported():
+    assert not found("# DEVICE=cuda\n# NCCL_DEBUG=INFO\nDEVICE=cpu\n", ".env")
+
+
+def test_project_matcher_takes_no_parameters():
+    with pytest.raises(MatcherError):
+        build_text({"kind": "project", "files": ["python"]})

@@ -39,6 +39,7 @@ class Locator:
         wanted = sorted({_statement_at(starts, line) for line in lines} - {-1})
         self.statements = tuple(tree.body[i] for i in wanted)
         self.index: Dict[Key, List[cst.CSTNode]] = {}
+        self.ends: Dict[Tuple[int, int], List[Tuple[Key, cst.CSTNode]]] = {}
         self.parents: Dict[int, cst.CSTNode] = {}
         for i in wanted:
             stmt = tree.body[i]
@@ -50,11 +51,19 @@ class Locator:
                     continue
                 key = (where.start.line + offset, where.start.column, where.end.line + offset, where.end.column)
                 self.index.setdefault(key, []).append(node)  # children come first: innermost first
+                self.ends.setdefault(key[2:], []).append((key, node))
             self.parents.update(parent_map(stmt))
             self.parents[id(stmt)] = tree
 
     def nodes(self, finding: Finding) -> List[cst.CSTNode]:
-        return self.index.get(key_of(finding), [])
+        key = key_of(finding)
+        found = self.index.get(key)
+        if found:
+            return found
+        # A finding that points at a token on a later line of a node (`.cuda` closing a call that spans
+        # lines): the nodes that end where it ends and start on an earlier line, innermost first. A
+        # finding that is merely off on its own line still matches nothing.
+        return [node for start, node in self.ends.get(key[2:], []) if start[0] < key[0]]
 
 
 def _statement_at(starts: List[int], line: int) -> int:

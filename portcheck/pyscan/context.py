@@ -45,6 +45,12 @@ class Ctx(NamedTuple):
     loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
     periodic: bool = False  # inside `if step % k == 0:`: runs every k-th iteration only
     annotation: bool = False  # inside a type annotation, which names types and runs nothing
+    guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
+    in_test: bool = False  # inside a test function (`def test_*`)
+    test_assert: bool = False  # inside the checked expression of a test's assertion
+    display: bool = False  # inside a function that collects or prints environment information
+    host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
+    skipped: bool = False  # inside a test that is skipped where CUDA (or a CUDA-only library) is absent
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -191,3 +197,164 @@ def catches_import_error(handler: ast.ExceptHandler) -> bool:
         if name.rsplit(".", 1)[-1] in _IMPORT_ERRORS:
             return True
     return False
+
+
+# Calls that skip a test or end a branch early; a CUDA check whose CUDA branch only does this guards.
+_SKIPS = frozenset({"skipTest", "skip", "skipif", "xfail", "exit"})
+_ASSERT_CALLS = re.compile(r"^(?:assert\w*|assert_close|assert_allclose|assert_equal|assert_array_equal)$")
+_EXTENSION_HEAD = re.compile(r"^(?:_C|_ext|\w+_cuda\w*|\w+_C)$")
+
+
+def _cuda_only_call(node: ast.AST) -> bool:
+    """A call that only works with CUDA: a callee spelled with `cuda` (`torch.cuda.x()`, `.cuda()`,
+    `_fused_cuda()`, `FloatTensor` of `torch.cuda`) or reached through a compiled extension (`_C.op()`)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            name = dotted(sub.func) or (sub.func.attr if isinstance(sub.func, ast.Attribute) else "")
+            parts = name.split(".") if name else []
+            if any("cuda" in p.lower() for p in parts) or (len(parts) > 1 and _EXTENSION_HEAD.match(parts[0])):
+                return True
+    return False
+
+
+def _display_only(stmt: ast.AST) -> bool:
+    """`print(...)`, `logger.info(...)`, `parts.append("max mem: ...")`: output and nothing else."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return False
+    call = stmt.value
+    if is_message_call(call):
+        return True
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("append", "extend")
+        and bool(call.args)
+        and all(isinstance(a, (ast.Constant, ast.JoinedStr)) for a in call.args)
+    )
+
+
+def _skips(stmt: ast.AST) -> bool:
+    if isinstance(stmt, (ast.Return, ast.Pass, ast.Continue)) and getattr(stmt, "value", None) is None:
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in _SKIPS and name != "exit"
+    return False
+
+
+def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
+    """An `if` on a CUDA check whose CUDA branch only runs CUDA-only code, only prints, or only skips
+    (`if torch.cuda.is_available(): torch.cuda.synchronize()`, `if not x.is_cuda: return ...`): the
+    check protects the rest of the program from CUDA-only code, it is no device fallback."""
+    if not is_cuda_check(node.test, imports):
+        return False
+    negative = is_negative_cuda_check(node.test, imports)
+    branch = node.orelse if negative else node.body
+    other = node.body if negative else node.orelse
+    if negative and not node.orelse:
+        # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work.
+        return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
+    if not branch:
+        return False
+    # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
+    # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
+    if not all(_cuda_only_call(s) or _display_only(s) or _skips(s) or _other_accelerator(s) or _seeds(s) for s in branch):
+        return False
+    if all(_skips(s) for s in branch):
+        return False  # `if x.is_cuda: pass` guards nothing
+    # The other branch may do the same thing another way (print without the CUDA figure, another
+    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
+    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _other_accelerator(stmt: ast.AST) -> bool:
+    """`torch.xpu.empty_cache()`, `torch.mps.synchronize()`: the same operation on another backend."""
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call):
+            name = dotted(sub.func) or ""
+            if re.match(r"^(?:torch|th)\.(?:xpu|mps|npu|mlu|hpu|neuron|musa|accelerator)\.", name):
+                return True
+    return False
+
+
+def _seeds(stmt: ast.AST) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith(
+        ("torch.manual_seed", "torch.random.manual_seed", "th.manual_seed")
+    )
+
+
+def is_test_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(("test", "_test"))
+
+
+_REQUIREMENT = re.compile(r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$")
+_CUDA_WORD = re.compile(r"(?i)cuda|gpu")
+
+
+def skips_without_cuda(node: ast.AST, imports: ImportTable) -> bool:
+    """A test function or class decorated to run only with CUDA: `@unittest.skipIf(not
+    torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(torch.cuda.device_count() < 2, ...)`,
+    `@require_torch_gpu`, `@require_bitsandbytes`, `@pytest.mark.gpu`. Its body cannot run elsewhere,
+    so it is no lock-in of the code under test."""
+    for deco in getattr(node, "decorator_list", []):
+        call = deco if isinstance(deco, ast.Call) else None
+        name = dotted(call.func if call is not None else deco) or ""
+        last = name.rsplit(".", 1)[-1]
+        if _REQUIREMENT.match(last):
+            return True
+        if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
+            return True
+        if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
+            condition = call.args[0]
+            if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
+                return True
+    return False
+
+
+def _names_in(node: ast.AST):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            yield sub.id
+        elif isinstance(sub, ast.Attribute):
+            yield sub.attr
+
+
+def is_test_assertion_call(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return bool(_ASSERT_CALLS.match(name))
+
+
+# `collect_env`, `collect_env_info`, `print_env`, `get_system_info`, `env_report`, `show_versions`:
+# functions that read toolkit variables and versions to show them.
+_DISPLAY_FUNCTION = re.compile(
+    r"^_?(?:collect|print|show|dump|log|report|describe)_?(?:env|environment|system|sys|platform|versions?|cuda|gpu|hardware)\w*$"
+    r"|^_?get_?(?:env|environment|system|platform)_?info\w*$|^\w*_env_info$"
+    r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$",
+    re.IGNORECASE,
+)
+
+
+def is_display_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and bool(_DISPLAY_FUNCTION.match(node.name))
+
+
+_FACTORIES = frozenset(
+    "tensor as_tensor zeros ones empty full arange linspace logspace rand randn randint eye zeros_like ones_like empty_like full_like".split()
+)
+
+
+def is_host_factory(node: ast.Call, imports: ImportTable) -> bool:
+    """`torch.linspace(..., dtype=torch.float64)` with no `device=`: the tensor is built on the host."""
+    name = imports.resolved(node.func) or ""
+    if not name.startswith("torch.") or name.count(".") != 1 or name[6:] not in _FACTORIES:
+        return False
+    if name.endswith("_like"):
+        return False  # follows its argument's device
+    return not any(k.arg == "device" or k.arg is None for k in node.keywords)
+
+
+def is_fp32_island(call: ast.Call) -> bool:
+    """`autocast(..., enabled=False)`: autocast turned off for a region that must run in fp32."""
+    return any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)

@@ -48,8 +48,25 @@ class ImportTable:
 
     @classmethod
     def from_module(cls, module: ast.AST) -> "ImportTable":
-        """The imports of a module, found by visiting statements only (imports are never expressions)."""
-        return cls.from_nodes(import_statements(module))
+        """The imports of a module, found by visiting statements only (imports are never expressions),
+        and the local aliases of the few callables code renames (`autocast = torch.cuda.amp.autocast`)."""
+        imports: List[ast.AST] = []
+        assigns: List[ast.Assign] = []
+        for stmt in statements(module):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                imports.append(stmt)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                if isinstance(stmt.value, (ast.Attribute, ast.Name)):
+                    assigns.append(stmt)
+        table = cls.from_nodes(imports)
+        for stmt in assigns:
+            local = stmt.targets[0].id  # type: ignore[attr-defined]
+            if local in table.aliases:
+                continue
+            name = table.resolve(stmt.value)
+            if name is not None and name.rsplit(".", 1)[-1] in ALIASED_CALLABLES:
+                table.aliases[local] = name
+        return table
 
     def imports_any(self, roots: Iterable[str]) -> bool:
         """True when the module imports one of `roots` or a submodule of one (`torch` covers `torch.nn`)."""
@@ -114,6 +131,22 @@ def dotted(node: ast.AST) -> Optional[str]:
 
 
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+# Torch callables whose local aliases resolve like imports: renaming them is common, and a rule that
+# misses `amp_autocast = torch.cuda.amp.autocast; with amp_autocast():` misses the whole AMP setup.
+ALIASED_CALLABLES = frozenset({"autocast", "GradScaler", "custom_fwd", "custom_bwd"})
+
+
+def statements(module: ast.AST) -> Iterable[ast.AST]:
+    """Every statement at any depth of nested blocks (functions and classes included)."""
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if node is not module:
+            yield node
+        for field in _STATEMENT_LISTS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
 
 
 def import_statements(module: ast.AST) -> Iterable[ast.AST]:

@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
-from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_step_loop
+from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
 
 Hit = Tuple[ast.AST, str]
@@ -122,13 +122,20 @@ class Matcher:
     step), `messages` (whether to match inside log/print/raise messages: code there still runs, so
     every kind does by default except `string`, whose literals there are prose), `requires` (only in
     modules that import one of these modules), `tokens` (strings any matching file must contain, when
-    the ones the matcher derives are too common to filter well)."""
+    the ones the matcher derives are too common to filter well), `in-guard-tests` (false: do not match
+    in the test of a CUDA check that only guards CUDA-only or display-only code, in test skips, or in
+    the CUDA checks of test functions, where the check is no device fallback), `in-display` (false: do
+    not match inside functions that only collect or print environment information, such as
+    `collect_env()`), `on-host` (false: do not match in the `dtype=` of a tensor factory that names no
+    device, which builds a host tensor), `fp32-islands` (false: skip calls that pass `enabled=False`,
+    an autocast turned off for an fp32 region). Nothing matches inside the expected values of a
+    test's assertions, nor in tests that only run with CUDA (skipped elsewhere)."""
 
     kind = ""
     messages_default = True
     node_types: Tuple[Type[ast.AST], ...] = ()
     allowed_keys: FrozenSet[str] = frozenset()
-    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens"})
+    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         unknown = set(params) - set(self.allowed_keys) - self._common_keys
@@ -141,6 +148,10 @@ class Matcher:
         self.messages = bool(params.get("messages", self.messages_default))
         self.requires = tuple(_str_list(params, "requires", required=False))
         self.given_tokens = _str_list(params, "tokens", required=False)
+        self.in_guard_tests = bool(params.get("in-guard-tests", True))
+        self.in_display = bool(params.get("in-display", True))
+        self.on_host = bool(params.get("on-host", True))
+        self.fp32_islands = bool(params.get("fp32-islands", True))
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -158,9 +169,17 @@ class Matcher:
 
     def handler(self) -> Callable[..., Iterator[Hit]]:
         inside, messages, requires, match = self.inside, self.messages, self.requires, self.match
+        in_guard_tests, in_display, on_host = self.in_guard_tests, self.in_display, self.on_host
+        fp32_islands = self.fp32_islands
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
-            if (ctx.message and not messages) or ctx.annotation:
+            if (ctx.message and not messages) or ctx.annotation or ctx.test_assert or ctx.skipped:
+                return iter(())
+            if ctx.in_test and type(node) is ast.Assert:
+                return iter(())  # a test's assertion checks values; it is no control flow of the code under test
+            if (ctx.guard_test and not in_guard_tests) or (ctx.display and not in_display) or (ctx.host and not on_host):
+                return iter(())
+            if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
             if inside is not None:
                 if inside == "loop" and not ctx.in_loop:
@@ -410,7 +429,25 @@ class MethodMatcher(Matcher):
             if hit is not None:
                 yield hit, func.attr
             return
-        yield node, func.attr
+        yield token_span(node, func), func.attr
+
+
+class Span:
+    """A position to report that is not a node's own: the finding points at a token inside `node`."""
+
+    __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+    def __init__(self, lineno: int, col_offset: int, end_lineno: int, end_col_offset: int) -> None:
+        self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = lineno, col_offset, end_lineno, end_col_offset
+
+
+def token_span(call: ast.Call, func: ast.Attribute):
+    """A method call that spans several lines (`Model(\n...\n).cuda()`) is reported from its method
+    name to its end, on the line where the name is; a one-line call keeps its own span."""
+    end_line = getattr(func, "end_lineno", None)
+    if end_line is None or end_line == call.lineno:
+        return call
+    return Span(end_line, func.end_col_offset - len(func.attr), call.end_lineno, call.end_col_offset)
 
 
 class AttributeMatcher(Matcher):

@@ -10,14 +10,21 @@ from types import MappingProxyType
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from portcheck.pyscan.context import (
+    _SKIP_CALLS,
     MESSAGE_KEYWORDS,
     Ctx,
     catches_import_error,
     is_availability_check,
     is_cuda_check,
+    is_display_function,
+    is_host_factory,
     is_message_call,
     is_negative_cuda_check,
     is_periodic,
+    is_pure_guard,
+    is_test_assertion_call,
+    is_test_function,
+    skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable
@@ -72,7 +79,7 @@ def _node_classes() -> Iterator[type]:
 _FIELDS: Mapping[type, Tuple[str, ...]] = MappingProxyType(
     {cls: tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIP_FIELDS) for cls in _node_classes()}
 )
-_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign) + _LOOPS + _COMPS + _FUNCS + _TRY
+_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef) + _LOOPS + _COMPS + _FUNCS + _TRY
 _SPECIAL_TYPES = frozenset(_SPECIAL)
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
@@ -101,15 +108,23 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         return []  # docstrings and bare strings are prose
     if isinstance(node, (ast.If, ast.IfExp)):
         branch = ctx
+        test_ctx = ctx
         if node.orelse and is_cuda_check(node.test, imports):
             branch = branch._replace(guarded=True)
+        if isinstance(node, ast.If) and is_pure_guard(node, imports):
+            # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
+            # guards cannot raise where CUDA is absent.
+            branch = branch._replace(guarded=True)
+            test_ctx = ctx._replace(guard_test=True)
+        elif ctx.in_test and is_cuda_check(node.test, imports):
+            test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
         if isinstance(node, ast.IfExp):
-            return [(node.test, ctx), (node.body, branch), (node.orelse, branch)]
-        return [(node.test, ctx)] + _block(node.body, branch, imports) + _block(node.orelse, branch, imports)
+            return [(node.test, test_ctx), (node.body, branch), (node.orelse, branch)]
+        return [(node.test, test_ctx)] + _block(node.body, branch, imports) + _block(node.orelse, branch, imports)
     if isinstance(node, _LOOPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=False)
         head = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
@@ -117,8 +132,18 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
     if isinstance(node, _COMPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=False)
         return [(c, inner) for c in _plain_children(node)]
+    if isinstance(node, ast.ClassDef):
+        if skips_without_cuda(node, imports):
+            ctx = ctx._replace(skipped=True)
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
+        if skips_without_cuda(node, imports):
+            inner = inner._replace(skipped=True)
+        if is_test_function(node):
+            inner = inner._replace(in_test=True)
+        if is_display_function(node):
+            inner = inner._replace(display=True)
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         if getattr(node, "returns", None) is not None:
             outer.append((node.returns, ctx._replace(annotation=True)))
@@ -139,17 +164,31 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
     if isinstance(node, ast.Call):
+        if ctx.in_test and is_test_assertion_call(node):
+            checked = ctx._replace(test_assert=True)
+            return [(node.func, ctx)] + [(c, checked) for c in node.args] + [(k, checked) for k in node.keywords]
         if is_message_call(node):
             msg = ctx._replace(message=True)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
+                msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
         return [(node.func, ctx)] + [(c, ctx) for c in node.args] + [
-            (k, ctx._replace(message=True) if k.arg in MESSAGE_KEYWORDS else ctx) for k in node.keywords
+            (
+                k,
+                ctx._replace(message=True)
+                if k.arg in MESSAGE_KEYWORDS
+                else ctx._replace(host=True)
+                if host and k.arg == "dtype"
+                else ctx,
+            )
+            for k in node.keywords
         ]
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
         return [(c, msg) for c in _plain_children(node)]
     if isinstance(node, ast.Assert):
-        out = [(node.test, ctx)]
+        out = [(node.test, ctx._replace(test_assert=True) if ctx.in_test else ctx)]
         if node.msg is not None:
             out.append((node.msg, ctx._replace(message=True)))
         return out

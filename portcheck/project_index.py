@@ -1,0 +1,760 @@
+"""The project-wide pass: which of a repository's own names are CUDA-bound, and where they are used.
+
+Per-file rules see one module at a time, so a Triton kernel defined in `ops/kernels.py` and
+launched through a wrapper imported in `model.py` shows up only where it is defined. This pass
+fills that gap in three steps, each a pure function of its inputs:
+
+1. `summarize(text, module)`: one module's `ModuleSummary`: its imports, the top-level names it
+   defines with the names their bodies use (uses under a CUDA check do not count: that code has a
+   fallback), which of them are kernels (`@triton.jit`) or extension objects (bound from
+   `torch.utils.cpp_extension.load(...)`, from a loader function, or imported as a compiled
+   `_C`/`_ext`/`*_cuda` module), and the call and launch sites (`k[grid](...)`).
+   A summary depends on that file's text only, so a per-file cache can hold it.
+2. `resolve(summaries)`: resolves imports between the repository's modules (absolute, by dotted
+   suffix, and relative) and closes over uses: a name is CUDA-bound when it is a kernel or an
+   extension object, or when its body uses a CUDA-bound name outside a CUDA check.
+3. `sites(summary, bound)`: the imports of CUDA-bound names and the places that call or launch
+   them, each with its exact position.
+
+`dependents(summaries, changed)` says which modules must be looked at again when some change.
+`project_findings(...)` is the hook the scanner calls once the per-file results are in; it reads
+only files that can take part (a cheap textual pre-filter) and parses each of them once.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from portcheck.pyscan.context import is_cuda_check
+from portcheck.pyscan.imports import ImportTable, dotted, import_statements
+
+# A compiled extension module, by the names projects give them: `_C`, `_ext`, `fused_cuda`,
+# `selective_scan_cuda`, `fused_layer_norm_cuda`, `wkv_cuda_ext`.
+EXTENSION_NAME = re.compile(r"^(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$")
+_LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+_KERNEL_DECORATORS = frozenset(
+    {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit", "triton.runtime.autotuner.autotune"}
+)
+_KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
+# Files without any of these cannot define a CUDA-bound name (users are found by name later).
+DEFINER_TOKENS = ("triton", "cpp_extension", "_C", "_ext", "_cuda", "import_module")
+
+Span = Tuple[int, int, int, int]  # line, column (1-based), end line, end column (exclusive)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A name an import statement binds: `local` refers to `module` (a module) or to `module.name`."""
+
+    local: str
+    module: str
+    name: Optional[str]
+    level: int
+    span: Span
+    statement: int  # line of the import statement
+    top: bool = True  # at module level (runs when the module is imported)
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    kernel: bool  # a Triton kernel
+    extension: bool  # an extension object (module-level name bound from a loader or an extension import)
+    loader: bool  # its body builds or loads an extension (`cpp_extension.load`, `import x_cuda`)
+    uses: Tuple[str, ...]  # dotted names its body uses outside CUDA checks
+
+
+@dataclass(frozen=True)
+class Site:
+    kind: str  # "call" or "launch"
+    ref: str  # the dotted name as written: `fused.op`, `_kernel`, `ops.wrapper`
+    span: Span  # the callee's last name, e.g. `op` of `fused.op(...)`
+    guarded: bool  # inside a CUDA check
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    module: str  # dotted module name from the path (`pkg.ops.kernels`, `pkg` for `pkg/__init__.py`)
+    package: bool
+    imports: Tuple[Binding, ...]
+    definitions: Tuple[Definition, ...]
+    sites: Tuple[Site, ...]
+    digest: str  # of the text the summary was made from
+    loads_at_import: bool = False  # module-level code builds or loads an extension
+
+
+@dataclass(frozen=True)
+class ProjectSite:
+    """A place in a module that imports or uses a CUDA-bound name of the project."""
+
+    module: str
+    span: Span
+    label: str  # what is used, for the message
+    kind: str  # "import", "call", "launch"
+    guarded: bool
+
+
+# -- step 1: one module ------------------------------------------------------------------------
+
+
+def module_name(path: str) -> Tuple[str, bool]:
+    """`pkg/ops/k.py` -> ("pkg.ops.k", False); `pkg/__init__.py` -> ("pkg", True)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return "", False
+    last = parts[-1]
+    if last.endswith(".py"):
+        last = last[:-3]
+    package = last == "__init__"
+    parts = parts[:-1] + ([] if package else [last])
+    return ".".join(parts), package
+
+
+def _span_of(node: ast.AST) -> Span:
+    line = node.lineno
+    col = node.col_offset + 1
+    end_line = getattr(node, "end_lineno", None) or line
+    end_col = (getattr(node, "end_col_offset", None) or node.col_offset) + 1
+    return line, col, end_line, end_col
+
+
+def callee_span(func: ast.AST) -> Span:
+    """The span of a callee's last name: `op` in `fused.op`, the whole name in `op`."""
+    if isinstance(func, ast.Attribute) and getattr(func, "end_lineno", None) is not None:
+        end_line, end_col = func.end_lineno, func.end_col_offset
+        return end_line, end_col - len(func.attr) + 1, end_line, end_col + 1
+    return _span_of(func)
+
+
+def _alias_span(alias: ast.alias, stmt: ast.AST) -> Span:
+    if getattr(alias, "lineno", None) is not None:  # Python 3.10+
+        return _span_of(alias)
+    return _span_of(stmt)
+
+
+class _Collector:
+    """Walks one module once, statement by statement, keeping track of CUDA checks."""
+
+    def __init__(self, module: ast.Module, imports: ImportTable) -> None:
+        self.imports = imports
+        self.module = module
+        self.sites: List[Site] = []
+        self.extensions: Set[str] = set()  # module-level names bound to extension objects
+        self.loader_calls: Set[str] = set()  # names called on the right of such bindings
+
+    def uses(self, body: Sequence[ast.AST], record_sites: bool, guarded: bool = False) -> Tuple[List[str], bool]:
+        """What the code calls or launches unconditionally (code under an `if`, a CUDA check above all,
+        has another path, so it does not make the caller CUDA-bound), and whether it builds or loads
+        an extension (under any condition)."""
+        out: List[str] = []
+        loads = False
+        # (node, under a CUDA check, under any condition)
+        stack: List[Tuple[ast.AST, bool, bool]] = [(n, guarded, guarded) for n in reversed(body)]
+        while stack:
+            node, inside, conditional = stack.pop()
+            if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+                cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
+                branches = [node.body] if not isinstance(node.body, list) else node.body
+                branches = list(branches) + (node.orelse if isinstance(node.orelse, list) else [node.orelse])
+                stack.extend((c, inside or cuda, True) for c in reversed(branches))
+                stack.append((node.test, inside or cuda, conditional))
+                continue
+            if isinstance(node, ast.Call):
+                func = node.func
+                qualified = self.imports.resolve(func)
+                if qualified in _LOADERS:
+                    loads = True
+                elif qualified == "importlib.import_module" and node.args:
+                    arg = node.args[0]
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and EXTENSION_NAME.match(arg.value.rsplit(".", 1)[-1]):
+                        loads = True
+                callee = func.value if isinstance(func, ast.Subscript) else func
+                ref = dotted(callee)
+                if ref:
+                    if record_sites:
+                        if isinstance(func, ast.Subscript):
+                            self.sites.append(Site("launch", ref, _span_of(callee), inside))
+                        else:
+                            self.sites.append(Site("call", ref, callee_span(func), inside))
+                    if not conditional and not inside:
+                        out.append(ref)
+            elif isinstance(node, ast.Import):
+                if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
+                    loads = True
+            stack.extend((c, inside, conditional) for c in reversed(list(ast.iter_child_nodes(node))))
+        return out, loads
+
+
+def _is_kernel(node: ast.AST, imports: ImportTable) -> bool:
+    for deco in getattr(node, "decorator_list", []):
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if imports.resolve(target) in _KERNEL_DECORATORS:
+            return True
+    return False
+
+
+def _bound_by_load(value: ast.AST, imports: ImportTable) -> Optional[str]:
+    """For `x = <call>`: the callee's dotted name when the call may produce an extension object."""
+    if isinstance(value, ast.Call):
+        qualified = imports.resolve(value.func)
+        if qualified in _LOADERS:
+            return "<load>"
+        if qualified in _KERNEL_WRAPPERS:
+            return "<kernel>"
+        return dotted(value.func)
+    return None
+
+
+def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> ModuleSummary:
+    """The summary of one module; `tree` saves a parse when the caller has one."""
+    name, package = module_name(path)
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if tree is None:
+        tree = ast.parse(text)
+    imports = ImportTable.from_module(tree)
+    bindings: List[Binding] = []
+    top_level = {id(n) for n in _module_level(tree)}
+    for stmt in _import_nodes(tree):
+        top = id(stmt) in top_level
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                module = alias.name if alias.asname else alias.name.split(".", 1)[0]
+                bindings.append(Binding(local, module, None, 0, _alias_span(alias, stmt), stmt.lineno, top))
+        else:
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                bindings.append(
+                    Binding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level, _alias_span(alias, stmt), stmt.lineno, top)
+                )
+    collector = _Collector(tree, imports)
+    definitions: List[Definition] = []
+    global_loads: Dict[str, str] = {}  # name -> how it was bound (`<load>`, `<kernel>`, a callee)
+    for stmt, declared in _global_assignments(tree, "global " in text):
+        # `x = load(...)`, `x = loader(...)` at module level, or in a function that declares `global x`.
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name) and (declared is None or target.id in declared):
+            how = _bound_by_load(stmt.value, imports)
+            if how is not None:
+                global_loads.setdefault(target.id, how)
+    at_import = False  # module-level code builds or loads an extension: importing the module does
+    top_names: Set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            top_names.add(stmt.name)
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            uses, loads = collector.uses(stmt.body, record_sites=True)
+            collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
+            definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name}))))
+        else:
+            _, loads = collector.uses([stmt], record_sites=True)
+            at_import = at_import or loads
+    for local, how in sorted(global_loads.items()):
+        if local in top_names:
+            continue
+        if how == "<load>":
+            definitions.append(Definition(local, False, True, True, ()))
+        elif how == "<kernel>":
+            definitions.append(Definition(local, True, False, False, ()))
+        else:
+            # Bound from a call whose callee may turn out to be a loader: decided in `resolve`.
+            definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
+    # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
+    return ModuleSummary(name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import)
+
+
+def _module_level(tree: ast.Module) -> Iterable[ast.AST]:
+    """Statements that run when the module is imported: module level, under `if`/`try`/`with`."""
+    stack: List[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            stack.extend(handler.body)
+
+
+def _import_nodes(tree: ast.AST) -> Iterable[ast.AST]:
+    return import_statements(tree)
+
+
+def _global_assignments(tree: ast.Module, has_globals: bool = True) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
+    """Single-target assignments that bind module-level names: those at module level (under `if`,
+    `try`, `with`), paired with None, and those in functions, paired with the names the function
+    declares `global`."""
+    stack: List[Tuple[ast.AST, Optional[FrozenSet[str]]]] = [(stmt, None) for stmt in tree.body]
+    while stack:
+        node, declared = stack.pop()
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            yield node, declared
+            continue
+        if isinstance(node, ast.ClassDef):  # class attributes are not module names; methods may declare globals
+            stack.extend((child, frozenset()) for child in node.body)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not has_globals:
+                continue  # no `global` anywhere: functions bind no module names
+            names = frozenset(n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names)
+            stack.extend((child, names) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            continue
+        if isinstance(node, ast.stmt):
+            stack.extend((child, declared) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            for field in ("handlers",):
+                for handler in getattr(node, field, []) or []:
+                    stack.extend((child, declared) for child in handler.body)
+
+
+# -- step 2: the project -----------------------------------------------------------------------
+
+Symbol = Tuple[str, str]  # (module, name)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What `resolve` learnt: the CUDA-bound symbols, and which were kernels or extensions."""
+
+    bound: FrozenSet[Symbol]
+    extensions: FrozenSet[Symbol]  # extension objects, including imported compiled modules
+    kernels: FrozenSet[Symbol]
+    at_import: FrozenSet[str] = frozenset()  # modules that build or load an extension when imported
+
+
+class Project:
+    """Module lookups over a set of summaries: dotted names resolve by suffix, so a `src/` layout or
+    a scan started above the package still finds `pkg.ops` for `import pkg.ops`."""
+
+    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+        self.modules: Dict[str, ModuleSummary] = {s.module: s for s in summaries}
+        self._by_suffix: Dict[str, List[str]] = {}
+        for name in self.modules:
+            parts = name.split(".")
+            for i in range(len(parts)):
+                self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
+        self.defs: Dict[Symbol, Definition] = {(s.module, d.name): d for s in self.modules.values() for d in s.definitions}
+        self.binds: Dict[Symbol, Binding] = {(s.module, b.local): b for s in self.modules.values() for b in s.imports}
+        self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
+        self._targets: Dict[Symbol, Optional[Symbol]] = {}
+
+    def find_module(self, name: str, near: str = "") -> Optional[str]:
+        """The module an absolute dotted name refers to. `pkg.ops` is `src/pkg/ops.py` or `pkg/ops.py`,
+        never `other/pkg/ops.py` when `other` is a package: the name must start at a top-level module."""
+        packages = self.packages
+        candidates = [c for c in self._by_suffix.get(name, ()) if c == name or c[: -len(name) - 1] not in packages]
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        # Several modules end the same way: prefer the one sharing the longest prefix with the importer.
+        return max(candidates, key=lambda c: (_common_prefix(c, near), -len(c)))
+
+    def absolute(self, binding: Binding, importer: str) -> str:
+        """The dotted module a binding names, relative imports made absolute."""
+        if not binding.level:
+            return binding.module
+        summary = self.modules.get(importer)
+        base = importer.split(".") if importer else []
+        if summary is None or not summary.package:
+            base = base[:-1]
+        if binding.level > 1:
+            base = base[: len(base) - (binding.level - 1)]
+        return ".".join(base + ([binding.module] if binding.module else []))
+
+    def target(self, module: str, local: str, seen: Optional[Set[Symbol]] = None) -> Optional[Symbol]:
+        """What `local` in `module` refers to: a definition (module, name), a module (module, ""), or an
+        extension import (("<ext>", dotted)), following re-exports; None when outside the project."""
+        if seen is None:
+            key = (module, local)
+            if key in self._targets:
+                return self._targets[key]
+            found = self._target(module, local, set())
+            self._targets[key] = found
+            return found
+        return self._target(module, local, seen)
+
+    def _target(self, module: str, local: str, seen: Set[Symbol]) -> Optional[Symbol]:
+        key = (module, local)
+        if key in seen:
+            return None
+        seen.add(key)
+        if key in self.defs:
+            return key
+        binding = self.binds.get(key)
+        if binding is None:
+            return None
+        absolute = self.absolute(binding, module)
+        if binding.name is None:  # `import a.b` binds `a`; `import a.b as c` binds `a.b`
+            found = self.find_module(absolute, module)
+            if found is not None:
+                return (found, "")
+            if EXTENSION_NAME.match(absolute.rsplit(".", 1)[-1]):
+                return ("<ext>", absolute)
+            return None
+        owner = self.find_module(absolute, module) if absolute else None
+        if owner is not None:
+            # What the package binds wins over a submodule of the same name, as at run time
+            # (`from .fused_act import fused_act` in `__init__.py` replaces the module attribute).
+            inner = self.target(owner, binding.name, seen)
+            if inner is not None:
+                return inner
+        sub = self.find_module(f"{absolute}.{binding.name}" if absolute else binding.name, module)
+        if sub is not None:
+            return (sub, "")
+        if owner is not None:
+            if EXTENSION_NAME.match(binding.name):
+                return ("<ext>", f"{absolute}.{binding.name}")  # `from pkg import _C`: compiled, not a file
+            return None
+        if EXTENSION_NAME.match(binding.name) and (binding.level or self._owns(absolute)):
+            return ("<ext>", f"{absolute}.{binding.name}")
+        return None
+
+    def _owns(self, dotted_name: str) -> bool:
+        return self.find_module(dotted_name.split(".", 1)[0]) is not None
+
+    def reference(self, module: str, ref: str) -> Optional[Symbol]:
+        """What a dotted use (`a`, `mod.fn`, `pkg.mod.fn.apply`) in `module` refers to."""
+        parts = ref.split(".")
+        sym = self.target(module, parts[0])
+        if sym is None and (module, parts[0]) not in self.binds:
+            # A bare name that is no import: a local definition or an extension bound in this module.
+            if (module, parts[0]) in self.defs:
+                sym = (module, parts[0])
+        for part in parts[1:]:
+            if sym is None or sym[0] == "<ext>" or sym[1]:
+                break  # attribute of a definition or an extension: the definition itself is what counts
+            nxt = self.target(sym[0], part)
+            if nxt is None:
+                break
+            sym = nxt
+        return sym
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
+    project = Project(summaries)
+    bound: Set[Symbol] = set()
+    extensions: Set[Symbol] = set()
+    kernels: Set[Symbol] = set()
+    for key, definition in project.defs.items():
+        if definition.kernel:
+            kernels.add(key)
+            bound.add(key)
+        if definition.extension:
+            extensions.add(key)
+            bound.add(key)
+    # Extension imports are CUDA-bound wherever they are imported.
+    for (module, local), binding in project.binds.items():
+        sym = project.target(module, local)
+        if sym is not None and sym[0] == "<ext>":
+            extensions.add(sym)
+            bound.add(sym)
+    # What each definition's uses refer to, resolved once; then a worklist from the bound names.
+    users: Dict[Symbol, List[Tuple[Symbol, bool]]] = {}
+    pending: List[Symbol] = list(bound)
+    for key, definition in project.defs.items():
+        if definition.loader and key not in bound:
+            bound.add(key)
+            pending.append(key)
+        for use in definition.uses:
+            via_call = use.startswith("<bound-from>")
+            target = project.reference(key[0], use[len("<bound-from>") :] if via_call else use)
+            if target is not None and target != key:
+                users.setdefault(target, []).append((key, via_call))
+    while pending:
+        target = pending.pop()
+        if target[0] == "<ext>" and "cuda" not in target[1].lower():
+            continue  # a generic `_C`/`_ext` may be plain C++: its own calls are reported, callers are not bound
+        for key, via_call in users.get(target, ()):
+            if key in bound:
+                continue
+            if via_call:
+                # `_plugin = get_plugin(...)`: an extension object, when the callee loads one.
+                loader = project.defs.get(target)
+                if not (target in extensions or (loader is not None and loader.loader)):
+                    continue
+                extensions.add(key)
+            bound.add(key)
+            pending.append(key)
+    # Modules that build or load an extension when imported, and the modules that import them at
+    # module level (a package `__init__` re-exporting from such a module is one).
+    at_import: Set[str] = {m for m, s in project.modules.items() if s.loads_at_import}
+    changed = True
+    while changed:
+        changed = False
+        for (module, local), binding in project.binds.items():
+            if module in at_import or not binding.top:
+                continue
+            sym = project.target(module, local)
+            if sym is not None and sym[0] in at_import:
+                at_import.add(module)
+                changed = True
+    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import))
+
+
+# -- step 3: sites -----------------------------------------------------------------------------
+
+
+def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[ProjectSite]:
+    """Imports of CUDA-bound names and the calls and launches that reach them, in `summary`'s module."""
+    out: List[ProjectSite] = []
+    module = summary.module
+    used_modules: Dict[str, str] = {}  # local module alias -> attribute used through it
+    for site in summary.sites:
+        target = project.reference(module, site.ref)
+        if target is None or target not in resolved.bound:
+            continue
+        head = site.ref.split(".", 1)[0]
+        head_target = project.target(module, head)
+        through_import = (module, head) in project.binds
+        if site.kind == "launch":
+            if target in resolved.kernels:
+                out.append(ProjectSite(module, site.span, site.ref, "launch", site.guarded))
+            continue
+        if target in resolved.extensions and "." in site.ref:
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded))
+        elif through_import and target[0] != module:
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded))
+            if head_target is not None and head_target[1] == "" and "." in site.ref:
+                used_modules.setdefault(head, site.ref)
+    reported: Set[int] = set()  # one finding per import statement, at its first CUDA-bound name
+    for binding in summary.imports:
+        if binding.statement in reported:
+            continue
+        sym = project.target(module, binding.local)
+        if sym is None:
+            continue
+        if sym in resolved.bound and sym[0] != module:
+            label = sym[1] if sym[0] == "<ext>" else f"{sym[0]}.{sym[1]}"
+        elif sym[1] == "" and binding.local in used_modules:
+            label = used_modules[binding.local]
+        elif binding.top and sym[0] != module and _loads_when_imported(project, resolved, sym[0]):
+            label = f"{sym[0]}` (builds or loads a CUDA extension when imported"
+        else:
+            continue
+        reported.add(binding.statement)
+        out.append(ProjectSite(module, binding.span, label, "import", False))
+    return out
+
+
+def _loads_when_imported(project: Project, resolved: Resolved, module: str) -> bool:
+    """A module that builds or loads an extension when imported, or a package that imports one: the
+    places that import it are where the build is triggered. (A plain module that merely imports one
+    is reported at its own import.)"""
+    summary = project.modules.get(module)
+    return module in resolved.at_import and summary is not None and (summary.loads_at_import or summary.package)
+
+
+def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> FrozenSet[str]:
+    """Modules whose project findings may change when the modules in `changed` do: those that import
+    them, directly or through other modules, and the changed modules themselves."""
+    project = Project(summaries)
+    importers: Dict[str, Set[str]] = {}
+    for (module, local), binding in project.binds.items():
+        absolute = project.absolute(binding, module)
+        for name in (absolute, f"{absolute}.{binding.name}" if binding.name else None):
+            if name:
+                found = project.find_module(name, module)
+                if found is not None:
+                    importers.setdefault(found, set()).add(module)
+    out: Set[str] = set()
+    pending = [c for c in changed]
+    while pending:
+        name = pending.pop()
+        if name in out:
+            continue
+        out.add(name)
+        pending.extend(importers.get(name, ()))
+    return frozenset(out)
+
+
+# -- the hook ----------------------------------------------------------------------------------
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
+
+
+def _import_words(text: str) -> FrozenSet[str]:
+    """The names spelled on the lines that start an import statement (module and package names)."""
+    return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in _WORD.findall(line))
+
+
+def _words(text: str, cache: Dict[str, FrozenSet[str]], key: str) -> FrozenSet[str]:
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = frozenset(_WORD.findall(text))
+    return found
+
+
+def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
+    """Summaries of the files that can take part, found in rounds: files that may define a CUDA-bound
+    name, then files that mention one of the names found so far, until no file is added.
+    `texts` maps display paths to source text; `summary_cache` (keyed by path and text digest) is
+    consulted and filled, so unchanged files are never parsed twice."""
+    cache = summary_cache if summary_cache is not None else {}
+    summaries: Dict[str, ModuleSummary] = {}
+
+    def add(path: str) -> None:
+        text = texts[path]
+        key = path + "\0" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        summary = cache.get(key)
+        if summary is None:
+            try:
+                summary = summarize(text, path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return
+            cache[key] = summary
+        summaries[path] = summary
+
+    # Every module is known by name, so imports resolve to the project even through files that
+    # were never parsed (`from pkg import _C` needs to know that `pkg` is the project's).
+    stubs = {p: ModuleSummary(*module_name(p), (), (), (), "") for p in texts}
+
+    paths = {stub.module: p for p, stub in stubs.items()}
+    import_words: Dict[str, FrozenSet[str]] = {}
+    word_cache: Dict[str, FrozenSet[str]] = {}
+
+    def everything() -> List[ModuleSummary]:
+        return [summaries.get(p, stub) for p, stub in stubs.items()]
+
+    pending = [p for p, t in texts.items() if _may_define(t)]
+    while pending:
+        for path in pending:
+            add(path)
+        resolved = resolve(everything())
+        # A module can use a CUDA-bound name only by importing it from its module (or a package that
+        # re-exports it): the file must spell that module's last name and the bound name.
+        defining = {m.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
+        defining |= {m.rsplit(".", 2)[-2] for m, n in resolved.bound if m != "<ext>" and n and "." in m}  # re-exported by its package
+        names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
+        # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
+        owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
+        pending = [p for p in owners if p is not None and p not in summaries]
+        # Modules that build an extension when imported are reported where they are imported.
+        loading = {m.rsplit(".", 1)[-1] for m in resolved.at_import}
+        if (defining and names) or loading:
+            for p, t in texts.items():
+                if p in summaries:
+                    continue
+                imported = import_words.get(p)
+                if imported is None:
+                    imported = import_words[p] = _import_words(t)
+                if (imported & defining and _words(t, word_cache, p) & names) or imported & loading:
+                    pending.append(p)
+    return Project(everything()), resolve(everything()), summaries
+
+
+_DEFINER = re.compile(
+    r"\btriton\b|cpp_extension|import_module|\bimport\s+(?:[\w.]+\s*,\s*)*(?:_C|_ext|\w+_cuda\w*|\w+_C)\b"
+)
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))")
+GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check"
+
+
+def _may_define(text: str) -> bool:
+    return any(tok in text for tok in DEFINER_TOKENS) and bool(_DEFINER.search(text))
+
+
+def project_findings(results, candidates, displays, settings):
+    """The scan's hook: add the project pass's findings to `results` (FileResults in any order) and
+    drop package findings for imports of the project's own modules. Returns new FileResults."""
+    from dataclasses import replace
+
+    from portcheck.analyze import apply_suppressions
+    from portcheck.model import Finding, Severity, Target
+    from portcheck.scanner import MAX_BYTES, _per_file_ignored, prepare
+    from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
+    from portcheck.suppress import skip_file
+
+    prepared = prepare(settings)
+    target = Target(settings.target)
+    entries = [e for e in prepared.text_rules if any(getattr(m, "kind", "") == "project" for m in e.text_matchers)]
+    texts: Dict[str, str] = {}
+    for candidate, display in zip(candidates, displays):
+        if candidate.kind != "python":
+            continue
+        try:
+            if candidate.path.stat().st_size > MAX_BYTES:
+                continue
+            data = candidate.path.read_bytes()
+        except OSError:
+            continue
+        if looks_binary(data):
+            continue
+        try:
+            text = decode_python(data).text
+        except DecodeError:
+            continue
+        if not skip_file(text):
+            texts[display] = text
+    if not texts:
+        return list(results)
+    own = Project(ModuleSummary(module_name(p)[0], module_name(p)[1], (), (), (), "") for p in texts)
+    added: Dict[str, List[Finding]] = {}
+    if entries and any(_may_define(t) for t in texts.values()):
+        project, resolved, summaries = index_project(texts)
+        for path, summary in summaries.items():
+            found = sites(summary, project, resolved)
+            if not found:
+                continue
+            lines = python_lines(texts[path])
+            out: List[Finding] = []
+            for entry in entries:
+                severity = entry.rule.severity_for(target)
+                if severity is Severity.OFF:
+                    continue
+                for site in found:
+                    sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
+                    line, col, end_line, end_col = site.span
+                    label = f"`{site.label}` ({site.kind})"
+                    out.append(
+                        Finding(
+                            path=path, line=line, column=col, end_line=end_line, end_column=end_col,
+                            code=entry.rule.code, name=entry.rule.name, category=entry.rule.category,
+                            severity=sev, message=entry.message.replace("{match}", label), fixable=False,
+                            fix_safety=entry.rule.fix_safety,
+                            source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                            guarded=site.guarded, note=note,
+                        )
+                    )
+            ignored = _per_file_ignored(path, settings)
+            out = [f for f in out if not any(f.code.startswith(c.upper()) for c in ignored)]
+            added[path] = apply_suppressions(out, lines)
+    merged = []
+    for result in results:
+        findings = list(result.findings)
+        extra = added.get(result.path, [])
+        if result.kind == "python" and result.path in texts:
+            findings = [f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own))]
+        if extra or len(findings) != len(result.findings):
+            findings = sorted(set(findings) | set(extra), key=Finding.sort_key)
+            result = replace(result, findings=tuple(findings))
+        merged.append(result)
+    return merged
+
+
+def _imports_own(source_line: str, own: Project) -> bool:
+    """Whether an import line names one of the project's own modules (a package finding there is moot)."""
+    m = _IMPORT_LINE.match(source_line)
+    if not m:
+        return False
+    name = m.group(1) if m.group(1) is not None else m.group(2)
+    if name.startswith("."):
+        return True  # relative imports are always the project's own
+    return bool(name) and own.find_module(name.split(".", 1)[0]) is not None

@@ -1,0 +1,171 @@
+"""Matcher kinds that follow a value through the names of one scope.
+
+`int-device-flow`: an integer that can only be a CUDA device index (`int(os.environ["LOCAL_RANK"])`,
+`rank % torch.cuda.device_count()`, `torch.cuda.current_device()`) is bound to a name, and the name
+is passed on where a device goes: `.to(local_rank)`, `device=local_rank`, `torch.device(local_rank)`,
+`device_ids=[local_rank]`, `device_map={"": local_rank}`. The name can be anything, so the
+name-based `int-device` kind misses it; here the binding is what makes it a device.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Set
+
+from portcheck.pyscan.devices import _positions
+from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.matchers import Hit, Matcher, register
+
+# Environment variables that hold a process's local device index.
+LOCAL_INDEX_VARS = frozenset({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
+_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
+_INDEX_CALLS = frozenset({"torch.cuda.current_device"})
+_ENV_READS = frozenset({"os.environ.get", "os.getenv", "os.environ.__getitem__"})
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _env_name(node: ast.AST, imports: ImportTable) -> Optional[str]:
+    """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` -> "X"."""
+    if isinstance(node, ast.Subscript) and imports.resolve(node.value) == "os.environ":
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return key.value
+    if isinstance(node, ast.Call) and node.args and imports.resolve(node.func) in ("os.environ.get", "os.getenv"):
+        key = node.args[0]
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return key.value
+    return None
+
+
+def is_device_index(expr: ast.AST, imports: ImportTable, known: Set[str]) -> bool:
+    """Whether `expr` can only be a CUDA device index."""
+    if isinstance(expr, ast.Name):
+        return expr.id in known
+    if isinstance(expr, ast.Call):
+        name = imports.resolve(expr.func)
+        if name in _INDEX_CALLS:
+            return True
+        if isinstance(expr.func, ast.Name) and expr.func.id == "int" and expr.args:
+            return _env_name(expr.args[0], imports) in LOCAL_INDEX_VARS
+        return False
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+        right = expr.right
+        return isinstance(right, ast.Call) and imports.resolve(right.func) in _COUNT_CALLS
+    return False
+
+
+def _process_index(expr: ast.AST) -> bool:
+    """`Accelerator().process_index`, `state.local_process_index`: the process's device index, which
+    `device_map` takes as a CUDA device."""
+    return isinstance(expr, ast.Attribute) and expr.attr in ("process_index", "local_process_index")
+
+
+def _statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of one scope in source order, nested blocks included, nested scopes excluded."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, _NESTED):
+            continue
+        children: List[ast.stmt] = []
+        for field in ("body", "orelse", "finalbody"):
+            children.extend(getattr(stmt, field, None) or [])
+        for handler in getattr(stmt, "handlers", None) or []:
+            children.extend(handler.body)
+        for case in getattr(stmt, "cases", None) or []:
+            children.extend(case.body)
+        stack.extend(reversed(children))
+
+
+def _expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """The expression nodes of one statement (not of the statements nested in it)."""
+    stack: List[ast.AST] = []
+    for field, value in ast.iter_fields(stmt):
+        if field in ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list"):
+            continue
+        if isinstance(value, ast.AST):
+            stack.append(value)
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _NESTED):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+class IntDeviceFlowMatcher(Matcher):
+    """A name bound to a CUDA device index and passed where a device goes (see the module docstring)."""
+
+    kind = "int-device-flow"
+    node_types = _SCOPES
+    allowed_keys = frozenset({"positions"})
+    _ALLOWED = frozenset({"to", "device-call", "device-keyword", "device-map", "device-ids"})
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        super().__init__(params)
+        self.positions = _positions(params, self._ALLOWED)
+
+    def own_tokens(self) -> List[str]:
+        # A file without one of these binds no device index (the pre-filter keeps such files).
+        tokens = sorted(LOCAL_INDEX_VARS - {"OMPI_COMM_WORLD_LOCAL_RANK"}) + ["device_count", "current_device"]
+        return tokens + (["process_index"] if "device-map" in self.positions else [])
+
+    def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
+        body = node.body
+        known: Set[str] = set()
+        pos = self.positions
+        for stmt in _statements(body):
+            if isinstance(stmt, _NESTED):
+                continue
+            for expr in _expressions(stmt):
+                if isinstance(expr, ast.Call) and known:
+                    yield from self._uses(expr, imports, known, pos)
+            if "device-map" in pos and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
+                targets = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in stmt.targets]
+                if any(t.endswith("device_map") for t in targets):
+                    for key, value in zip(stmt.value.keys, stmt.value.values):
+                        if isinstance(key, ast.Constant) and key.value == "" and (
+                            is_device_index(value, imports, known) or _process_index(value)
+                        ):
+                            yield value, "`device_map`"
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                if is_device_index(stmt.value, imports, known):
+                    known.add(name)
+                elif not (isinstance(stmt.value, ast.Constant) and type(stmt.value.value) is int):
+                    known.discard(name)  # `local_rank = 0` in the other branch is an index too
+
+    def _uses(self, call: ast.Call, imports: ImportTable, known: Set[str], pos) -> Iterator[Hit]:
+        def held(expr: Optional[ast.AST]) -> bool:
+            return isinstance(expr, ast.Name) and expr.id in known
+
+        func = call.func
+        qualified = imports.resolve(func)
+        if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and qualified is None and call.args and held(call.args[0]):
+            yield call.args[0], "`.to()`"
+        if "device-call" in pos and qualified == "torch.device" and len(call.args) == 1 and held(call.args[0]):
+            yield call.args[0], "`torch.device()`"
+        for kw in call.keywords:
+            if "device-keyword" in pos and kw.arg == "device" and held(kw.value) and qualified != "torch.device":
+                yield kw.value, "`device=`"
+            elif "device-ids" in pos and kw.arg in ("device_ids", "output_device", "device_id"):
+                values = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]
+                for value in values:
+                    if held(value):
+                        yield value, f"`{kw.arg}=`"
+            elif "device-map" in pos and kw.arg == "device_map":
+                if held(kw.value):
+                    yield kw.value, "`device_map`"
+                elif isinstance(kw.value, ast.Dict):
+                    for key, value in zip(kw.value.keys, kw.value.values):
+                        if isinstance(key, ast.Constant) and key.value == "" and (held(value) or _process_index(value)):
+                            yield value, "`device_map`"
+
+
+register(IntDeviceFlowMatcher)
+
+__all__ = ["IntDeviceFlowMatcher", "LOCAL_INDEX_VARS", "is_device_index", "dotted"]

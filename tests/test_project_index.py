@@ -1,0 +1,146 @@
+"""The project-wide pass: summaries, import resolution, CUDA-bound closure, sites and dependents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from portcheck.config import Config
+from portcheck.project_index import Project, dependents, index_project, module_name, resolve, sites, summarize
+from portcheck.scanner import scan_paths
+
+KERNELS = """\
+import triton
+import triton.language as tl
+
+@triton.jit
+def _add_kernel(x_ptr, n):
+    pass
+
+def add(x):
+    _add_kernel[(1,)](x, x.numel())
+    return x
+
+def reference(x):
+    return x + x
+"""
+
+LAYER = """\
+from ..ops.kernels import add, reference
+
+class Layer:
+    def forward(self, x):
+        return add(x)
+
+def portable(x):
+    return reference(x)
+"""
+
+MODEL = """\
+from pkg.layers.layer import Layer, portable
+import pkg.layers.layer as layer_mod
+
+def build():
+    return Layer()
+
+y = layer_mod.portable(1)
+"""
+
+TEXTS = {
+    "pkg/__init__.py": "",
+    "pkg/ops/__init__.py": "",
+    "pkg/ops/kernels.py": KERNELS,
+    "pkg/layers/__init__.py": "",
+    "pkg/layers/layer.py": LAYER,
+    "pkg/model.py": MODEL,
+    "scripts/other.py": "import numpy as np\nprint(np.zeros(3))\n",
+}
+
+
+def test_module_names_from_paths():
+    assert module_name("pkg/ops/kernels.py") == ("pkg.ops.kernels", False)
+    assert module_name("pkg/__init__.py") == ("pkg", True)
+
+
+def test_closure_over_wrappers_and_classes_across_modules():
+    project, resolved, summaries = index_project(TEXTS)
+    assert ("pkg.ops.kernels", "_add_kernel") in resolved.kernels
+    bound = {s for s in resolved.bound if s[0] != "<ext>"}
+    assert bound == {
+        ("pkg.ops.kernels", "_add_kernel"),
+        ("pkg.ops.kernels", "add"),
+        ("pkg.layers.layer", "Layer"),
+        ("pkg.model", "build"),
+    }
+    # Files that cannot take part are never parsed.
+    assert "scripts/other.py" not in summaries
+
+
+def test_sites_are_imports_calls_and_launches_with_positions():
+    project, resolved, summaries = index_project(TEXTS)
+    by_module = {s.module: sites(s, project, resolved) for s in summaries.values()}
+    kernels = by_module["pkg.ops.kernels"]
+    assert [(s.kind, s.label, s.span[:2]) for s in kernels] == [("launch", "_add_kernel", (9, 5))]
+    layer = by_module["pkg.layers.layer"]
+    assert sorted((s.kind, s.span[0]) for s in layer) == [("call", 5), ("import", 1)]
+    model = by_module["pkg.model"]
+    # `portable` reaches only the reference path: not CUDA-bound, not reported.
+    assert [(s.kind, s.label) for s in model] == [("call", "Layer"), ("import", "pkg.layers.layer.Layer")]
+
+
+def test_a_changed_module_invalidates_its_importers_only():
+    summaries = [summarize(t, p) for p, t in TEXTS.items()]
+    assert dependents(summaries, ["pkg.ops.kernels"]) == {"pkg.ops.kernels", "pkg.layers.layer", "pkg.model"}
+    assert dependents(summaries, ["pkg.model"]) == {"pkg.model"}
+
+
+def test_summaries_are_reused_from_the_cache():
+    cache: dict = {}
+    index_project(TEXTS, cache)
+    filled = dict(cache)
+    assert filled
+    index_project(TEXTS, cache)
+    assert cache == filled  # nothing parsed again: same keys, same objects
+    changed = dict(TEXTS, **{"pkg/model.py": MODEL + "\nz = 2\n"})
+    index_project(changed, cache)
+    assert len(cache) == len(filled) + 1
+
+
+def test_a_guarded_use_does_not_make_the_caller_cuda_bound():
+    texts = {
+        "ops.py": "import selective_scan_cuda\ndef fwd(x):\n    if x.is_cuda:\n        return selective_scan_cuda.fwd(x)\n    return x\n",
+        "model.py": "from ops import fwd\ny = fwd(1)\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    assert ("ops", "fwd") not in resolved.bound
+    (site,) = sites(summaries["ops.py"], project, resolved)[:1]
+    assert site.kind == "call" and site.guarded
+
+
+def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
+    # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
+    summaries = [summarize("", "pkg/__init__.py"), summarize("", "pkg/ops/__init__.py"), summarize("", "pkg/ops/triton/__init__.py")]
+    project = Project(summaries)
+    assert project.find_module("triton") is None
+    assert project.find_module("pkg.ops.triton") == "pkg.ops.triton"
+    assert resolve(summaries).bound == frozenset()
+
+
+def test_package_findings_on_the_projects_own_imports_are_dropped(tmp_path: Path):
+    (tmp_path / "mamba_ssm").mkdir()
+    (tmp_path / "mamba_ssm" / "__init__.py").write_text("")
+    (tmp_path / "mamba_ssm" / "ops.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "use.py").write_text("from mamba_ssm.ops import f\nimport triton\n")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    found = [(f.line, f.code) for r in result.files if r.path == "use.py" for f in r.findings]
+    assert (2, "PKG006") in found and not [c for line, c in found if line == 1]
+
+
+def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
+    texts = {
+        "op/__init__.py": "from .fused_act import fused_act\n",
+        "op/fused_act.py": "from torch.utils.cpp_extension import load\nfused = load('f', sources=['f.cpp', 'f.cu'])\ndef fused_act(x):\n    if x.device.type == 'cpu':\n        return x\n    return fused.act(x)\n",
+        "swagan.py": "from op import fused_act\ny = 1\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    assert "op" in resolved.at_import and "swagan.py" in summaries
+    assert [(s.kind, s.span[0]) for s in sites(summaries["swagan.py"], project, resolved)] == [("import", 1)]
