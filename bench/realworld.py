@@ -56,6 +56,7 @@ class Recipe:
     expect: str = ""  # a substring of stdout that a successful run prints
     needs: Tuple[str, ...] = ()  # importable modules the script needs besides torch
     time_limit: int = 300  # seconds per run
+    ranks: int = 0  # > 0: launched with `torchrun --standalone --nproc_per_node=RANKS`
     label: str = ""  # tells two recipes of one script apart
 
     @property
@@ -91,6 +92,27 @@ torch.save({"model": model.state_dict(), "model_args": args, "iter_num": 0, "bes
 
 _NO_TIKTOKEN = "def get_encoding(name):\n    raise RuntimeError('no tokenizer downloads in this benchmark')\n"
 
+_LLMC_DATA = """
+import numpy as np
+header = np.zeros(256, dtype=np.int32)
+header[:3] = (20240520, 1, 4096)
+with open("tiny.bin", "wb") as f:
+    f.write(header.tobytes())
+    f.write(np.random.default_rng(0).integers(0, 50257, 4096).astype(np.uint16).tobytes())
+"""
+
+_FAKE_TIKTOKEN = (
+    "class _Encoding:\n"
+    "    max_token_value = 50256\n"
+    "    eot_token = 50256\n"
+    "    def decode_bytes(self, ids):\n"
+    "        return bytes(i % 256 for i in ids)\n"
+    "    def decode(self, ids):\n"
+    "        return self.decode_bytes(ids).decode('latin-1')\n"
+    "def get_encoding(name):\n"
+    "    return _Encoding()\n"
+)
+
 _NANOGPT_TINY = ("--n_layer=1", "--n_head=2", "--n_embd=32", "--block_size=16", "--batch_size=2", "--compile=False")
 
 _STYLEGAN_NET = """
@@ -105,12 +127,22 @@ with open("tiny.pkl", "wb") as f:
     pickle.dump({{"G": G, "D": torch.nn.Identity(), "G_ema": G}}, f)
 """
 
+_NANOGPT_TRAIN = ("--dataset=tiny", "--max_iters=2", "--eval_interval=1", "--eval_iters=1", "--gradient_accumulation_steps=1",
+                  "--warmup_iters=1", "--lr_decay_iters=2")
+
 RECIPES: Tuple[Recipe, ...] = (
     Recipe(
         "karpathy+nanoGPT", "train.py",
-        argv=("--dataset=tiny", *_NANOGPT_TINY, "--max_iters=2", "--eval_interval=1", "--eval_iters=1",
-              "--gradient_accumulation_steps=1", "--warmup_iters=1", "--lr_decay_iters=2"),
-        setup=_NANOGPT_DATA, expect="iter 2:", needs=("numpy",),
+        argv=(*_NANOGPT_TRAIN, *_NANOGPT_TINY), setup=_NANOGPT_DATA, expect="iter 2:", needs=("numpy",),
+    ),
+    Recipe(
+        "karpathy+nanoGPT", "train.py", label="torchrun, 2 ranks", ranks=2,
+        argv=(*_NANOGPT_TRAIN, *_NANOGPT_TINY, "--gradient_accumulation_steps=2"), setup=_NANOGPT_DATA, expect="iter 2:", needs=("numpy",),
+    ),
+    Recipe(
+        "karpathy+nanoGPT", "bench.py",
+        argv=("--batch_size=1", "--block_size=8", "--compile=False", "--real_data=False"),
+        expect="time per iteration", needs=("numpy",), time_limit=600,
     ),
     Recipe(
         "karpathy+nanoGPT", "sample.py",
@@ -128,6 +160,18 @@ RECIPES: Tuple[Recipe, ...] = (
         argv=("--network=tiny.pkl", "--seeds=0", "--outdir=out", "--trunc=1"),
         setup=_STYLEGAN_NET.format(module="networks_stylegan3", synthesis="channel_base=256, channel_max=16, num_layers=4"),
         expect="Generating image for seed 0", needs=("numpy", "click", "PIL", "scipy", "requests", "pkg_resources"),
+    ),
+    Recipe(
+        "NVlabs+stylegan3", "gen_video.py",
+        argv=("--network=tiny.pkl", "--seeds=0-2", "--w-frames=2", "--output=out.mp4"),
+        setup=_STYLEGAN_NET.format(module="networks_stylegan2", synthesis="channel_base=256, channel_max=16"),
+        needs=("numpy", "click", "PIL", "scipy", "requests", "pkg_resources", "imageio", "imageio_ffmpeg"),
+    ),
+    Recipe(
+        "karpathy+llm.c", "train_gpt2.py", label="torchrun, 1 rank", ranks=1,
+        argv=("--model=d12", "--input_bin=tiny.bin", "--batch_size=1", "--sequence_length=8", "--total_batch_size=8",
+              "--num_iterations=1", "--write_tensors=0", "--dtype=float32"),
+        stubs={"tiktoken.py": _FAKE_TIKTOKEN}, setup=_LLMC_DATA, expect="step    1/1", needs=("numpy",), time_limit=600,
     ),
 )
 
@@ -157,6 +201,9 @@ class Outcome:
 
 def _last_error(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    ranks = [line for line in lines if line.startswith("[rank") and ("Error" in line or "Exception" in line)]
+    if ranks:  # under torchrun, the launcher's ChildFailedError comes last; the cause is a rank's
+        return ranks[-1][:200]
     errors = [line for line in lines if "Error" in line or "error:" in line or line.startswith("Exception")]
     return (errors or lines or ["(no output)"])[-1][:200]
 
@@ -172,6 +219,8 @@ def _env(extra: Mapping[str, str]) -> Dict[str, str]:
 def _python(folder: Path, recipe: Recipe, extra: Mapping[str, str]) -> subprocess.CompletedProcess:
     script = folder / recipe.script
     command = [sys.executable, script.name, *recipe.argv]
+    if recipe.ranks:
+        command[1:1] = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={recipe.ranks}"]
     try:
         return subprocess.run(command, cwd=script.parent, env=_env({**recipe.env, **extra}), capture_output=True,
                               text=True, timeout=recipe.time_limit)
