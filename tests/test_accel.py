@@ -83,6 +83,19 @@ with torch.autocast(device_type="testaccel", dtype=torch.float16):
 facts["outside_autocast_dtype"] = str(linear(d).dtype)
 facts["amp_available"] = torch.amp.is_autocast_available("testaccel")
 
+conv = torch.nn.Conv2d(2, 3, 3, padding=1)
+image = torch.randn(1, 2, 5, 5, requires_grad=True)
+conv(image).sum().backward()
+conv_d = torch.nn.Conv2d(2, 3, 3, padding=1).to("testaccel")
+conv_d.load_state_dict(conv.state_dict())
+image_d = image.detach().to("testaccel").requires_grad_()
+out_d = conv_d(image_d)
+out_d.sum().backward()
+facts["conv"] = torch.allclose(out_d.cpu(), conv(image).detach(), atol=1e-6)
+facts["conv_grads"] = (torch.allclose(image_d.grad.cpu(), image.grad, atol=1e-6)
+                       and torch.allclose(conv_d.weight.grad.cpu(), conv.weight.grad, atol=1e-6)
+                       and str(conv_d.weight.grad.device) == "testaccel:0")
+
 loss = linear(d).pow(2).mean()
 loss.backward()
 facts["grad_device"] = str(linear.weight.grad.device)
@@ -135,7 +148,7 @@ def test_torch_accelerator_reports_testaccel(facts):
 
 def test_tensors_live_on_the_device_and_compute_like_the_cpu(facts):
     assert facts["device"] == "testaccel:0" and facts["is_testaccel"] is True
-    for key in ("round_trip", "matmul", "reduce", "in_place", "view_shares_storage", "view_values", "fill", "zeros", "cross_device_copy"):
+    for key in ("round_trip", "matmul", "reduce", "in_place", "view_shares_storage", "view_values", "fill", "zeros", "cross_device_copy", "conv", "conv_grads"):
         assert facts[key] is True, key
     assert facts["empty_like"] == "testaccel:0"
     assert facts["tensor_method"] == "testaccel:0"

@@ -237,6 +237,41 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   return self;
 }
 
+// Convolutions reach a backend through the *_overrideable operators, which have no CPU kernel for
+// the fallback to call: run the CPU convolution on copies instead.
+std::optional<at::Tensor> host(const std::optional<at::Tensor>& t) {
+  return t.has_value() && t->defined() ? std::optional<at::Tensor>(t->cpu()) : std::nullopt;
+}
+
+at::Tensor device_like(const at::Tensor& result, const at::Tensor& like) {
+  return result.defined() ? result.to(like.device()) : result;
+}
+
+at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                       c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+                       bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  ++fallback_ops;
+  auto out = at::convolution(input.cpu(), weight.cpu(), host(bias), C10_AS_INTARRAYREF_SLOW(stride),
+                             C10_AS_INTARRAYREF_SLOW(padding), C10_AS_INTARRAYREF_SLOW(dilation), transposed,
+                             C10_AS_INTARRAYREF_SLOW(output_padding), groups.expect_int());
+  return device_like(out, input);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::SymIntArrayRef stride,
+    c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding,
+    c10::SymInt groups, std::array<bool, 3> output_mask) {
+  ++fallback_ops;
+  const int64_t g = groups.expect_int();
+  const int64_t bias_size = transposed ? weight.size(1) * g : weight.size(0);
+  auto grads = at::convolution_backward(grad_output.cpu(), input.cpu(), weight.cpu(), at::IntArrayRef{bias_size},
+                                        C10_AS_INTARRAYREF_SLOW(stride), C10_AS_INTARRAYREF_SLOW(padding),
+                                        C10_AS_INTARRAYREF_SLOW(dilation), transposed,
+                                        C10_AS_INTARRAYREF_SLOW(output_padding), g, output_mask);
+  return {device_like(std::get<0>(grads), input), device_like(std::get<1>(grads), input),
+          device_like(std::get<2>(grads), input)};
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   ++fallback_ops;
   at::native::cpu_fallback(op, stack);
@@ -256,6 +291,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", set_storage);
   m.impl("set_.source_Storage_storage_offset", set_storage_offset);
   m.impl("fill_.Scalar", fill_scalar);
+  m.impl("convolution_overrideable", convolution);
+  m.impl("convolution_backward_overrideable", convolution_backward);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
