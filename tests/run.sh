@@ -19,6 +19,11 @@ if ! "$VPY" -c 'import torch' >/dev/null 2>&1; then
   "$VPY" -m pip install -q --disable-pip-version-check "torch==2.13.0" ${TORCH_INDEX:+--index-url "$TORCH_INDEX"} \
     || echo "tests/run.sh: could not install torch; runtime-proof tests will be skipped" >&2
 fi
+# testaccel (tests/accel), the C++ test accelerator, builds once here; the tests reuse the build.
+export PATH="$PWD/.venv/bin:$PATH"  # torch.utils.cpp_extension runs `ninja` from PATH
+command -v ninja >/dev/null 2>&1 || "$VPY" -m pip install -q --disable-pip-version-check ninja
+"$VPY" -c 'import sys, time; sys.path.insert(0, "tests"); import accel; t = time.perf_counter(); p = accel.build(); print(f"tests/run.sh: testaccel built or reused in {time.perf_counter() - t:.0f}s: {p}")' \
+  || echo "tests/run.sh: could not build testaccel; the tests that use it will fail" >&2
 # Headless Chromium for the HTML report test.
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

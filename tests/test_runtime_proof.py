@@ -1,5 +1,7 @@
 """Proof that fixed code runs: scripts written for CUDA fail on a CPU-only PyTorch, and after
-`portcheck fix --target generic` (or `--target cpu`, from a fresh copy) they run to the end there.
+`portcheck fix --target generic` (or `--target cpu`, from a fresh copy) they run to the end there,
+and the generic fix also runs on testaccel, the project's own non-CUDA accelerator (tests/accel),
+where each script must put its tensors and its arithmetic on that device.
 
 GPUs are hidden from the scripts (CUDA_VISIBLE_DEVICES=""), so the proof holds on a CUDA build too.
 """
@@ -7,6 +9,7 @@ GPUs are hidden from the scripts (CUDA_VISIBLE_DEVICES=""), so the proof holds o
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -15,7 +18,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
@@ -32,6 +35,9 @@ pytestmark = [
         "`pip install torch --index-url https://download.pytorch.org/whl/cpu`",
     ),
 ]
+
+if importlib.util.find_spec("torch") is not None:
+    import accel
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,23 @@ SCRIPTS = (
     # After the fix the device check is true on the resolved device, so the fast path runs.
     Script("device_branch.py", "path=accelerated on_accelerator=True shape=(4, 4)"),
 )
-VARIANTS = ("as-written", "generic", "cpu")
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    target: Optional[str]  # the `portcheck fix --target`; None: the script as written
+    device: str  # "cpu": a CPU-only torch; "testaccel": the same torch with tests/accel active
+
+
+MODES = (
+    Mode("as-written", None, "cpu"),
+    Mode("generic", "generic", "cpu"),
+    Mode("cpu", "cpu", "cpu"),
+    Mode("testaccel", "generic", "testaccel"),
+)
+MODE = {mode.name: mode for mode in MODES}
+TIMEOUT = 240
 
 
 def _free_port() -> int:
@@ -60,28 +82,35 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _env(ranks: int) -> Dict[str, str]:
+def _env(ranks: int, mode: Mode, library: Optional[Path], report: Path) -> Dict[str, str]:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     if ranks == 1:  # a one-process torch.distributed world, as torchrun would describe it
         env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
+    if mode.device == "testaccel":
+        assert library is not None
+        env.update(accel.bootstrap_env(library, report))
     return env
 
 
-def _run(folder: Path, script: Script, ranks: int) -> subprocess.CompletedProcess:
+def _run(folder: Path, script: Script, mode: Mode, library: Optional[Path]) -> Tuple[subprocess.CompletedProcess, List[Dict[str, int]]]:
+    ranks = _ranks(script, mode)
     command: List[str] = [sys.executable, script.name]
     if ranks > 1:
         command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}", script.name]
-    return subprocess.run(command, cwd=folder, env=_env(ranks), capture_output=True, text=True, timeout=180)
+    report = folder / f".device-{script.name}"
+    result = subprocess.run(command, cwd=folder, env=_env(ranks, mode, library, report), capture_output=True, text=True, timeout=TIMEOUT)
+    devices = list(accel.read_reports(report).values()) if report.is_dir() else []
+    return result, devices
 
 
-def _run_forked(folder: Path, scripts: List[Script]) -> Dict[str, subprocess.CompletedProcess]:
+def _run_forked(folder: Path, scripts: List[Script], mode: Mode, library: Optional[Path]) -> Dict[str, Tuple[subprocess.CompletedProcess, List[Dict[str, int]]]]:
     """Run `scripts` with one torch import (tests/runtime/_runner.py); results as if run one by one."""
     out = folder / ".runs"
     out.mkdir()
     names = [s.name for s in scripts]
     runner = subprocess.run(
         [sys.executable, str(RUNTIME / "_runner.py"), str(out), *names],
-        cwd=folder, env=_env(1), capture_output=True, text=True, timeout=300,
+        cwd=folder, env=_env(1, mode, library, folder / ".device-runner"), capture_output=True, text=True, timeout=TIMEOUT,
     )
     results = {}
     for name in names:
@@ -89,55 +118,62 @@ def _run_forked(folder: Path, scripts: List[Script]) -> Dict[str, subprocess.Com
         code = int(rc.read_text()) if rc.exists() else -1
         stdout = (out / f"{name}.out").read_text(errors="replace") if (out / f"{name}.out").exists() else ""
         stderr = (out / f"{name}.err").read_text(errors="replace") if (out / f"{name}.err").exists() else runner.stderr
-        results[name] = subprocess.CompletedProcess([name], code, stdout, stderr)
+        device = out / f"{name}.json"
+        devices = [json.loads(device.read_text(encoding="utf-8"))] if device.exists() else []
+        results[name] = (subprocess.CompletedProcess([name], code, stdout, stderr), devices)
     return results
 
 
 @dataclass(frozen=True)
 class Proof:
     runs: Dict[Tuple[str, str], subprocess.CompletedProcess]
+    devices: Dict[Tuple[str, str], List[Dict[str, int]]]  # per run: each process's testaccel counters
     reports: Dict[str, FixReport]
     folders: Dict[str, Path]
 
 
-def _ranks(script: Script, variant: str) -> int:
-    # The generic fix runs with two processes talking over gloo; the others with one.
+def _ranks(script: Script, mode: Mode) -> int:
+    # The generic fix runs with two processes (over gloo on the CPU, over the testaccel relay
+    # backend on testaccel); the others with one.
     if not script.ranks:
         return 0
-    return script.ranks if variant == "generic" else 1
+    return script.ranks if mode.target == "generic" else 1
 
 
 @pytest.fixture(scope="module")
 def proof(tmp_path_factory) -> Proof:
+    library = accel.build()
     work = tmp_path_factory.mktemp("runtime-proof")
     folders: Dict[str, Path] = {}
     reports: Dict[str, FixReport] = {}
-    for variant in VARIANTS:
-        folder = work / variant
+    for mode in MODES:
+        folder = work / mode.name
         shutil.copytree(RUNTIME, folder, ignore=shutil.ignore_patterns("__pycache__", "_*"))
-        folders[variant] = folder
-        if variant != "as-written":
-            reports[variant] = fix_paths([folder], target=variant, unsafe=True, config=Config(), cwd=folder)
+        folders[mode.name] = folder
+        if mode.target is not None:
+            reports[mode.name] = fix_paths([folder], target=mode.target, unsafe=True, config=Config(), cwd=folder)
     runs: Dict[Tuple[str, str], subprocess.CompletedProcess] = {}
+    devices: Dict[Tuple[str, str], List[Dict[str, int]]] = {}
     if hasattr(os, "fork"):
-        # One interpreter per variant runs every script in a forked child; scripts that need their
+        # One interpreter per mode runs every script in a forked child; scripts that need their
         # own processes (a two-rank torchrun) run alone.
-        alone = [(s, v) for s in SCRIPTS for v in VARIANTS if _ranks(s, v) > 1]
-        batches = [(v, [s for s in SCRIPTS if (s, v) not in alone]) for v in VARIANTS]
+        alone = [(s, m) for s in SCRIPTS for m in MODES if _ranks(s, m) > 1]
+        batches = [(m, [s for s in SCRIPTS if (s, m) not in alone]) for m in MODES]
         with ThreadPoolExecutor(max_workers=4) as pool:
-            single = {job: pool.submit(_run, folders[job[1]], job[0], _ranks(*job)) for job in alone}
-            forked = {v: pool.submit(_run_forked, folders[v], scripts) for v, scripts in batches}
-            for (script, variant), future in single.items():
-                runs[(script.name, variant)] = future.result()
-            for variant, future in forked.items():
-                for name, result in future.result().items():
-                    runs[(name, variant)] = result
+            single = {job: pool.submit(_run, folders[job[1].name], job[0], job[1], library) for job in alone}
+            forked = {m.name: pool.submit(_run_forked, folders[m.name], scripts, m, library) for m, scripts in batches}
+            for (script, mode), future in single.items():
+                runs[(script.name, mode.name)], devices[(script.name, mode.name)] = future.result()
+            for name, future in forked.items():
+                for script_name, (result, used) in future.result().items():
+                    runs[(script_name, name)], devices[(script_name, name)] = result, used
     else:
-        jobs = [(s, v) for s in SCRIPTS for v in VARIANTS]
+        jobs = [(s, m) for s in SCRIPTS for m in MODES]
         with ThreadPoolExecutor(max_workers=3) as pool:
-            done = pool.map(lambda job: _run(folders[job[1]], job[0], _ranks(*job)), jobs)
-            runs = {(s.name, v): result for (s, v), result in zip(jobs, done)}
-    return Proof(runs, reports, folders)
+            done = pool.map(lambda job: _run(folders[job[1].name], job[0], job[1], library), jobs)
+            for (s, m), (result, used) in zip(jobs, done):
+                runs[(s.name, m.name)], devices[(s.name, m.name)] = result, used
+    return Proof(runs, devices, reports, folders)
 
 
 def _tail(result: subprocess.CompletedProcess) -> str:
@@ -154,15 +190,31 @@ def test_script_fails_on_cpu_as_written(proof, script):
     assert result.returncode != 0, _tail(result)
 
 
+def _assert_ran(proof: Proof, script: Script, mode: Mode) -> None:
+    fixed = (proof.folders[mode.name] / script.name).read_text(encoding="utf-8")
+    assert fixed != (RUNTIME / script.name).read_text(encoding="utf-8"), "the fix changed nothing"
+    result = proof.runs[(script.name, mode.name)]
+    assert result.returncode == 0, _tail(result) + f"\n--- fixed source\n{fixed}"
+    expected = script.expected.format(ranks=_ranks(script, mode))
+    assert expected in result.stdout.splitlines(), _tail(result)
+
+
 @pytest.mark.parametrize("variant", ["generic", "cpu"])
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
 def test_fixed_script_runs_on_cpu(proof, script, variant):
-    fixed = (proof.folders[variant] / script.name).read_text(encoding="utf-8")
-    assert fixed != (RUNTIME / script.name).read_text(encoding="utf-8"), "the fix changed nothing"
-    result = proof.runs[(script.name, variant)]
-    assert result.returncode == 0, _tail(result) + f"\n--- fixed source\n{fixed}"
-    expected = script.expected.format(ranks=_ranks(script, variant))
-    assert expected in result.stdout.splitlines(), _tail(result)
+    _assert_ran(proof, script, MODE[variant])
+    # On a CPU-only torch nothing may touch the test device.
+    assert not any(used.get("allocations") for used in proof.devices[(script.name, variant)])
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_fixed_script_runs_on_testaccel(proof, script):
+    mode = MODE["testaccel"]
+    _assert_ran(proof, script, mode)
+    # Every process of the script put tensors on the device and computed there.
+    workers = [used for used in proof.devices[(script.name, mode.name)] if used.get("allocations")]
+    assert len(workers) == max(1, _ranks(script, mode)), (proof.devices[(script.name, mode.name)], _tail(proof.runs[(script.name, mode.name)]))
+    assert all(used["fallback_ops"] > 0 for used in workers), workers
 
 
 @pytest.mark.parametrize("variant", ["generic", "cpu"])
@@ -191,3 +243,9 @@ def test_the_pytorch_facts_the_fixes_rely_on():
     assert "cpu autocast dtype torch.bfloat16" in result.stdout
     if importlib.util.find_spec("torch_neuronx") is None:
         assert "neuron device rejected" in result.stdout
+
+
+def test_the_testaccel_run_uses_the_generic_fix_byte_for_byte(proof):
+    for script in SCRIPTS:
+        generic = (proof.folders["generic"] / script.name).read_bytes()
+        assert (proof.folders["testaccel"] / script.name).read_bytes() == generic, script.name

@@ -3,9 +3,11 @@ imported torch once (a torch import costs seconds; a fork costs milliseconds).
 
     python _runner.py OUT_DIR SCRIPT [SCRIPT ...]   (run from the scripts' folder)
 
-For each script writes OUT_DIR/SCRIPT.out, SCRIPT.err and SCRIPT.rc (the exit status).
+For each script writes OUT_DIR/SCRIPT.out, SCRIPT.err and SCRIPT.rc (the exit status), and, when
+the testaccel device is active (tests/accel), SCRIPT.json: what the script did on the device.
 """
 
+import json
 import os
 import runpy
 import sys
@@ -14,8 +16,19 @@ import traceback
 import torch  # noqa: F401  (imported before forking, shared by every child)
 
 
+def _device_report(script, out_dir, before):
+    loader = sys.modules.get("testaccel_loader")  # set by tests/accel/bootstrap/sitecustomize.py
+    if loader is not None:
+        after = loader.counters()
+        delta = {key: after[key] - before.get(key, 0) for key in after}
+        with open(os.path.join(out_dir, script + ".json"), "w") as handle:
+            json.dump(delta, handle, sort_keys=True)
+
+
 def _child(script, out_dir):
     code = 1
+    loader = sys.modules.get("testaccel_loader")
+    before = loader.counters() if loader is not None else {}
     try:
         for fd, suffix in ((1, ".out"), (2, ".err")):
             target = os.open(os.path.join(out_dir, script + suffix), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -31,9 +44,12 @@ def _child(script, out_dir):
             traceback.print_exc()
             code = 1
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        try:
+            _device_report(script, out_dir, before)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
 
 
 def main():
