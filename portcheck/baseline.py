@@ -94,14 +94,14 @@ def dumps(fingerprints: Iterable[Fingerprint]) -> str:
 
 def write_baseline(path: Path, scans: Union[ScanResult, Sequence[ScanResult]], cwd: Optional[Path] = None) -> int:
     """Record the findings of `scans` (one scan, or one per target) in `path`; returns how many."""
-    from portcheck.fsutil import atomic_write_text
+    from portcheck.fsutil import write_output
 
     path = Path(path)
     root = path.absolute().parent
     if isinstance(scans, ScanResult):
         scans = [scans]
     prints = {fp for scan in scans for _, fp in fingerprint_all(scan.findings, root, cwd)}
-    atomic_write_text(path, dumps(prints))
+    write_output(path, dumps(prints))
     return len(prints)
 
 

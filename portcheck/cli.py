@@ -41,9 +41,12 @@ def _use_color(output_file: Optional[str]) -> bool:
 
 def _write(text: str, output_file: Optional[str], color: bool = False) -> None:
     if output_file:
-        from portcheck.fsutil import atomic_write_text
+        from portcheck.fsutil import write_output
 
-        atomic_write_text(Path(output_file), text)
+        try:
+            write_output(Path(output_file), text)
+        except OSError as exc:
+            raise _fail(f"cannot write {output_file}: {exc.strerror or exc}")
     else:
         # click strips ANSI codes off a terminal; colour we chose (FORCE_COLOR into a pipe) must survive.
         click.echo(text, nl=False, color=True if color else None)

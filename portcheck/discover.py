@@ -9,9 +9,12 @@ import errno
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from portcheck.filetypes import classify
 
@@ -24,6 +27,7 @@ SKIP_DIRS = frozenset(
 class Candidate:
     path: Path  # as given/joined (not resolved), for display
     kind: str
+    boundary: Optional[Path] = None  # with `contain`: the resolved folder argument it was found under
 
 
 @dataclass(frozen=True)
@@ -33,72 +37,29 @@ class Problem:
 
 
 class GitIgnore:
-    """A small .gitignore matcher: enough of the format for real projects (negation, anchors, `**`, dir-only)."""
+    """One .gitignore file, matched with git's own wildmatch semantics (pathspec's gitignore patterns:
+    negation, anchors, `**`, dir-only, bracket expressions). A pattern git cannot use matches nothing."""
 
     def __init__(self, base: Path, lines: Iterable[str]) -> None:
         self.base = base
-        self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
-        for raw in lines:
-            line = raw.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
+        self.rules: List[GitIgnoreSpecPattern] = []
+        for line in lines:
+            try:
+                pattern = GitIgnoreSpecPattern(line)
+            except (ValueError, re.error):  # a bad range such as [z-a]: git matches nothing with it
                 continue
-            negated = line.startswith("!")
-            if negated:
-                line = line[1:]
-            if line.startswith("\\"):
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.strip("/") if dir_only else line
-            anchored = "/" in line.rstrip("/")
-            line = line.lstrip("/")
-            regex = _glob_to_regex(line, anchored)
-            self.rules.append((re.compile(regex), negated, dir_only))
+            if pattern.include is not None and pattern.regex is not None:
+                self.rules.append(pattern)
 
     def ignored(self, rel: str, is_dir: bool) -> Optional[bool]:
         """True/False if a rule decides, None if none applies."""
+        # A folder is matched with a trailing slash, so dir-only patterns ("build/") apply to it alone.
+        subject = rel + "/" if is_dir else rel
         verdict = None
-        for regex, negated, dir_only in self.rules:
-            if dir_only and not is_dir:
-                continue
-            if regex.match(rel):
-                verdict = not negated
+        for pattern in self.rules:
+            if pattern.regex.match(subject):
+                verdict = bool(pattern.include)
         return verdict
-
-
-def _glob_to_regex(pattern: str, anchored: bool) -> str:
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("/.*")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = pattern.find("]", i)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                out.append(pattern[i : j + 1])
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    body = "".join(out)
-    prefix = "" if anchored else "(?:.*/)?"
-    return f"^{prefix}{body}$"
 
 
 def matches_any(rel: str, globs: Sequence[str]) -> bool:
@@ -120,17 +81,26 @@ def matches_any(rel: str, globs: Sequence[str]) -> bool:
 
 
 def _dangling_reason(path: Path) -> str:
-    """Why a symbolic link leads nowhere: a loop, or a missing target."""
+    """Why a symbolic link leads to no file or folder: a loop, a missing target, or a device or FIFO."""
     try:
         os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "symbolic link loop"
-    return "broken symbolic link"
+        if exc.errno == errno.ENAMETOOLONG:
+            return "path too long"
+        return "broken symbolic link"
+    return NOT_REGULAR
+
+
+NOT_REGULAR = "not a regular file or folder (a device, FIFO or socket); skipped"
 
 
 def _is_venv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+    try:
+        return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+    except OSError:  # a path too long to stat: not a venv, and the walk reports the folder itself
+        return False
 
 
 def discover(
@@ -138,8 +108,13 @@ def discover(
     root: Path,
     exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
+    contain: bool = False,
 ) -> Tuple[List[Candidate], List[Problem]]:
-    """Files to scan (sorted, unique) and paths that could not be read."""
+    """Files to scan (sorted, unique) and paths that could not be read.
+
+    Symbolic links that lead out of `root` are never followed. With `contain` (for `fix`), each
+    folder argument is its own boundary: links out of it are skipped and reported as problems.
+    """
     found: List[Candidate] = []
     problems: List[Problem] = []
     seen = set()
@@ -151,23 +126,30 @@ def discover(
         except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop before Python 3.13
             return p.as_posix()
 
-    def add(p: Path, kind: str) -> None:
+    def add(p: Path, kind: str, boundary: Optional[Path] = None) -> None:
         try:
             key = p.resolve()
         except (OSError, RuntimeError):
             key = p.absolute()
         if key not in seen:
             seen.add(key)
-            found.append(Candidate(p, kind))
+            found.append(Candidate(p, kind, boundary))
 
     for given in paths:
-        if given.is_symlink() and not given.exists():
-            problems.append(Problem(given, _dangling_reason(given)))
+        try:
+            st = given.stat()
+        except OSError as exc:
+            if given.is_symlink():
+                problems.append(Problem(given, _dangling_reason(given)))
+            elif exc.errno == errno.ENAMETOOLONG:
+                problems.append(Problem(given, "path too long"))
+            else:
+                problems.append(Problem(given, "no such file or directory"))
             continue
-        if not given.exists():
-            problems.append(Problem(given, "no such file or directory"))
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            problems.append(Problem(given, NOT_REGULAR))
             continue
-        if given.is_file():
+        if stat.S_ISREG(st.st_mode):
             kind = classify(given.name)
             if given.suffix == ".py" or kind is None:
                 kind = kind or ("python" if given.suffix in (".py", ".pyi") else None)
@@ -177,19 +159,20 @@ def discover(
                 continue
             add(given, kind)
             continue
-        for path, kind in _walk(given, root, exclude, respect_gitignore, problems):
-            add(path, kind)
+        limit = given.resolve() if contain else None
+        for path, kind in _walk(given, root, exclude, respect_gitignore, problems, limit):
+            add(path, kind, limit)
     found.sort(key=lambda c: c.path.as_posix())
     return found, problems
 
 
 def _load_gitignores(folder: Path) -> Optional[GitIgnore]:
     gi = folder / ".gitignore"
-    if gi.is_file():
-        try:
+    try:
+        if gi.is_file():
             return GitIgnore(folder, gi.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            return None
+    except OSError:
+        return None
     return None
 
 
@@ -201,7 +184,8 @@ def _git_root(start: Path) -> Optional[Path]:
 
 
 def _walk(
-    top: Path, root: Path, exclude: Sequence[str], respect_gitignore: bool, problems: List[Problem]
+    top: Path, root: Path, exclude: Sequence[str], respect_gitignore: bool, problems: List[Problem],
+    limit: Optional[Path] = None,
 ) -> Iterator[Tuple[Path, str]]:
     # .gitignore files from the git root down to `top` apply too.
     ignores: List[GitIgnore] = []
@@ -224,8 +208,9 @@ def _walk(
         folder, active = stack.pop()
         try:
             real = folder.resolve()
-        except (OSError, RuntimeError):
-            problems.append(Problem(folder, "symbolic link loop"))
+        except (OSError, RuntimeError) as exc:
+            too_long = isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+            problems.append(Problem(folder, "path too long" if too_long else "symbolic link loop"))
             continue
         if real in visited:
             continue
@@ -255,13 +240,19 @@ def _walk(
                 problems.append(Problem(path, reason))
                 continue
             if entry.is_symlink() and not is_dir and not is_file:
-                problems.append(Problem(path, _dangling_reason(path)))
+                reason = _dangling_reason(path)
+                if reason != NOT_REGULAR or classify(name) is not None:
+                    problems.append(Problem(path, reason))
                 continue
             if entry.is_symlink():
                 try:
                     target = path.resolve(strict=True)
                 except (OSError, RuntimeError):
                     problems.append(Problem(path, "symbolic link loop"))
+                    continue
+                if limit is not None and limit not in target.parents and target != limit:
+                    if is_dir or classify(name) is not None:
+                        problems.append(Problem(path, f"symbolic link leads out of {top}; not followed"))
                     continue
                 if root not in target.parents and target != root:
                     continue  # never follow links out of the scanned project

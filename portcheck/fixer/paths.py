@@ -48,11 +48,15 @@ def fix_paths(
     rules = {entry.rule.code: entry.rule for entry in catalog.rules}
     per_file = tuple(sorted((glob, tuple(codes)) for glob, codes in dict(config.per_file_ignores).items()))
     root = (config.root or cwd).resolve()
-    candidates, problems = discover(paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore)
+    # Each folder argument bounds the links fix follows (discover's `contain`), never the working folder.
+    candidates, problems = discover(
+        paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore, contain=True
+    )
     results: List[FileFix] = [FileFix(display_path(p.path, cwd), kind="unknown", error=p.message) for p in problems]
     for candidate in candidates:
         shown = display_path(candidate.path, cwd)
-        results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=root, per_file=per_file))
+        boundary = candidate.boundary or files.boundary_for(candidate.path, config.root)
+        results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=boundary, per_file=per_file))
     results.sort(key=lambda r: r.path)
     return FixReport(target=target, write=write, files=tuple(results))
 
@@ -91,7 +95,8 @@ def fix_file(
     target = options.scan_target
     findings: List[Finding] = []
     try:
-        source = _decode(files.read(path), kind)
+        original = files.read(path)
+        source = _decode(original, kind)
         text = source.text
         findings, problem = collect(text, shown, kind, prepared, target, per_file)
         if problem:
@@ -114,7 +119,7 @@ def fix_file(
                 raise FixError(f"the fixed code would not analyse ({problem}); the file was left unchanged")
         written = False
         if write and result.text != text:
-            files.write(files.write_target(path, root), data)
+            files.write(files.write_target(path, root), data, original)
             written = True
         changed = result.text != text  # unchanged files keep no copy of their text
         return FileFix(
