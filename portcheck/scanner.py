@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
 from portcheck.catalog import CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
+from portcheck.escape import path_text
 from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
@@ -59,12 +60,12 @@ def display_path(path: Path, cwd: Optional[Path] = None) -> str:
     base = os.path.abspath(cwd or os.getcwd())
     full = os.path.abspath(path)
     if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep:
-        return full[len(base) + 1 :].replace(os.sep, "/")
+        return path_text(full[len(base) + 1 :].replace(os.sep, "/"))
     try:
         rel = os.path.relpath(full, base)
     except ValueError:  # another drive on Windows
         rel = str(path)
-    return rel.replace(os.sep, "/")
+    return path_text(rel.replace(os.sep, "/"))  # bytes that are not UTF-8 as %XX
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:

@@ -7,6 +7,7 @@ from itertools import groupby
 from typing import Any, List
 
 from portcheck.model import Severity
+from portcheck.escape import neutral, neutral_report
 from portcheck.report.model import Report
 
 STYLES = {
@@ -63,6 +64,7 @@ def baseline_line(report: Report) -> str:
 
 def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> str:
     """Render as text; `color` emits ANSI styles through rich (callers decide from the terminal)."""
+    report = neutral_report(report)  # file names and source lines never reach the terminal raw
     try:
         from portcheck.report import text_sections  # score panels, tables (optional)
     except ImportError:
@@ -78,7 +80,7 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
             lines.append("")
             lines.extend(f"{n:6d}  {c}" for c, n in report.counts_by_rule())
         lines.append(summary_line(report))
-        return "\n".join(lines) + "\n"
+        return neutral("\n".join(lines) + "\n", keep_newlines=True)
     from rich.console import Console
     from rich.text import Text
 
