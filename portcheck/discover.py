@@ -10,9 +10,10 @@ import fnmatch
 import os
 import re
 import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -36,6 +37,133 @@ class Problem:
     message: str
 
 
+_POSIX_CLASSES = {
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "blank": " \t", "cntrl": "\x00-\x1f\x7f", "digit": "0-9",
+    "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "!-/:-@[-`{-~", "space": " \t\n\r\x0b\x0c",
+    "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+def _spans(spec: str) -> List[Tuple[int, int]]:
+    out, i = [], 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            out.append((ord(spec[i]), ord(spec[i + 2])))
+            i += 3
+        else:
+            out.append((ord(spec[i]), ord(spec[i])))
+            i += 1
+    return out
+
+
+def _bracket(pattern: str, start: int) -> Tuple[Optional[str], int]:
+    """Git's reading of the bracket expression at `pattern[start]` ("["): the same set written so that
+    pathspec passes it on unchanged, and the index after it. None when git gives up on the whole
+    pattern (no closing bracket, an unknown [:class:]): such a pattern matches nothing."""
+    i, n = start + 1, len(pattern)
+    negated = i < n and pattern[i] in "!^"
+    i += negated
+    spans: List[Tuple[int, int]] = []
+    prev: Optional[str] = None
+    first = True
+    while True:
+        if i >= n:
+            return None, n
+        c = pattern[i]
+        if c == "]" and not first:
+            i += 1
+            break
+        first = False
+        if c == "\\":
+            i += 1
+            if i >= n:
+                return None, n
+            prev = pattern[i]
+            spans.append((ord(prev), ord(prev)))
+        elif c == "-" and prev is not None and i + 1 < n and pattern[i + 1] != "]":
+            i += 1
+            end = pattern[i]
+            if end == "\\":
+                i += 1
+                if i >= n:
+                    return None, n
+                end = pattern[i]
+            if ord(prev) <= ord(end):  # a reversed range adds nothing: only its start matched, above
+                spans.append((ord(prev), ord(end)))
+            prev = None
+            i += 1
+            continue
+        elif c == "[" and pattern.startswith(":", i + 1) and ":]" in pattern[i + 2 :]:
+            close = pattern.index(":]", i + 2)
+            name = pattern[i + 2 : close]
+            if "]" in name:  # no ":]" before the set ends: a plain "["
+                prev = c
+                spans.append((ord(c), ord(c)))
+            else:
+                if name not in _POSIX_CLASSES:
+                    return None, n
+                spans.extend(_spans(_POSIX_CLASSES[name]))
+                prev = None
+                i = close + 2
+                continue
+        else:
+            prev = c
+            spans.append((ord(c), ord(c)))
+        i += 1
+    return _write_set(spans, negated), i
+
+
+def _write_set(spans: List[Tuple[int, int]], negated: bool) -> str:
+    chars: Set[int] = set()
+    for lo, hi in spans:
+        chars.update(range(lo, min(hi, 0x10FFFF) + 1))
+    chars.discard(ord("/"))  # a bracket never matches "/" in a path, and "/" would split pathspec's segments
+    if not chars:
+        return "[!/]" if negated else ""  # an empty set: nothing matches
+    special = {ord("]"), ord("-"), ord("^"), ord("["), ord("\\")}
+    plain = sorted(chars - special)
+    body, j = [], 0
+    while j < len(plain):
+        k = j
+        while k + 1 < len(plain) and plain[k + 1] == plain[k] + 1:
+            k += 1
+        body.append(chr(plain[j]) if k == j else f"{chr(plain[j])}{'-' if k > j + 1 else ''}{chr(plain[k])}")
+        j = k + 1
+    text = ("]" if ord("]") in chars else "") + "".join(body)
+    # "\\" is doubled by pathspec into a literal backslash; "[" and "^" are literal past the start.
+    text += ("\\" if ord("\\") in chars else "") + ("[" if ord("[") in chars else "") + ("^" if ord("^") in chars else "")
+    text += "-" if ord("-") in chars else ""
+    if not negated and text.startswith("^"):
+        text = text[1:] + "^" if len(text) > 1 else ""
+        if not text:
+            return "\\^"
+    return f"[{'!' if negated else ''}{text}]"
+
+
+def git_pattern(line: str) -> Optional[str]:
+    """`line` with each bracket expression rewritten to git's meaning (POSIX classes, escapes, a reversed
+    range matching only its start); None when git would match nothing with it."""
+    if "[" not in line:
+        return line
+    out, i = [], 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line):
+            out.append(line[i : i + 2])
+            i += 2
+        elif c == "[":
+            written, i = _bracket(line, i)
+            if written is None:
+                return None
+            if written == "":
+                return None  # an empty set: nothing can match
+            out.append(written)
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 class GitIgnore:
     """One .gitignore file, matched with git's own wildmatch semantics (pathspec's gitignore patterns:
     negation, anchors, `**`, dir-only, bracket expressions). A pattern git cannot use matches nothing."""
@@ -44,9 +172,14 @@ class GitIgnore:
         self.base = base
         self.rules: List[GitIgnoreSpecPattern] = []
         for line in lines:
+            rewritten = git_pattern(line)
+            if rewritten is None:
+                continue
             try:
-                pattern = GitIgnoreSpecPattern(line)
-            except (ValueError, re.error):  # a bad range such as [z-a]: git matches nothing with it
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", FutureWarning)  # a literal "[" inside a set
+                    pattern = GitIgnoreSpecPattern(rewritten)
+            except (ValueError, re.error):
                 continue
             if pattern.include is not None and pattern.regex is not None:
                 self.rules.append(pattern)

@@ -21,7 +21,9 @@ from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
 
-MAX_BYTES = 50 * 1024 * 1024  # larger files are reported, not read
+from portcheck import limits
+
+MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,9 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
     findings: List[Finding] = []
     error: Optional[FileError] = None
     lines = 0
+    too_large = limits.too_large(len(data), kind)
+    if too_large:
+        return FileResult(path=path, error=FileError(path, too_large, kind="read"), kind=kind)
     try:
         if looks_binary(data):
             return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
@@ -192,14 +197,18 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
     if ignored:
         findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
     findings.sort(key=Finding.sort_key)
+    findings, over = limits.cap_findings(findings)
+    if over and error is None:
+        error = FileError(path, over, kind="limit")
     return FileResult(path=path, findings=tuple(findings), error=error, lines=lines, kind=kind)
 
 
 def scan_one(candidate: Candidate, settings: Settings, display: str) -> FileResult:
     try:
         size = candidate.path.stat().st_size
-        if size > MAX_BYTES:
-            return FileResult(path=display, error=FileError(display, f"file too large ({size} bytes)", kind="read"), kind=candidate.kind)
+        too_large = limits.too_large(size, candidate.kind)
+        if too_large:
+            return FileResult(path=display, error=FileError(display, too_large, kind="read"), kind=candidate.kind)
         data = candidate.path.read_bytes()
     except FileNotFoundError:
         return FileResult(path=display, error=FileError(display, "file disappeared during the scan", kind="read"), kind=candidate.kind)

@@ -8,18 +8,16 @@ import stat
 from pathlib import Path
 from typing import Optional
 
+from portcheck import limits
 from portcheck.fixer.engine import FixError
 from portcheck.fsutil import ChangedMeanwhile, atomic_write_bytes, digest
 from portcheck.source import SourceText
 
-MAX_BYTES = 50 * 1024 * 1024
-
-
-def read(path: Path) -> bytes:
+def read(path: Path, kind: str = "python") -> bytes:
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise FixError(f"file too large ({size} bytes)")
+        too_large = limits.too_large(path.stat().st_size, kind)
+        if too_large:
+            raise FixError(too_large)
         return path.read_bytes()
     except FileNotFoundError:
         raise FixError("file disappeared") from None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from portcheck import limits
 from portcheck.catalog import Catalog, load_catalog
 from portcheck.config import Config, load_config
 from portcheck.discover import discover
@@ -95,7 +96,7 @@ def fix_file(
     target = options.scan_target
     findings: List[Finding] = []
     try:
-        original = files.read(path)
+        original = files.read(path, kind)
         source = _decode(original, kind)
         text = source.text
         findings, problem = collect(text, shown, kind, prepared, target, per_file)
@@ -103,6 +104,10 @@ def fix_file(
             raise FixError(problem)
         if kind not in FIXABLE_KINDS or not attempted(findings, rules, options):
             return FileFix(shown, kind, left=tuple(_left(findings, rules, options, {})))
+        over = limits.too_many_to_fix(len(attempted(findings, rules, options)))
+        over = over or (limits.too_big_to_fix(text) if kind == "python" else None)
+        if over:
+            raise FixError(over)
         result: TextFix
         if kind == "notebook":
             result = fix_notebook(text, shown, findings, rules, options)

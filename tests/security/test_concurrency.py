@@ -20,8 +20,8 @@ def _appending_reader(monkeypatch, victim: Path):
     """Make `fix`'s read of `victim` be followed at once by another program's append to it."""
     real_read = files.read
 
-    def read(path: Path) -> bytes:
-        data = real_read(path)
+    def read(path: Path, *args) -> bytes:
+        data = real_read(path, *args)
         if Path(path).name == victim.name:
             with open(victim, "a") as handle:
                 handle.write(APPENDED)
