@@ -174,7 +174,10 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
     if write_baseline:
         from portcheck.baseline import write_baseline as write_bl
 
-        count = write_bl(Path(write_baseline), list(scans.values()))
+        try:
+            count = write_bl(Path(write_baseline), list(scans.values()))
+        except OSError as exc:
+            raise _fail(f"cannot write {write_baseline}: {exc.strerror or exc}")
         click.echo(f"portcheck: wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_OK)
     if known is not None:

@@ -102,7 +102,8 @@ def test_a_character_device_is_never_replaced(tmp_path, cli, option):
     assert (after.st_ino, after.st_mode, after.st_rdev) == (before.st_ino, before.st_mode, before.st_rdev)
 
 
-def test_a_socket_or_folder_is_refused_with_one_line(tmp_path, cli):
+@pytest.mark.parametrize("option", ["-o", "--write-baseline"])
+def test_a_socket_is_refused_with_one_line(tmp_path, cli, option):
     import socket
 
     (tmp_path / "train.py").write_text(FIXABLE)
@@ -110,7 +111,7 @@ def test_a_socket_or_folder_is_refused_with_one_line(tmp_path, cli):
     server = socket.socket(socket.AF_UNIX)
     try:
         server.bind(str(sock_path))
-        result = cli(tmp_path, "scan", ".", "--no-cache", "-q", "-o", str(sock_path))
+        result = cli(tmp_path, "scan", ".", "--no-cache", "-q", option, str(sock_path))
     finally:
         server.close()
     assert result.exit_code == 2
