@@ -169,6 +169,8 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
     # One scan per target: severities differ, matches do not.
     scans = {t: scan_paths(paths, config, target=t.value, jobs=jobs, cache=cache, progress=progress) for t in targets}
+    if cache is not None and cache.refused:
+        click.echo(f"portcheck: warning: {cache.refused}; scanned without the cache", err=True)
     result = scans[Target(primary)]
 
     if write_baseline:

@@ -40,6 +40,7 @@ def test_a_cache_folder_that_is_a_link_is_not_written_through(tmp_path, project,
     second = cli(project, "scan", ".", "-q")
     assert _files_under(elsewhere) == []
     assert first.exit_code == second.exit_code == 1 and "DEV002" in second.output
+    assert "warning" in second.output and cache.CACHE_DIR in second.output
 
 
 @pytest.mark.parametrize("inside", ["version", "gitignore", "tag"])
@@ -55,6 +56,7 @@ def test_a_cache_folder_holding_links_is_refused(tmp_path, project, cli, inside)
     result = cli(project, "scan", ".", "-q")
     assert result.exit_code == 1 and "DEV002" in result.output
     assert _files_under(elsewhere) == []
+    assert "symbolic link" in result.output
 
 
 def test_an_edit_that_keeps_size_and_mtime_is_not_a_stale_hit(project, cli):
