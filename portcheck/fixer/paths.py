@@ -10,6 +10,7 @@ from portcheck import limits
 from portcheck.catalog import Catalog, load_catalog
 from portcheck.config import Config, load_config
 from portcheck.discover import discover
+from portcheck.escape import neutral
 from portcheck.fixer import files
 from portcheck.fixer.engine import FixError, FixOptions, TextFix, attempted, fix_text, not_attempted
 from portcheck.fixer.findings import PerFileIgnores, collect, prepare
@@ -53,9 +54,10 @@ def fix_paths(
     candidates, problems = discover(
         paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore, contain=True
     )
-    results: List[FileFix] = [FileFix(display_path(p.path, cwd), kind="unknown", error=p.message) for p in problems]
+    # Names are shown with control characters made visible: they reach the terminal in the summary.
+    results: List[FileFix] = [FileFix(neutral(display_path(p.path, cwd)), kind="unknown", error=neutral(p.message)) for p in problems]
     for candidate in candidates:
-        shown = display_path(candidate.path, cwd)
+        shown = neutral(display_path(candidate.path, cwd))
         boundary = candidate.boundary or files.boundary_for(candidate.path, config.root)
         results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=boundary, per_file=per_file))
     results.sort(key=lambda r: r.path)

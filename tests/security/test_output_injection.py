@@ -174,6 +174,14 @@ def test_control_characters_never_reach_the_terminal(escaping, fmt, color):
     assert "\\x1b]0;pwned\\x07" in out
 
 
+def test_fix_output_shows_control_characters_escaped(escaping):
+    result = run_script(["fix", ".", "--diff"], cwd=escaping, env={"PYTHONIOENCODING": "utf-8"})
+    out = (result.stdout + result.stderr).decode("utf-8")
+    assert "evil" in out and "broken" in out, out
+    for seq in INJECTED[:2]:
+        assert seq not in out, (seq, out)
+
+
 def test_neutral_keeps_printable_text():
     from portcheck.escape import neutral
 
