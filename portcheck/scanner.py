@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
+from portcheck import limits
 from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
 from portcheck.catalog import CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
@@ -20,8 +21,6 @@ from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
-
-from portcheck import limits
 
 MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
