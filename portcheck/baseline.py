@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -94,14 +95,14 @@ def dumps(fingerprints: Iterable[Fingerprint]) -> str:
 
 def write_baseline(path: Path, scans: Union[ScanResult, Sequence[ScanResult]], cwd: Optional[Path] = None) -> int:
     """Record the findings of `scans` (one scan, or one per target) in `path`; returns how many."""
-    from portcheck.fsutil import atomic_write_text
+    from portcheck.fsutil import write_output
 
     path = Path(path)
     root = path.absolute().parent
     if isinstance(scans, ScanResult):
         scans = [scans]
     prints = {fp for scan in scans for _, fp in fingerprint_all(scan.findings, root, cwd)}
-    atomic_write_text(path, dumps(prints))
+    write_output(path, dumps(prints))
     return len(prints)
 
 
@@ -113,6 +114,10 @@ def loads(text: str, origin: Path) -> Baseline:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise bad(f"invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise bad("JSON nested too deeply") from None
+    except ValueError as exc:  # a number too long to convert, for one
+        raise bad(f"invalid JSON ({exc})") from None
     if not isinstance(doc, dict) or "portcheck-baseline" not in doc:
         raise bad("no 'portcheck-baseline' key")
     if doc["portcheck-baseline"] != FORMAT:
@@ -134,12 +139,33 @@ def loads(text: str, origin: Path) -> Baseline:
 
 
 def load_baseline(path: Path) -> Baseline:
+    """Read a baseline: a regular file of at most MAX_BASELINE_BYTES (a FIFO or a device is refused,
+    never waited on or read without end)."""
+    from portcheck.limits import MAX_BASELINE_BYTES
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # O_NONBLOCK: opening a FIFO with no writer must not hang; it is refused below.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise BaselineError(f"{path}: no such baseline file (create one with --write-baseline)") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise BaselineError(f"{path}: not a regular file; a baseline must be one")
+        if st.st_size > MAX_BASELINE_BYTES:
+            raise BaselineError(f"{path}: baseline too large ({st.st_size:,} bytes; the limit is {MAX_BASELINE_BYTES:,})")
+        try:
+            data = handle.read(MAX_BASELINE_BYTES + 1)
+        except OSError as exc:
+            raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
+    if len(data) > MAX_BASELINE_BYTES:
+        raise BaselineError(f"{path}: baseline too large (more than {MAX_BASELINE_BYTES:,} bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise BaselineError(f"{path}: cannot read baseline: {exc}") from None
     return loads(text, path)
 

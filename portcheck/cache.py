@@ -8,8 +8,8 @@ import hashlib
 import marshal
 import os
 import shutil
+import stat
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Set, Tuple
@@ -20,24 +20,26 @@ from portcheck import __version__
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Severity
 
 CACHE_DIR = ".portcheck_cache"
-FORMAT = 1
-# A file whose mtime is this close to the scan's start may still change within the same clock tick
-# (the "racy timestamp" problem git solves the same way): its stat alone is not trusted next time.
-RACY_NS = 2_000_000_000
+FORMAT = 2
 _GITIGNORE = "# Created by portcheck; the cache is local to this machine.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by portcheck.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+# Opened relative to a folder descriptor, never through a symbolic link: a scanned repository that
+# ships `.portcheck_cache` as a link, or with links inside, cannot steer where portcheck writes.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_SAFE = _NOFOLLOW != 0 and os.open in os.supports_dir_fd
 
-# One index entry: (kind, size, mtime_ns, stat_trusted, content digest, encoded result).
-Entry = Tuple[str, int, int, bool, bytes, bytes]
+# One index entry: (kind, content digest, encoded result). A result is reused only for the same bytes.
+Entry = Tuple[str, bytes, bytes]
 
 
 @dataclass(frozen=True)
 class FileKey:
-    """What a scanned file's result depends on: its stat (a fast check) and its bytes (the real one)."""
+    """What a scanned file's result depends on: its bytes (size and mtime_ns are kept for callers)."""
 
     size: int
     mtime_ns: int
@@ -109,105 +111,90 @@ def find_root(config) -> Path:
     return Path(config.root) if config.root is not None else Path.cwd()
 
 
+def _valid(entry: object) -> bool:
+    return (
+        isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
+        and isinstance(entry[1], bytes) and isinstance(entry[2], bytes)
+    )
+
+
 class Bucket:
     """The cached results for one combination of tool, catalog and settings, loaded from one file."""
 
-    def __init__(self, path: Path, started_ns: int) -> None:
-        self.path = path
-        self.started_ns = started_ns
-        self.entries: Dict[str, Entry] = _load_index(path)
+    def __init__(self, cache: "Cache", name: str) -> None:
+        self.cache = cache
+        self.name = name
+        self.entries: Dict[str, Entry] = _decode_index(cache.read(name))
         self.seen: Set[str] = set()
         self.dirty = False
 
     def lookup(self, file: Path, kind: str, display: str) -> Optional[FileResult]:
-        """The cached result for `file`, or None when there is none or the file changed."""
+        """The cached result for `file`, or None when there is none or the file's bytes changed."""
         key = os.path.abspath(file)
         self.seen.add(key)
         entry = self.entries.get(key)
-        if entry is None or entry[0] != kind:
+        if not _valid(entry) or entry[0] != kind:
             return None
-        _, size, mtime_ns, trusted, digest, blob = entry
+        _, digest, blob = entry
         try:
-            st = os.stat(key)
+            with open(key, "rb") as handle:
+                data = handle.read()
         except OSError:
             return None
-        if not (trusted and st.st_size == size and st.st_mtime_ns == mtime_ns):
-            if st.st_size != size:
-                return None
-            try:
-                with open(key, "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                return None
-            if content_digest(data) != digest:
-                return None
-            # Same bytes, new stat (a touch, a checkout): remember the stat so the next run skips the read.
-            self.entries[key] = (kind, st.st_size, st.st_mtime_ns, self._trusted(st.st_mtime_ns), digest, blob)
-            self.dirty = True
+        # Keyed on the bytes, not the stat: `touch -r`, a checkout in the same second or a restored
+        # mtime cannot bring back a stale result.
+        if content_digest(data) != digest:
+            return None
         try:
             return decode_result(blob, display)
-        except (ValueError, TypeError, EOFError):
+        except Exception:  # a malformed entry is a miss, whatever its shape
             return None
 
     def store(self, file: Path, kind: str, key: FileKey, result: FileResult) -> None:
         path = os.path.abspath(file)
         self.seen.add(path)
-        self.entries[path] = (kind, key.size, key.mtime_ns, self._trusted(key.mtime_ns), key.digest, encode_result(result))
+        self.entries[path] = (kind, key.digest, encode_result(result))
         self.dirty = True
-
-    def _trusted(self, mtime_ns: int) -> bool:
-        return mtime_ns < self.started_ns - RACY_NS
 
     def save(self) -> None:
         """Write the index back when it changed, dropping entries of files that no longer exist."""
         if not self.dirty:
             return
         entries = {k: v for k, v in self.entries.items() if k in self.seen or os.path.exists(k)}
-        try:
-            _prepare_dir(self.path.parent.parent)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            # No fsync: a cache file lost in a crash is only a slower next run.
-            tmp.write_bytes(marshal.dumps((FORMAT, entries)))
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a read-only checkout still scans, just without a cache
+        self.cache.write(self.name, marshal.dumps((FORMAT, entries)))
         self.dirty = False
 
 
-def _load_index(path: Path) -> Dict[str, Entry]:
-    try:
-        data = path.read_bytes()
-    except OSError:
+def _decode_index(data: Optional[bytes]) -> Dict[str, Entry]:
+    if not data:
         return {}
     try:
-        fmt, entries = marshal.loads(data)
-    except (ValueError, TypeError, EOFError):
+        loaded = marshal.loads(data)
+        fmt, entries = loaded
+    except Exception:  # not marshal data, or not a pair: a miss, never an error
         return {}
     if fmt != FORMAT or not isinstance(entries, dict):
         return {}
-    return entries
+    return {k: v for k, v in entries.items() if isinstance(k, str) and _valid(v)}
 
 
-def _prepare_dir(folder: Path) -> None:
-    """Create the cache folder so that git and backup tools leave it alone."""
-    folder.mkdir(parents=True, exist_ok=True)
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text(_GITIGNORE, encoding="utf-8")
-    tag = folder / "CACHEDIR.TAG"
-    if not tag.exists():
-        tag.write_text(_CACHEDIR_TAG, encoding="utf-8")
+class CacheRefused(Exception):
+    """The cache folder is a symbolic link, holds links, or is not a folder: it is not used."""
 
 
 class Cache:
-    """Cached scan results under `<root>/.portcheck_cache/<version>/`, one index file per settings."""
+    """Cached scan results under `<root>/.portcheck_cache/<version>/`, one index file per settings.
+
+    Every access goes through folder descriptors opened without following links; a cache folder that
+    is a link or contains one is refused (`refused` says why) and the scan runs without a cache.
+    """
 
     def __init__(self, root: Path, catalog_digest: str) -> None:
-        self.folder = Path(root) / CACHE_DIR
+        self.root = Path(root)
+        self.folder = self.root / CACHE_DIR
         self.catalog_digest = catalog_digest
-        self.started_ns = time.time_ns()
         self._stamp: Optional[tuple] = None
+        self.refused: Optional[str] = None
 
     @classmethod
     def for_config(cls, config, catalog) -> "Cache":
@@ -225,15 +212,118 @@ class Cache:
         return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=12).hexdigest()
 
     def bucket(self, settings) -> Bucket:
-        return Bucket(self.folder / __version__ / f"{self.key(settings)}.bin", self.started_ns)
+        return Bucket(self, f"{self.key(settings)}.bin")
+
+    def _open(self, create: bool) -> Optional[int]:
+        """A descriptor of `<root>/.portcheck_cache/<version>`, or None (absent, or refused)."""
+        if not _SAFE:
+            self.refused = "this platform cannot open files without following links"
+            return None
+        try:
+            fd = os.open(self.root, os.O_RDONLY | _DIRECTORY)
+        except OSError:
+            return None
+        try:
+            for name in (CACHE_DIR, __version__):
+                if create:
+                    try:
+                        os.mkdir(name, 0o777, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                try:
+                    sub = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                except FileNotFoundError:
+                    os.close(fd)
+                    return None
+                except OSError as exc:
+                    raise CacheRefused(f"{self.folder}: not a plain folder ({exc.strerror})") from None
+                os.close(fd)
+                fd = sub
+                _refuse_links(fd, self.folder)
+                if name == CACHE_DIR and create:
+                    _create(fd, ".gitignore", _GITIGNORE)
+                    _create(fd, "CACHEDIR.TAG", _CACHEDIR_TAG)
+            return fd
+        except CacheRefused as exc:
+            os.close(fd)
+            self.refused = str(exc)
+            return None
+        except OSError:
+            os.close(fd)
+            return None
+
+    def read(self, name: str) -> Optional[bytes]:
+        fd = self._open(create=False)
+        if fd is None:
+            return None
+        try:
+            handle = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=fd)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        with os.fdopen(handle, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            return f.read()
+
+    def write(self, name: str, data: bytes) -> None:
+        """Replace the index `name` (a crash may lose it: that only makes the next run slower)."""
+        if self.refused:
+            return
+        fd = self._open(create=True)
+        if fd is None:
+            return
+        tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fd)
+            with os.fdopen(handle, "wb") as f:
+                f.write(data)
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except OSError:
+            try:
+                os.unlink(tmp, dir_fd=fd)
+            except OSError:
+                pass  # a read-only checkout still scans, just without a cache
+        finally:
+            os.close(fd)
+
+
+def _refuse_links(fd: int, folder: Path) -> None:
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                raise CacheRefused(f"{folder}: holds a symbolic link ({entry.name}); the cache is not used")
+
+
+def _create(fd: int, name: str, text: str) -> None:
+    """Create a small file in the cache folder once; never through a link, never over another file."""
+    try:
+        handle = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fd)
+    except FileExistsError:
+        return
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+class CleanError(Exception):
+    """The cache folder cannot be removed safely."""
 
 
 def clean(root: Path) -> bool:
-    """Remove the cache folder under `root`; True when there was one."""
+    """Remove the cache folder under `root`; True when there was one. A folder that is a symbolic
+    link is not followed: CleanError says so."""
     folder = Path(root) / CACHE_DIR
+    if folder.is_symlink():
+        raise CleanError(f"{folder} is a symbolic link; not removed (remove the link yourself)")
     if not folder.is_dir():
+        if os.path.lexists(folder):
+            raise CleanError(f"{folder} is not a folder; not removed")
         return False
-    shutil.rmtree(folder)
+    try:
+        shutil.rmtree(folder)  # removes links inside as links, never what they point to
+    except OSError as exc:
+        raise CleanError(f"{folder}: cannot remove: {exc.strerror or exc}") from None
     return True
 
 
@@ -250,7 +340,12 @@ def clean_command(path: Optional[Path]) -> None:
         config = None
     root = find_root(config) if config is not None and config.root is not None else start
     folder = Path(root) / CACHE_DIR
-    if clean(Path(root)):
+    try:
+        removed = clean(Path(root))
+    except CleanError as exc:
+        click.echo(f"portcheck: error: {exc}", err=True)
+        raise click.exceptions.Exit(2)
+    if removed:
         click.echo(f"portcheck: removed {folder}", err=True)
     else:
         click.echo(f"portcheck: no cache at {folder}", err=True)

@@ -89,9 +89,12 @@ def _use_color(output_file: Optional[str]) -> bool:
 
 def _write(text: str, output_file: Optional[str], color: bool = False) -> None:
     if output_file:
-        from portcheck.fsutil import atomic_write_text
+        from portcheck.fsutil import write_output
 
-        atomic_write_text(Path(output_file), text)
+        try:
+            write_output(Path(output_file), text)
+        except OSError as exc:
+            raise _fail(f"cannot write {output_file}: {exc.strerror or exc}")
     else:
         # click strips ANSI codes off a terminal; colour we chose (FORCE_COLOR into a pipe) must survive.
         click.echo(text, nl=False, color=True if color else None)
@@ -235,11 +238,16 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
     # One scan per target: severities differ, matches do not.
     scans = {t: scan_paths(paths, config, target=t.value, jobs=jobs, cache=cache, progress=progress) for t in targets}
+    if cache is not None and cache.refused:
+        click.echo(f"portcheck: warning: {cache.refused}; scanned without the cache", err=True)
 
     if write_baseline:
         from portcheck.baseline import write_baseline as write_bl
 
-        count = write_bl(Path(write_baseline), list(scans.values()))
+        try:
+            count = write_bl(Path(write_baseline), list(scans.values()))
+        except OSError as exc:
+            raise _fail(f"cannot write {write_baseline}: {exc.strerror or exc}")
         click.echo(f"portcheck: wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_OK)
     shown = dict(scans)

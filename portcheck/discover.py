@@ -9,9 +9,13 @@ import errno
 import fnmatch
 import os
 import re
+import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from portcheck.filetypes import classify
 
@@ -24,6 +28,7 @@ SKIP_DIRS = frozenset(
 class Candidate:
     path: Path  # as given/joined (not resolved), for display
     kind: str
+    boundary: Optional[Path] = None  # with `contain`: the resolved folder argument it was found under
 
 
 @dataclass(frozen=True)
@@ -32,73 +37,162 @@ class Problem:
     message: str
 
 
+_POSIX_CLASSES = {
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "blank": " \t", "cntrl": "\x00-\x1f\x7f", "digit": "0-9",
+    "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "!-/:-@[-`{-~", "space": " \t\n\r\x0b\x0c",
+    "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+def _spans(spec: str) -> List[Tuple[int, int]]:
+    out, i = [], 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            out.append((ord(spec[i]), ord(spec[i + 2])))
+            i += 3
+        else:
+            out.append((ord(spec[i]), ord(spec[i])))
+            i += 1
+    return out
+
+
+def _bracket(pattern: str, start: int) -> Tuple[Optional[str], int]:
+    """Git's reading of the bracket expression at `pattern[start]` ("["): the same set written so that
+    pathspec passes it on unchanged, and the index after it. None when git gives up on the whole
+    pattern (no closing bracket, an unknown [:class:]): such a pattern matches nothing."""
+    i, n = start + 1, len(pattern)
+    negated = i < n and pattern[i] in "!^"
+    i += negated
+    spans: List[Tuple[int, int]] = []
+    prev: Optional[str] = None
+    first = True
+    while True:
+        if i >= n:
+            return None, n
+        c = pattern[i]
+        if c == "]" and not first:
+            i += 1
+            break
+        first = False
+        if c == "\\":
+            i += 1
+            if i >= n:
+                return None, n
+            prev = pattern[i]
+            spans.append((ord(prev), ord(prev)))
+        elif c == "-" and prev is not None and i + 1 < n and pattern[i + 1] != "]":
+            i += 1
+            end = pattern[i]
+            if end == "\\":
+                i += 1
+                if i >= n:
+                    return None, n
+                end = pattern[i]
+            if ord(prev) <= ord(end):  # a reversed range adds nothing: only its start matched, above
+                spans.append((ord(prev), ord(end)))
+            prev = None
+            i += 1
+            continue
+        elif c == "[" and pattern.startswith(":", i + 1) and ":]" in pattern[i + 2 :]:
+            close = pattern.index(":]", i + 2)
+            name = pattern[i + 2 : close]
+            if "]" in name:  # no ":]" before the set ends: a plain "["
+                prev = c
+                spans.append((ord(c), ord(c)))
+            else:
+                if name not in _POSIX_CLASSES:
+                    return None, n
+                spans.extend(_spans(_POSIX_CLASSES[name]))
+                prev = None
+                i = close + 2
+                continue
+        else:
+            prev = c
+            spans.append((ord(c), ord(c)))
+        i += 1
+    return _write_set(spans, negated), i
+
+
+def _write_set(spans: List[Tuple[int, int]], negated: bool) -> str:
+    chars: Set[int] = set()
+    for lo, hi in spans:
+        chars.update(range(lo, min(hi, 0x10FFFF) + 1))
+    chars.discard(ord("/"))  # a bracket never matches "/" in a path, and "/" would split pathspec's segments
+    if not chars:
+        return "[!/]" if negated else ""  # an empty set: nothing matches
+    special = {ord("]"), ord("-"), ord("^"), ord("["), ord("\\")}
+    plain = sorted(chars - special)
+    body, j = [], 0
+    while j < len(plain):
+        k = j
+        while k + 1 < len(plain) and plain[k + 1] == plain[k] + 1:
+            k += 1
+        body.append(chr(plain[j]) if k == j else f"{chr(plain[j])}{'-' if k > j + 1 else ''}{chr(plain[k])}")
+        j = k + 1
+    text = ("]" if ord("]") in chars else "") + "".join(body)
+    # "\\" is doubled by pathspec into a literal backslash; "[" and "^" are literal past the start.
+    text += ("\\" if ord("\\") in chars else "") + ("[" if ord("[") in chars else "") + ("^" if ord("^") in chars else "")
+    text += "-" if ord("-") in chars else ""
+    if not negated and text.startswith("^"):
+        text = text[1:] + "^" if len(text) > 1 else ""
+        if not text:
+            return "\\^"
+    return f"[{'!' if negated else ''}{text}]"
+
+
+def git_pattern(line: str) -> Optional[str]:
+    """`line` with each bracket expression rewritten to git's meaning (POSIX classes, escapes, a reversed
+    range matching only its start); None when git would match nothing with it."""
+    if "[" not in line:
+        return line
+    out, i = [], 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line):
+            out.append(line[i : i + 2])
+            i += 2
+        elif c == "[":
+            written, i = _bracket(line, i)
+            if written is None:
+                return None
+            if written == "":
+                return None  # an empty set: nothing can match
+            out.append(written)
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 class GitIgnore:
-    """A small .gitignore matcher: enough of the format for real projects (negation, anchors, `**`, dir-only)."""
+    """One .gitignore file, matched with git's own wildmatch semantics (pathspec's gitignore patterns:
+    negation, anchors, `**`, dir-only, bracket expressions). A pattern git cannot use matches nothing."""
 
     def __init__(self, base: Path, lines: Iterable[str]) -> None:
         self.base = base
-        self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
-        for raw in lines:
-            line = raw.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
+        self.rules: List[GitIgnoreSpecPattern] = []
+        for line in lines:
+            rewritten = git_pattern(line)
+            if rewritten is None:
                 continue
-            negated = line.startswith("!")
-            if negated:
-                line = line[1:]
-            if line.startswith("\\"):
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.strip("/") if dir_only else line
-            anchored = "/" in line.rstrip("/")
-            line = line.lstrip("/")
-            regex = _glob_to_regex(line, anchored)
-            self.rules.append((re.compile(regex), negated, dir_only))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", FutureWarning)  # a literal "[" inside a set
+                    pattern = GitIgnoreSpecPattern(rewritten)
+            except (ValueError, re.error):
+                continue
+            if pattern.include is not None and pattern.regex is not None:
+                self.rules.append(pattern)
 
     def ignored(self, rel: str, is_dir: bool) -> Optional[bool]:
         """True/False if a rule decides, None if none applies."""
+        # A folder is matched with a trailing slash, so dir-only patterns ("build/") apply to it alone.
+        subject = rel + "/" if is_dir else rel
         verdict = None
-        for regex, negated, dir_only in self.rules:
-            if dir_only and not is_dir:
-                continue
-            if regex.match(rel):
-                verdict = not negated
+        for pattern in self.rules:
+            if pattern.regex.match(subject):
+                verdict = bool(pattern.include)
         return verdict
-
-
-def _glob_to_regex(pattern: str, anchored: bool) -> str:
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out.append("/.*")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = pattern.find("]", i)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                out.append(pattern[i : j + 1])
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    body = "".join(out)
-    prefix = "" if anchored else "(?:.*/)?"
-    return f"^{prefix}{body}$"
 
 
 def matches_any(rel: str, globs: Sequence[str]) -> bool:
@@ -120,17 +214,26 @@ def matches_any(rel: str, globs: Sequence[str]) -> bool:
 
 
 def _dangling_reason(path: Path) -> str:
-    """Why a symbolic link leads nowhere: a loop, or a missing target."""
+    """Why a symbolic link leads to no file or folder: a loop, a missing target, or a device or FIFO."""
     try:
         os.stat(path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "symbolic link loop"
-    return "broken symbolic link"
+        if exc.errno == errno.ENAMETOOLONG:
+            return "path too long"
+        return "broken symbolic link"
+    return NOT_REGULAR
+
+
+NOT_REGULAR = "not a regular file or folder (a device, FIFO or socket); skipped"
 
 
 def _is_venv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+    try:
+        return (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir()
+    except OSError:  # a path too long to stat: not a venv, and the walk reports the folder itself
+        return False
 
 
 def discover(
@@ -138,8 +241,13 @@ def discover(
     root: Path,
     exclude: Sequence[str] = (),
     respect_gitignore: bool = True,
+    contain: bool = False,
 ) -> Tuple[List[Candidate], List[Problem]]:
-    """Files to scan (sorted, unique) and paths that could not be read."""
+    """Files to scan (sorted, unique) and paths that could not be read.
+
+    Symbolic links that lead out of `root` are never followed. With `contain` (for `fix`), each
+    folder argument is its own boundary: links out of it are skipped and reported as problems.
+    """
     found: List[Candidate] = []
     problems: List[Problem] = []
     seen = set()
@@ -151,23 +259,30 @@ def discover(
         except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop before Python 3.13
             return p.as_posix()
 
-    def add(p: Path, kind: str) -> None:
+    def add(p: Path, kind: str, boundary: Optional[Path] = None) -> None:
         try:
             key = p.resolve()
         except (OSError, RuntimeError):
             key = p.absolute()
         if key not in seen:
             seen.add(key)
-            found.append(Candidate(p, kind))
+            found.append(Candidate(p, kind, boundary))
 
     for given in paths:
-        if given.is_symlink() and not given.exists():
-            problems.append(Problem(given, _dangling_reason(given)))
+        try:
+            st = given.stat()
+        except OSError as exc:
+            if given.is_symlink():
+                problems.append(Problem(given, _dangling_reason(given)))
+            elif exc.errno == errno.ENAMETOOLONG:
+                problems.append(Problem(given, "path too long"))
+            else:
+                problems.append(Problem(given, "no such file or directory"))
             continue
-        if not given.exists():
-            problems.append(Problem(given, "no such file or directory"))
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            problems.append(Problem(given, NOT_REGULAR))
             continue
-        if given.is_file():
+        if stat.S_ISREG(st.st_mode):
             kind = classify(given.name)
             if given.suffix == ".py" or kind is None:
                 kind = kind or ("python" if given.suffix in (".py", ".pyi") else None)
@@ -177,19 +292,20 @@ def discover(
                 continue
             add(given, kind)
             continue
-        for path, kind in _walk(given, root, exclude, respect_gitignore, problems):
-            add(path, kind)
+        limit = given.resolve() if contain else None
+        for path, kind in _walk(given, root, exclude, respect_gitignore, problems, limit):
+            add(path, kind, limit)
     found.sort(key=lambda c: c.path.as_posix())
     return found, problems
 
 
 def _load_gitignores(folder: Path) -> Optional[GitIgnore]:
     gi = folder / ".gitignore"
-    if gi.is_file():
-        try:
+    try:
+        if gi.is_file():
             return GitIgnore(folder, gi.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            return None
+    except OSError:
+        return None
     return None
 
 
@@ -201,7 +317,8 @@ def _git_root(start: Path) -> Optional[Path]:
 
 
 def _walk(
-    top: Path, root: Path, exclude: Sequence[str], respect_gitignore: bool, problems: List[Problem]
+    top: Path, root: Path, exclude: Sequence[str], respect_gitignore: bool, problems: List[Problem],
+    limit: Optional[Path] = None,
 ) -> Iterator[Tuple[Path, str]]:
     # .gitignore files from the git root down to `top` apply too.
     ignores: List[GitIgnore] = []
@@ -224,8 +341,9 @@ def _walk(
         folder, active = stack.pop()
         try:
             real = folder.resolve()
-        except (OSError, RuntimeError):
-            problems.append(Problem(folder, "symbolic link loop"))
+        except (OSError, RuntimeError) as exc:
+            too_long = isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+            problems.append(Problem(folder, "path too long" if too_long else "symbolic link loop"))
             continue
         if real in visited:
             continue
@@ -255,13 +373,19 @@ def _walk(
                 problems.append(Problem(path, reason))
                 continue
             if entry.is_symlink() and not is_dir and not is_file:
-                problems.append(Problem(path, _dangling_reason(path)))
+                reason = _dangling_reason(path)
+                if reason != NOT_REGULAR or classify(name) is not None:
+                    problems.append(Problem(path, reason))
                 continue
             if entry.is_symlink():
                 try:
                     target = path.resolve(strict=True)
                 except (OSError, RuntimeError):
                     problems.append(Problem(path, "symbolic link loop"))
+                    continue
+                if limit is not None and limit not in target.parents and target != limit:
+                    if is_dir or classify(name) is not None:
+                        problems.append(Problem(path, f"symbolic link leads out of {top}; not followed"))
                     continue
                 if root not in target.parents and target != root:
                     continue  # never follow links out of the scanned project

@@ -12,15 +12,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
+from portcheck import limits
 from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
 from portcheck.catalog import CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
+from portcheck.escape import path_text
 from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
 
-MAX_BYTES = 50 * 1024 * 1024  # larger files are reported, not read
+MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
 
 @dataclass(frozen=True)
@@ -59,12 +61,12 @@ def display_path(path: Path, cwd: Optional[Path] = None) -> str:
     base = os.path.abspath(cwd or os.getcwd())
     full = os.path.abspath(path)
     if full.startswith(base) and full[len(base) : len(base) + 1] == os.sep:
-        return full[len(base) + 1 :].replace(os.sep, "/")
+        return path_text(full[len(base) + 1 :].replace(os.sep, "/"))
     try:
         rel = os.path.relpath(full, base)
     except ValueError:  # another drive on Windows
         rel = str(path)
-    return rel.replace(os.sep, "/")
+    return path_text(rel.replace(os.sep, "/"))  # bytes that are not UTF-8 as %XX
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -165,6 +167,9 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
     findings: List[Finding] = []
     error: Optional[FileError] = None
     lines = 0
+    too_large = limits.too_large(len(data), kind)
+    if too_large:
+        return FileResult(path=path, error=FileError(path, too_large, kind="read"), kind=kind)
     try:
         if looks_binary(data):
             return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
@@ -191,14 +196,18 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
     if ignored:
         findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
     findings.sort(key=Finding.sort_key)
+    findings, over = limits.cap_findings(findings)
+    if over and error is None:
+        error = FileError(path, over, kind="limit")
     return FileResult(path=path, findings=tuple(findings), error=error, lines=lines, kind=kind)
 
 
 def scan_one(candidate: Candidate, settings: Settings, display: str) -> FileResult:
     try:
         size = candidate.path.stat().st_size
-        if size > MAX_BYTES:
-            return FileResult(path=display, error=FileError(display, f"file too large ({size} bytes)", kind="read"), kind=candidate.kind)
+        too_large = limits.too_large(size, candidate.kind)
+        if too_large:
+            return FileResult(path=display, error=FileError(display, too_large, kind="read"), kind=candidate.kind)
         data = candidate.path.read_bytes()
     except FileNotFoundError:
         return FileResult(path=display, error=FileError(display, "file disappeared during the scan", kind="read"), kind=candidate.kind)

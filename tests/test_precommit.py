@@ -189,19 +189,19 @@ def test_scan_hook_blocks_cuda_lock_in_and_lets_clean_commits_through(tmp_path, 
 
     # --fail-on major: a minor finding no longer blocks (the changed config is staged with it).
     assert load_catalog().get("DEV002").severity_for(Target.GENERIC) is Severity.MINOR
-    relaxed = _config(source, rev, "      - id: portcheck\n        args: [--fail-on, major]\n")
+    relaxed = _config(source, rev, "      - id: portcheck\n        entry: portcheck scan --fail-on major --\n")
     minor = _commit(project, env, {".pre-commit-config.yaml": relaxed, "src/eval.py": BAD}, "add eval")
     assert minor.returncode == 0, minor.stdout + minor.stderr
 
     # --fail-under: the score decides; any scored finding keeps it below 100.
-    strict = _config(source, rev, "      - id: portcheck\n        args: [--fail-under, '100']\n")
+    strict = _config(source, rev, "      - id: portcheck\n        entry: portcheck scan --fail-under 100 --\n")
     below = _commit(project, env, {".pre-commit-config.yaml": strict, "src/serve.py": BAD}, "add serving")
     assert below.returncode != 0, below.stdout + below.stderr
 
     # A baseline: today's findings pass, a new one is blocked.
     written = _run([sys.executable, "-m", "portcheck", "scan", "--no-cache", "--write-baseline", ".portcheck-baseline.json"], project, env)
     assert written.returncode == 0, written.stderr
-    adopted = _config(source, rev, "      - id: portcheck\n        args: [--baseline, .portcheck-baseline.json]\n")
+    adopted = _config(source, rev, "      - id: portcheck\n        entry: portcheck scan --baseline .portcheck-baseline.json --\n")
     known = _commit(project, env, {".pre-commit-config.yaml": adopted}, "adopt portcheck")
     assert known.returncode == 0, known.stdout + known.stderr
     new = _commit(project, env, {"src/serve.py": BAD + "batch = torch.ones(2).cuda()\n"}, "more serving")

@@ -8,18 +8,16 @@ import stat
 from pathlib import Path
 from typing import Optional
 
+from portcheck import limits
 from portcheck.fixer.engine import FixError
-from portcheck.fsutil import atomic_write_bytes
+from portcheck.fsutil import ChangedMeanwhile, atomic_write_bytes, digest
 from portcheck.source import SourceText
 
-MAX_BYTES = 50 * 1024 * 1024
-
-
-def read(path: Path) -> bytes:
+def read(path: Path, kind: str = "python") -> bytes:
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise FixError(f"file too large ({size} bytes)")
+        too_large = limits.too_large(path.stat().st_size, kind)
+        if too_large:
+            raise FixError(too_large)
         return path.read_bytes()
     except FileNotFoundError:
         raise FixError("file disappeared") from None
@@ -37,18 +35,32 @@ def encode(source: SourceText, text: str) -> bytes:
         raise FixError(f"the fixed text cannot be written as {source.encoding}: {exc.reason}") from None
 
 
+def boundary_for(path: Path, project: Optional[Path]) -> Path:
+    """The folder a file named on the command line may be written in: the project (the folder of the
+    config file) when the file is in it, else the folder the file was named in. Never the working folder
+    as such: a link named in `proj/` may not lead to the rest of the machine."""
+    folder = path.absolute().parent.resolve()
+    if project is not None:
+        project = project.resolve()
+        if folder == project or project in folder.parents:
+            return project
+    return folder
+
+
 def write_target(path: Path, root: Path) -> Path:
-    """The file to write for `path`: a symbolic link is written through, but only to a file inside `root`."""
-    if not path.is_symlink():
-        return path
+    """The file to write for `path`: a symbolic link is written through, but only to a file inside `root`
+    (the boundary); a file whose real location is outside it, through a linked folder, is refused too."""
     try:
         real = path.resolve(strict=True)
-        inside = real == root.resolve() or root.resolve() in real.parents
+        root = root.resolve()
+        inside = real == root or root in real.parents
     except (OSError, RuntimeError):
         raise FixError("broken symbolic link") from None
     if not inside:
-        raise FixError("symbolic link to a file outside the project; not followed")
-    return real
+        if path.is_symlink():
+            raise FixError("symbolic link to a file outside the project; not followed")
+        raise FixError(f"reached through a symbolic link that leads out of {root}; not followed")
+    return real if path.is_symlink() else path
 
 
 def unwritable(path: Path) -> Optional[str]:
@@ -67,12 +79,15 @@ def unwritable(path: Path) -> Optional[str]:
     return None
 
 
-def write(path: Path, data: bytes) -> None:
-    """Replace the file atomically, keeping its mode."""
+def write(path: Path, data: bytes, original: Optional[bytes] = None) -> None:
+    """Replace the file atomically, keeping its mode, owner and group; when `original` (the bytes the
+    fix was computed from) is given and the file no longer holds them, it is left alone."""
     problem = unwritable(path)
     if problem:
         raise FixError(problem)
     try:
-        atomic_write_bytes(path, data)
+        atomic_write_bytes(path, data, expected=digest(original) if original is not None else None)
+    except ChangedMeanwhile:
+        raise FixError("changed by another program while being fixed; left as it is (run fix again)") from None
     except OSError as exc:
         raise FixError(f"cannot write: {exc.strerror or exc}") from None

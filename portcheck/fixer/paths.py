@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from portcheck import limits
 from portcheck.catalog import Catalog, load_catalog
 from portcheck.config import Config, load_config
 from portcheck.discover import discover
+from portcheck.escape import neutral
 from portcheck.fixer import files
 from portcheck.fixer.engine import FixError, FixOptions, TextFix, attempted, fix_text, not_attempted
 from portcheck.fixer.findings import PerFileIgnores, collect, prepare
@@ -48,11 +50,16 @@ def fix_paths(
     rules = {entry.rule.code: entry.rule for entry in catalog.rules}
     per_file = tuple(sorted((glob, tuple(codes)) for glob, codes in dict(config.per_file_ignores).items()))
     root = (config.root or cwd).resolve()
-    candidates, problems = discover(paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore)
-    results: List[FileFix] = [FileFix(display_path(p.path, cwd), kind="unknown", error=p.message) for p in problems]
+    # Each folder argument bounds the links fix follows (discover's `contain`), never the working folder.
+    candidates, problems = discover(
+        paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore, contain=True
+    )
+    # Names are shown with control characters made visible: they reach the terminal in the summary.
+    results: List[FileFix] = [FileFix(neutral(display_path(p.path, cwd)), kind="unknown", error=neutral(p.message)) for p in problems]
     for candidate in candidates:
-        shown = display_path(candidate.path, cwd)
-        results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=root, per_file=per_file))
+        shown = neutral(display_path(candidate.path, cwd))
+        boundary = candidate.boundary or files.boundary_for(candidate.path, config.root)
+        results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=boundary, per_file=per_file))
     results.sort(key=lambda r: r.path)
     return FixReport(target=target, write=write, files=tuple(results))
 
@@ -91,13 +98,18 @@ def fix_file(
     target = options.scan_target
     findings: List[Finding] = []
     try:
-        source = _decode(files.read(path), kind)
+        original = files.read(path, kind)
+        source = _decode(original, kind)
         text = source.text
         findings, problem = collect(text, shown, kind, prepared, target, per_file)
         if problem:
             raise FixError(problem)
         if kind not in FIXABLE_KINDS or not attempted(findings, rules, options):
             return FileFix(shown, kind, left=tuple(_left(findings, rules, options, {})))
+        over = limits.too_many_to_fix(len(attempted(findings, rules, options)))
+        over = over or (limits.too_big_to_fix(text) if kind == "python" else None)
+        if over:
+            raise FixError(over)
         result: TextFix
         if kind == "notebook":
             result = fix_notebook(text, shown, findings, rules, options)
@@ -114,7 +126,7 @@ def fix_file(
                 raise FixError(f"the fixed code would not analyse ({problem}); the file was left unchanged")
         written = False
         if write and result.text != text:
-            files.write(files.write_target(path, root), data)
+            files.write(files.write_target(path, root), data, original)
             written = True
         changed = result.text != text  # unchanged files keep no copy of their text
         return FileFix(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from portcheck.model import Finding, Severity
+from portcheck.escape import neutral
 from portcheck.report.model import Report
 
 COMMANDS = {
@@ -81,4 +82,5 @@ def render(report: Report, **_: Any) -> str:
     if report.statistics and report.findings:
         counts = ", ".join(f"{code} {n}" for code, n in report.counts_by_rule())
         lines.append(command("notice", f"findings per rule: {counts}", title="portcheck statistics"))
-    return "\n".join(lines) + ("\n" if lines else "")
+    # Workflow commands escape line breaks; every other control character is made visible.
+    return neutral("\n".join(lines) + ("\n" if lines else ""), keep_newlines=True)

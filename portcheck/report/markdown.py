@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any, List
 
+from portcheck.escape import code_span, neutral
 from portcheck.report.model import Report
 from portcheck.report.text_sections import (
     blocker_lines,
@@ -25,15 +26,13 @@ MAX_FINDINGS = 300  # a GitHub comment holds 65,536 characters
 
 def cell(value: Any) -> str:
     """Text safe inside a table cell: no HTML, no line breaks, no column separators."""
-    text = html.escape(str(value), quote=False)
-    return " ".join(text.split()).replace("|", "\\|")
+    text = html.escape(neutral(" ".join(str(value).split())), quote=False)
+    return text.replace("|", "\\|")
 
 
 def code_cell(value: str) -> str:
-    if not value:
-        return ""
-    text = " ".join(value.split()).replace("|", "\\|")
-    return f"`` {text} ``" if "`" in text else f"`{text}`"
+    """Source text or a file name as a code span no backtick in it can close."""
+    return code_span(value)
 
 
 def _scores(report: Report) -> List[str]:

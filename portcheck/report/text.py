@@ -7,6 +7,7 @@ from itertools import groupby
 from typing import Any, List
 
 from portcheck.model import Severity
+from portcheck.escape import neutral, neutral_report
 from portcheck.report import text_sections
 from portcheck.report.model import Report
 
@@ -73,7 +74,8 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
 
     With several targets: the score table for all of them, then one section per target.
     """
-    sections = report.sections()
+    report = neutral_report(report)  # file names and source lines never reach the terminal raw
+    sections = tuple(neutral_report(s) for s in report.sections())
     multi = len(sections) > 1
     if color:
         return _render_rich(report, sections, width)
@@ -87,7 +89,7 @@ def render(report: Report, color: bool = False, width: int = 100, **_: Any) -> s
         lines.extend(_plain_section(section, with_scores=not multi, label=section.target.value if multi else ""))
         if multi:
             lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return neutral("\n".join(lines).rstrip("\n") + "\n", keep_newlines=True)
 
 
 def _plain_section(report: Report, with_scores: bool, label: str) -> List[str]:
