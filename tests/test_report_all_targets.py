@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from portcheck.cli import main
 
 # `float64` is major on XLA and minor on generic: the targets' findings differ.
-SOURCE = "import torch\nx = torch.zeros(3, dtype=torch.float64).cuda()\n"
+SOURCE = "import torch\nx = torch.zeros(3, dtype=torch.float64, device=\"cuda\")\n"
 
 
 def _scan(tmp_path, monkeypatch, fmt):
