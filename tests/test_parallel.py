@@ -135,3 +135,54 @@ def test_progress_counts_every_scanned_file(tmp_path, monkeypatch):
     (root / "m000.py").write_text("y = y.cuda()\n", encoding="utf-8")
     scan_paths([Path(".")], Config(root=root), jobs=1, cache=Cache(root, load_catalog().digest), progress=progress)
     assert seen == {"total": 1, "done": 1}  # only the changed file is left to scan
+
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_NAMES = ("neuron", "xla", "generic")
+
+
+@pytest.mark.parametrize("folder", ["examples", "tests/accuracy"])
+def test_one_pass_for_all_targets_equals_one_scan_per_target(folder, monkeypatch):
+    from portcheck.scanner import scan_paths_targets
+
+    top = ROOT / folder
+    monkeypatch.chdir(top)
+    config = Config(root=top, respect_gitignore=False)
+    together = scan_paths_targets([Path(".")], config, TARGET_NAMES, jobs=1)
+    apart = tuple(scan_paths([Path(".")], config, target=t, jobs=1) for t in TARGET_NAMES)
+    assert together == apart
+    assert together[0].findings != together[2].findings  # the targets do differ, so the test can fail
+    assert any(f.code.startswith("XLA") for f in together[0].findings)
+
+
+def test_one_pass_parses_each_file_once(tmp_path, monkeypatch):
+    import portcheck.analyze as analyze
+    from portcheck.scanner import scan_paths_targets
+
+    root = make_files(tmp_path / "proj", 10)
+    monkeypatch.chdir(root)
+    parsed = []
+    real = analyze.parse_python
+    monkeypatch.setattr(analyze, "parse_python", lambda text, path="<unknown>": (parsed.append(path), real(text, path))[1])
+    scan_paths_targets([Path(".")], Config(root=root), TARGET_NAMES, jobs=1)
+    together = list(parsed)
+    parsed.clear()
+    for target in TARGET_NAMES:
+        scan_paths([Path(".")], Config(root=root), target=target, jobs=1)
+    assert together and len(together) == len(set(together))  # each file at most once
+    assert set(together) == set(parsed) and len(parsed) > len(together)
+
+
+def test_one_pass_fills_every_targets_cache(tmp_path, monkeypatch):
+    from portcheck.scanner import scan_paths_targets
+
+    root = make_files(tmp_path / "proj", 6)
+    monkeypatch.chdir(root)
+    together = scan_paths_targets([Path(".")], Config(root=root), TARGET_NAMES, jobs=1, cache=Cache(root, load_catalog().digest))
+
+    def scanned(*args):
+        raise AssertionError("a cached file was scanned again")
+
+    monkeypatch.setattr(runner, "scan_keyed", scanned)
+    for target, expected in zip(TARGET_NAMES, together):
+        assert scan_paths([Path(".")], Config(root=root), target=target, jobs=1, cache=Cache(root, load_catalog().digest)) == expected
