@@ -186,3 +186,53 @@ def test_one_pass_fills_every_targets_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "scan_keyed", scanned)
     for target, expected in zip(TARGET_NAMES, together):
         assert scan_paths([Path(".")], Config(root=root), target=target, jobs=1, cache=Cache(root, load_catalog().digest)) == expected
+
+
+@needs_fork
+def test_parallel_fix_gives_the_serial_fix(tmp_path, monkeypatch):
+    import shutil
+
+    import portcheck.fixer.paths as fix_mod
+
+    serial_root = make_files(tmp_path / "serial", 40)
+    parallel_root = tmp_path / "parallel"
+    shutil.copytree(serial_root, parallel_root)
+    monkeypatch.setattr(runner, "POOL_THRESHOLD", 8)
+    log = tmp_path / "pids"
+    log.mkdir()
+    real = fix_mod.fix_file
+
+    def spy(*args, **kwargs):
+        (log / str(os.getpid())).touch()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fix_mod, "fix_file", spy)
+    reports = {}
+    for root, jobs in ((serial_root, 1), (parallel_root, 3)):
+        monkeypatch.chdir(root)
+        reports[jobs] = fix_mod.fix_paths([Path(".")], unsafe=True, config=Config(root=root), cwd=root, jobs=jobs)
+    assert len({int(p.name) for p in log.iterdir()} - {os.getpid()}) > 1  # workers did the fixing
+    assert reports[3] == reports[1]
+    assert sum(len(f.applied) for f in reports[1].files) > 0  # something was fixed, so the comparison can fail
+    for path in serial_root.rglob("*.py"):
+        assert (parallel_root / path.relative_to(serial_root)).read_bytes() == path.read_bytes()
+    assert any(b".cuda()" not in p.read_bytes() and b"torch.zeros" in p.read_bytes() for p in parallel_root.rglob("*.py"))
+
+
+def test_fix_parses_only_files_with_fixable_findings(tmp_path, monkeypatch):
+    import libcst
+
+    import portcheck.fixer.paths as fix_mod
+
+    root = make_files(tmp_path / "proj", 12)
+    (root / "plain.py").write_text("import torch\nx = torch.zeros(2)\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    parsed = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda source, *a, **k: (parsed.append(source), real(source, *a, **k))[1])
+    report = fix_mod.fix_paths([Path(".")], unsafe=True, write=False, config=Config(root=root), cwd=root, jobs=1)
+    texts = {p.name: p.read_text(encoding="utf-8") for p in root.glob("*.py")}
+    fixed = {f.path for f in report.files if f.applied}
+    assert fixed and {texts[name] for name in fixed} <= set(parsed)
+    untouched = {text for name, text in texts.items() if ".cuda()" not in text}
+    assert untouched and not untouched & set(parsed)
