@@ -17,7 +17,6 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -73,6 +72,8 @@ def _read(path: Path) -> Dict[str, Any]:
 
 
 def _write(path: Path, entries: Dict[str, Any]) -> None:
+    import tempfile  # only when the cache is written, not on every start
+
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(os.lstat(path.parent), stat.S_IFDIR):
