@@ -18,6 +18,7 @@ import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from portcheck.catalog import CompiledRule
+from portcheck.pyscan.matchers import Attr, Member, Word
 
 try:  # optional: every token in one pass over the text (Aho-Corasick, compiled); see bench/PROFILE.md
     import ahocorasick_rs as _aho
@@ -37,8 +38,6 @@ Clauses = Tuple[Tuple[Tuple[str, ...], ...], ...]
 
 
 def _key(token: str) -> str:
-    from portcheck.pyscan.matchers import Attr, Member, Word
-
     if isinstance(token, Word):
         return _WHOLE + token
     if isinstance(token, Member):
@@ -254,12 +253,16 @@ def _containment_forest(tokens: Iterable[str]) -> Tuple[Tuple[str, ...], Dict[st
     every token on its path to a root has been found.
     """
     ordered = sorted(set(tokens), key=lambda t: (len(t), t))
+    known = set(ordered)
     roots: List[str] = []
     inside: Dict[str, List[str]] = {t: [] for t in ordered}
-    for i, token in enumerate(ordered):
-        parent = next((p for p in reversed(ordered[:i]) if len(p) < len(token) and p in token), None)
-        if parent is None:
+    for token in ordered:
+        # The longest (then greatest) other token it holds: look up its substrings, not every token.
+        size = len(token)
+        held = [token[i : i + n] for n in range(size - 1, -1, -1) for i in range(size - n + 1)]
+        parents = [h for h in held if h in known and len(h) < size]
+        if not parents:
             roots.append(token)
         else:
-            inside[parent].append(token)
+            inside[max(parents, key=lambda t: (len(t), t))].append(token)
     return tuple(roots), {t: tuple(kids) for t, kids in inside.items()}
