@@ -253,16 +253,12 @@ def _containment_forest(tokens: Iterable[str]) -> Tuple[Tuple[str, ...], Dict[st
     every token on its path to a root has been found.
     """
     ordered = sorted(set(tokens), key=lambda t: (len(t), t))
-    known = set(ordered)
     roots: List[str] = []
     inside: Dict[str, List[str]] = {t: [] for t in ordered}
-    for token in ordered:
-        # The longest (then greatest) other token it holds: look up its substrings, not every token.
-        size = len(token)
-        held = [token[i : i + n] for n in range(size - 1, -1, -1) for i in range(size - n + 1)]
-        parents = [h for h in held if h in known and len(h) < size]
-        if not parents:
+    for i, token in enumerate(ordered):
+        parent = next((p for p in reversed(ordered[:i]) if len(p) < len(token) and p in token), None)
+        if parent is None:
             roots.append(token)
         else:
-            inside[max(parents, key=lambda t: (len(t), t))].append(token)
+            inside[parent].append(token)
     return tuple(roots), {t: tuple(kids) for t, kids in inside.items()}
