@@ -101,26 +101,25 @@ def _overlaps(a: Finding, b: Finding) -> bool:
     return (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
 
 
-def analyze_module(
-    module: ast.Module,
-    text: str,
-    path: str,
-    rules: Sequence[CompiledRule],
-    target: Target,
-    lines: Optional[Sequence[str]] = None,
-) -> List[Finding]:
-    """Run `rules` over a parsed module; findings unsuppressed and unsorted."""
-    if lines is None:
-        lines = python_lines(text)
+Match = Tuple[int, bool, ast.AST, str, Ctx]  # (rule index, from an import matcher, node, label, context)
+
+
+def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule]) -> List[Match]:
+    """Every match of `rules` in a parsed module, in one walk; the same for every target."""
     imports = ImportTable.from_module(module)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher) for index, entry in enumerate(rules) for matcher in entry.matchers
     )
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
+    return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in walk(module, imports, dispatch, root)]
+
+
+def findings_for(matches: Sequence[Match], rules: Sequence[CompiledRule], target: Target, path: str, lines: Sequence[str]) -> List[Finding]:
+    """A target's findings from the matches: its severities, without its `off` rules; unsuppressed, unsorted."""
     findings: List[Finding] = []
     fallbacks: List[Finding] = []
     seen = set()
-    for (index, is_import), node, label, ctx in walk(module, imports, dispatch, root):
+    for index, is_import, node, label, ctx in matches:
         entry = rules[index]
         finding = _finding(entry, target, path, lines, node, label, ctx, is_import)
         if finding is None:
@@ -137,6 +136,20 @@ def analyze_module(
     return findings
 
 
+def analyze_module(
+    module: ast.Module,
+    text: str,
+    path: str,
+    rules: Sequence[CompiledRule],
+    target: Target,
+    lines: Optional[Sequence[str]] = None,
+) -> List[Finding]:
+    """Run `rules` over a parsed module; findings unsuppressed and unsorted."""
+    if lines is None:
+        lines = python_lines(text)
+    return findings_for(match_module(module, text, rules), rules, target, path, lines)
+
+
 def analyze_python(
     text: str,
     path: str,
@@ -144,16 +157,27 @@ def analyze_python(
     target: Target,
 ) -> Tuple[List[Finding], Optional[FileError]]:
     """Findings for Python source text (suppressions applied), or the reason it could not be parsed."""
+    per_target, error = analyze_python_targets(text, path, prefilter, (target,))
+    return per_target[0], error
+
+
+def analyze_python_targets(
+    text: str,
+    path: str,
+    prefilter: Prefilter,
+    targets: Sequence[Target],
+) -> Tuple[List[List[Finding]], Optional[FileError]]:
+    """`analyze_python` for several targets at once: one pre-filter, one parse, one walk."""
     rules = prefilter.candidates(text)
     if not rules:
-        return [], None
+        return [[] for _ in targets], None
     try:
         module = parse_python(text, path)
     except ParseFailure as exc:
-        return [], FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
+        return [[] for _ in targets], FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
     lines = python_lines(text)
-    findings = analyze_module(module, text, path, rules, target, lines)
-    return apply_suppressions(findings, lines), None
+    matches = match_module(module, text, rules)
+    return [apply_suppressions(findings_for(matches, rules, t, path, lines), lines) for t in targets], None
 
 
 def apply_suppressions(findings: Sequence[Finding], lines: Sequence[str]) -> List[Finding]:

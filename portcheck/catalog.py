@@ -210,6 +210,8 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
 
 
 def load_files(paths: Iterable[Path]) -> Catalog:
+    from portcheck.catalog_cache import parse_rule_file
+
     rules: List[CompiledRule] = []
     seen: Dict[str, str] = {}
     digest = hashlib.sha256()
@@ -217,7 +219,7 @@ def load_files(paths: Iterable[Path]) -> Catalog:
         raw = path.read_bytes()
         digest.update(path.name.encode() + b"\0" + raw)
         try:
-            doc = tomllib.loads(raw.decode("utf-8"))
+            doc = parse_rule_file(raw)  # parsed TOML, from the user's cache when unchanged
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise CatalogError(f"{path.name}: invalid TOML: {exc}") from None
         extra = set(doc) - {"rule"}

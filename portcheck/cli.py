@@ -202,7 +202,7 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
     """
     from portcheck.model import Severity, Target
     from portcheck.report import build_report, renderer
-    from portcheck.scanner import scan_paths
+    from portcheck.scanner import scan_paths_targets
 
     paths = list(paths) or [Path(".")]
     overrides = dict(
@@ -236,8 +236,9 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
     progress = maybe_progress if wanted(fmt, output_file, quiet) else None
 
-    # One scan per target: severities differ, matches do not.
-    scans = {t: scan_paths(paths, config, target=t.value, jobs=jobs, cache=cache, progress=progress) for t in targets}
+    # One pass for every target: matches are the same, only severities and `off` rules differ.
+    scanned = scan_paths_targets(paths, config, [t.value for t in targets], jobs=jobs, cache=cache, progress=progress)
+    scans = dict(zip(targets, scanned))
     if cache is not None and cache.refused:
         click.echo(f"portcheck: warning: {cache.refused}; scanned without the cache", err=True)
 

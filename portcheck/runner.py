@@ -26,7 +26,6 @@ TASKS_PER_WORKER = 8
 
 Advance = Callable[[int], None]
 ProgressFactory = Callable[[int], ContextManager[Advance]]
-Keyed = Tuple[FileResult, Optional["FileKey"]]
 
 
 def default_jobs() -> int:
@@ -36,43 +35,52 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def scan_keyed(candidate: Candidate, settings, display: str) -> Keyed:
-    """Scan one file and say which bytes the result belongs to (None when the file could not be read)."""
+Group = Tuple[object, ...]  # scanner.Settings that differ only in their target
+KeyedGroup = Tuple[Tuple[FileResult, ...], Optional["FileKey"]]
+
+
+def scan_keyed(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
+    """Scan one file for every target of `group` and say which bytes the results belong to (None when
+    the file could not be read)."""
     from portcheck.cache import FileKey, content_digest
-    from portcheck.scanner import MAX_BYTES, scan_bytes, scan_one
+    from portcheck.scanner import MAX_BYTES, scan_bytes_targets, scan_one_targets
 
     try:
         st = os.stat(candidate.path)
         if st.st_size > MAX_BYTES:
-            return scan_one(candidate, settings, display), None
+            return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
         with open(candidate.path, "rb") as handle:
             data = handle.read()
     except OSError:
-        # scan_one turns every read failure into the right FileError; such results are not cached.
-        return scan_one(candidate, settings, display), None
+        # scan_one_targets turns every read failure into the right FileError; such results are not cached.
+        return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
     # The stat is taken before the read: if the file changes in between, the next run sees a new
     # stat, hashes the bytes, and finds the digest of what was really scanned.
-    return scan_bytes(data, display, candidate.kind, settings), FileKey(st.st_size, st.st_mtime_ns, content_digest(data))
+    return scan_bytes_targets(data, display, candidate.kind, group), FileKey(st.st_size, st.st_mtime_ns, content_digest(data))  # type: ignore[arg-type]
 
 
-def scan_plain(candidate: Candidate, settings, display: str) -> Keyed:
-    from portcheck.scanner import scan_one
+def scan_plain(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
+    from portcheck.scanner import scan_one_targets
 
-    return scan_one(candidate, settings, display), None
+    return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
 
 
-def _work_keyed(args) -> Keyed:
+def _work_keyed(args) -> KeyedGroup:
     return scan_keyed(*args)
 
 
-def _work_plain(args) -> Keyed:
+def _work_plain(args) -> KeyedGroup:
     return scan_plain(*args)
 
 
-def _init_worker(settings) -> None:
+def _prepare(group: Group) -> None:
     from portcheck.scanner import prepare
 
-    prepare(settings)
+    prepare(group if len(group) > 1 else group[0])  # type: ignore[arg-type]
+
+
+def _init_worker(group: Group) -> None:
+    _prepare(group)
 
 
 @contextmanager
@@ -80,14 +88,12 @@ def _no_progress(total: int) -> Iterator[Advance]:
     yield lambda n=1: None
 
 
-def _scan_many(work: Sequence[tuple], keyed: bool, jobs: int) -> Iterator[Keyed]:
+def _scan_many(work: Sequence[tuple], keyed: bool, jobs: int) -> Iterator[KeyedGroup]:
     if jobs > 1 and len(work) >= POOL_THRESHOLD:
         import multiprocessing
 
-        from portcheck.scanner import prepare
-
         # Forked workers inherit the compiled catalog; other start methods build it once per worker.
-        prepare(work[0][1])
+        _prepare(work[0][1])
         method = "fork" if sys.platform == "linux" else None
         ctx = multiprocessing.get_context(method)
         workers = min(jobs, len(work))
@@ -110,23 +116,44 @@ def run_all(
 ) -> List[FileResult]:
     """Results for `candidates` in the same order; `cache` is a portcheck.cache.Cache or None;
     `progress(total)` is a context manager yielding an `advance(n)` callable."""
+    return run_targets(candidates, displays, (settings,), jobs=jobs, cache=cache, progress=progress)[0]
+
+
+def run_targets(
+    candidates: Sequence[Candidate],
+    displays: Sequence[str],
+    group: Group,
+    jobs: Optional[int] = None,
+    cache=None,
+    progress: Optional[ProgressFactory] = None,
+) -> List[List[FileResult]]:
+    """`run_all` for settings that differ only in their target: per target, the results in input order.
+    Each target keeps its own cache bucket (a later one-target scan reuses it); a file missing from
+    any of them is scanned once for all."""
     jobs = jobs or default_jobs()
-    bucket = cache.bucket(settings) if cache is not None else None
-    results: List[Optional[FileResult]] = [None] * len(candidates)
+    buckets = [cache.bucket(s) for s in group] if cache is not None else []
+    results: List[List[Optional[FileResult]]] = [[None] * len(candidates) for _ in group]
     todo: List[int] = []
     for i, (cand, display) in enumerate(zip(candidates, displays)):
-        hit = bucket.lookup(cand.path, cand.kind, display) if bucket is not None else None
-        if hit is not None:
-            results[i] = hit
+        hits = []
+        for bucket in buckets:
+            hit = bucket.lookup(cand.path, cand.kind, display)
+            if hit is None:
+                break
+            hits.append(hit)
+        if buckets and len(hits) == len(buckets):
+            for per_target, hit in zip(results, hits):
+                per_target[i] = hit
         else:
             todo.append(i)
-    work = [(candidates[i], settings, displays[i]) for i in todo]
+    work = [(candidates[i], tuple(group), displays[i]) for i in todo]
     with (progress or _no_progress)(len(todo)) as advance:
-        for i, (result, key) in zip(todo, _scan_many(work, bucket is not None, jobs)):
-            results[i] = result
-            if bucket is not None and key is not None:
-                bucket.store(candidates[i].path, candidates[i].kind, key, result)
+        for i, (found, key) in zip(todo, _scan_many(work, bool(buckets), jobs)):
+            for per_target, bucket, result in zip(results, buckets or [None] * len(group), found):
+                per_target[i] = result
+                if bucket is not None and key is not None:
+                    bucket.store(candidates[i].path, candidates[i].kind, key, result)
             advance(1)
-    if bucket is not None:
+    for bucket in buckets:
         bucket.save()
-    return [r for r in results if r is not None]
+    return [[r for r in per_target if r is not None] for per_target in results]

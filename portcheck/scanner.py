@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 from portcheck import limits
-from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
+from portcheck.analyze import ParseFailure, analyze_python_targets, apply_suppressions, findings_for, match_module, parse_python
 from portcheck.catalog import CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
 from portcheck.escape import path_text
@@ -43,8 +43,13 @@ class Prepared:
 
 
 @lru_cache(maxsize=8)
-def prepare(settings: Settings) -> Prepared:
-    rules = select_rules(load_catalog(), Target(settings.target), settings.select, settings.ignore)
+def prepare(settings: "Settings | Tuple[Settings, ...]") -> Prepared:
+    """The rules, pre-filter and text rules for one target's settings, or the union over several
+    (settings that differ only in their target): one pass then serves every target."""
+    group = settings if isinstance(settings, tuple) else (settings,)
+    catalog = load_catalog()
+    chosen = {id(r) for s in group for r in select_rules(catalog, Target(s.target), s.select, s.ignore)}
+    rules = tuple(r for r in catalog.rules if id(r) in chosen)
     return Prepared(
         rules=rules,
         prefilter=Prefilter(rules),
@@ -94,35 +99,36 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
 
 
 def _notebook_findings(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
-    findings, error, _ = _notebook(data, path, prepared, target)
-    return findings, error
+    per_target, error, _ = _notebook(data, path, prepared, (target,))
+    return per_target[0], error
 
 
-def _notebook(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError], int]:
-    """Findings, the reason the notebook could not be read, and its lines of code (all code cells)."""
+def _notebook(data: str, path: str, prepared: Prepared, targets: Sequence[Target]) -> Tuple[List[List[Finding]], Optional[FileError], int]:
+    """Findings per target, the reason the notebook could not be read, and its lines of code (all code cells)."""
     from portcheck.notebook import NotebookError, code_cells
 
     try:
         cells = code_cells(data)
     except NotebookError as exc:
-        return [], FileError(path=path, message=str(exc), kind="parse"), 0
-    findings, error = _cell_findings(cells, path, prepared, target)
+        return [[] for _ in targets], FileError(path=path, message=str(exc), kind="parse"), 0
+    findings, error = _cell_findings(cells, path, prepared, targets)
     return findings, error, sum(count_lines(c.source) for c in cells)
 
 
-def _cell_findings(cells, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
+def _cell_findings(cells, path: str, prepared: Prepared, targets: Sequence[Target]) -> Tuple[List[List[Finding]], Optional[FileError]]:
     from portcheck.notebook import join_cells, locate, shell_view
 
     source, mapping = join_cells(cells)
     # Shell escapes (`!nvidia-smi`, `%%bash` cells) are comments to the parser: scan them as shell.
-    shell = _text_findings(prepared.text_rules, "shell", shell_view(cells), path, target) if prepared.text_rules else []
+    shells = [_text_findings(prepared.text_rules, "shell", shell_view(cells), path, t) if prepared.text_rules else [] for t in targets]
     rules = prepared.prefilter.candidates(source)
-    if not rules and not shell:
-        return [], None
+    if not rules and not any(shells):
+        return [[] for _ in targets], None
     lines = python_lines(source)
     try:
         module = parse_python(source, path)
-        raw = analyze_module(module, source, path, rules, target, lines) if rules else []
+        matches = match_module(module, source, rules) if rules else []
+        match_lines = lines
     except ParseFailure:
         # One broken cell must not hide the others. Blank the cells that do not parse on their own
         # (keeping their line count, so positions hold) and analyse the rest as one module, so
@@ -141,14 +147,18 @@ def _cell_findings(cells, path: str, prepared: Prepared, target: Target) -> Tupl
         try:
             module = parse_python(source, path)
         except ParseFailure as exc:
-            return [], FileError(path=path, message=str(exc), kind="parse")
-        raw = analyze_module(module, source, path, rules, target, python_lines(source))
-    kept = apply_suppressions(raw, lines) + shell
-    out = []
-    for f in kept:
-        cell, line = locate(mapping, f.line)
-        _, end_line = locate(mapping, f.end_line)
-        out.append(replace(f, cell=cell, line=line, end_line=max(end_line, line) if cell == locate(mapping, f.end_line)[0] else line))
+            return [[] for _ in targets], FileError(path=path, message=str(exc), kind="parse")
+        matches = match_module(module, source, rules)
+        match_lines = python_lines(source)
+    out: List[List[Finding]] = []
+    for target, shell in zip(targets, shells):
+        kept = apply_suppressions(findings_for(matches, rules, target, path, match_lines), lines) + shell
+        located = []
+        for f in kept:
+            cell, line = locate(mapping, f.line)
+            end_cell, end_line = locate(mapping, f.end_line)
+            located.append(replace(f, cell=cell, line=line, end_line=max(end_line, line) if cell == end_cell else line))
+        out.append(located)
     return out, None
 
 
@@ -162,62 +172,86 @@ def _per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
 
 def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileResult:
     """Scan one file's bytes; never raises for bad input."""
-    prepared = prepare(settings)
-    target = Target(settings.target)
-    findings: List[Finding] = []
+    return scan_bytes_targets(data, path, kind, (settings,))[0]
+
+
+def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings, ...]) -> Tuple[FileResult, ...]:
+    """`scan_bytes` for settings that differ only in their target, from one decode, parse and walk."""
+    prepared = prepare(group if len(group) > 1 else group[0])
+    targets = [Target(s.target) for s in group]
+    per_target: List[List[Finding]] = [[] for _ in group]
     error: Optional[FileError] = None
     lines = 0
     too_large = limits.too_large(len(data), kind)
     if too_large:
-        return FileResult(path=path, error=FileError(path, too_large, kind="read"), kind=kind)
+        return tuple(FileResult(path=path, error=FileError(path, too_large, kind="read"), kind=kind) for _ in group)
+
+    def alone(result: FileResult) -> Tuple[FileResult, ...]:
+        return tuple(result for _ in group)
+
     try:
         if looks_binary(data):
-            return FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind)
+            return alone(FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind))
         try:
             src = decode_python(data) if kind == "python" else decode_text(data)
         except DecodeError as exc:
-            return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
+            return alone(FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind))
         if kind == "python":
             if skip_file(src.text):
-                return FileResult(path=path, kind=kind)
+                return alone(FileResult(path=path, kind=kind))
             lines = count_lines(src.text)
-            findings, error = analyze_python(src.text, path, prepared.prefilter, target)
+            per_target, error = analyze_python_targets(src.text, path, prepared.prefilter, targets)
             if Path(path).name == "setup.py" and prepared.text_rules:
-                findings += _text_findings(prepared.text_rules, "setup-py", src.text, path, target)
+                for found, target in zip(per_target, targets):
+                    found += _text_findings(prepared.text_rules, "setup-py", src.text, path, target)
         elif kind == "notebook":
-            findings, error, lines = _notebook(src.text, path, prepared, target)
+            per_target, error, lines = _notebook(src.text, path, prepared, targets)
         else:
             lines = count_lines(src.text)
-            findings = _text_findings(prepared.text_rules, kind, src.text, path, target)
+            per_target = [_text_findings(prepared.text_rules, kind, src.text, path, t) for t in targets]
     except RecursionError:
         error = FileError(path, "too deeply nested to analyze", kind="parse")
-        findings = []
-    ignored = _per_file_ignored(path, settings)
-    if ignored:
-        findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
-    findings.sort(key=Finding.sort_key)
-    findings, over = limits.cap_findings(findings)
-    if over and error is None:
-        error = FileError(path, over, kind="limit")
-    return FileResult(path=path, findings=tuple(findings), error=error, lines=lines, kind=kind)
+        per_target = [[] for _ in group]
+    ignored = _per_file_ignored(path, group[0])
+    out = []
+    for findings in per_target:
+        if ignored:
+            findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
+        findings.sort(key=Finding.sort_key)
+        findings, over = limits.cap_findings(findings)
+        own_error = FileError(path, over, kind="limit") if over and error is None else error
+        out.append(FileResult(path=path, findings=tuple(findings), error=own_error, lines=lines, kind=kind))
+    return tuple(out)
 
 
 def scan_one(candidate: Candidate, settings: Settings, display: str) -> FileResult:
+    return scan_one_targets(candidate, (settings,), display)[0]
+
+
+def read_failure(candidate: Candidate, display: str) -> Tuple[Optional[bytes], Optional[FileResult]]:
+    """The file's bytes, or the result that says why they cannot be read."""
     try:
         size = candidate.path.stat().st_size
         too_large = limits.too_large(size, candidate.kind)
         if too_large:
-            return FileResult(path=display, error=FileError(display, too_large, kind="read"), kind=candidate.kind)
-        data = candidate.path.read_bytes()
+            return None, FileResult(path=display, error=FileError(display, too_large, kind="read"), kind=candidate.kind)
+        return candidate.path.read_bytes(), None
     except FileNotFoundError:
-        return FileResult(path=display, error=FileError(display, "file disappeared during the scan", kind="read"), kind=candidate.kind)
+        message = "file disappeared during the scan"
     except IsADirectoryError:
-        return FileResult(path=display, error=FileError(display, "is a directory", kind="read"), kind=candidate.kind)
+        message = "is a directory"
     except PermissionError:
-        return FileResult(path=display, error=FileError(display, "permission denied", kind="read"), kind=candidate.kind)
+        message = "permission denied"
     except OSError as exc:
-        return FileResult(path=display, error=FileError(display, exc.strerror or str(exc), kind="read"), kind=candidate.kind)
-    return scan_bytes(data, display, candidate.kind, settings)
+        message = exc.strerror or str(exc)
+    return None, FileResult(path=display, error=FileError(display, message, kind="read"), kind=candidate.kind)
+
+
+def scan_one_targets(candidate: Candidate, group: Tuple[Settings, ...], display: str) -> Tuple[FileResult, ...]:
+    data, failed = read_failure(candidate, display)
+    if failed is not None or data is None:
+        return tuple(failed for _ in group)  # type: ignore[misc]
+    return scan_bytes_targets(data, display, candidate.kind, group)
 
 
 def settings_from(config, target: Optional[str] = None) -> Settings:
@@ -239,20 +273,37 @@ def scan_paths(
     progress=None,
 ) -> ScanResult:
     """Discover and scan `paths` with `config` (see portcheck.config.Config)."""
+    settings = settings_from(config, target)
+    return scan_paths_targets(paths, config, (settings.target,), cwd=cwd, jobs=jobs, cache=cache, progress=progress)[0]
+
+
+def scan_paths_targets(
+    paths: Sequence[Path],
+    config,
+    targets: Sequence[str],
+    cwd: Optional[Path] = None,
+    jobs: Optional[int] = None,
+    cache=None,
+    progress=None,
+) -> Tuple[ScanResult, ...]:
+    """One scan for several targets: files are read, parsed and matched once, and each target's
+    findings come from the same matches (its severities, without its `off` rules)."""
     from portcheck.project_index import project_findings
-    from portcheck.runner import run_all
+    from portcheck.runner import run_targets
 
     cwd = cwd or Path.cwd()
     root = config.root or cwd
     excludes = tuple(config.exclude) + tuple(config.extend_exclude)
     candidates, problems = discover(paths, root, excludes, config.respect_gitignore)
-    settings = settings_from(config, target)
-    results: List[FileResult] = [
+    group = tuple(settings_from(config, t) for t in targets)
+    unreadable: List[FileResult] = [
         FileResult(path=display_path(p.path, cwd), error=FileError(display_path(p.path, cwd), p.message, kind="read"), kind="unknown")
         for p in problems
     ]
     displays = [display_path(c.path, cwd) for c in candidates]
-    scanned = run_all(candidates, displays, settings, jobs=jobs, cache=cache, progress=progress)
-    results.extend(project_findings(scanned, candidates, displays, settings))
-    results.sort(key=lambda r: r.path)
-    return ScanResult(target=Target(settings.target), files=tuple(results))
+    per_target = run_targets(candidates, displays, group, jobs=jobs, cache=cache, progress=progress)
+    out = []
+    for settings, results in zip(group, per_target):
+        files = sorted(unreadable + project_findings(results, candidates, displays, settings), key=lambda r: r.path)
+        out.append(ScanResult(target=Target(settings.target), files=tuple(files)))
+    return tuple(out)

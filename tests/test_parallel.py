@@ -135,3 +135,104 @@ def test_progress_counts_every_scanned_file(tmp_path, monkeypatch):
     (root / "m000.py").write_text("y = y.cuda()\n", encoding="utf-8")
     scan_paths([Path(".")], Config(root=root), jobs=1, cache=Cache(root, load_catalog().digest), progress=progress)
     assert seen == {"total": 1, "done": 1}  # only the changed file is left to scan
+
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_NAMES = ("neuron", "xla", "generic")
+
+
+@pytest.mark.parametrize("folder", ["examples", "tests/accuracy"])
+def test_one_pass_for_all_targets_equals_one_scan_per_target(folder, monkeypatch):
+    from portcheck.scanner import scan_paths_targets
+
+    top = ROOT / folder
+    monkeypatch.chdir(top)
+    config = Config(root=top, respect_gitignore=False)
+    together = scan_paths_targets([Path(".")], config, TARGET_NAMES, jobs=1)
+    apart = tuple(scan_paths([Path(".")], config, target=t, jobs=1) for t in TARGET_NAMES)
+    assert together == apart
+    assert together[0].findings != together[2].findings  # the targets do differ, so the test can fail
+    assert any(f.code.startswith("XLA") for f in together[0].findings)
+
+
+def test_one_pass_parses_each_file_once(tmp_path, monkeypatch):
+    import portcheck.analyze as analyze
+    from portcheck.scanner import scan_paths_targets
+
+    root = make_files(tmp_path / "proj", 10)
+    monkeypatch.chdir(root)
+    parsed = []
+    real = analyze.parse_python
+    monkeypatch.setattr(analyze, "parse_python", lambda text, path="<unknown>": (parsed.append(path), real(text, path))[1])
+    scan_paths_targets([Path(".")], Config(root=root), TARGET_NAMES, jobs=1)
+    together = list(parsed)
+    parsed.clear()
+    for target in TARGET_NAMES:
+        scan_paths([Path(".")], Config(root=root), target=target, jobs=1)
+    assert together and len(together) == len(set(together))  # each file at most once
+    assert set(together) == set(parsed) and len(parsed) > len(together)
+
+
+def test_one_pass_fills_every_targets_cache(tmp_path, monkeypatch):
+    from portcheck.scanner import scan_paths_targets
+
+    root = make_files(tmp_path / "proj", 6)
+    monkeypatch.chdir(root)
+    together = scan_paths_targets([Path(".")], Config(root=root), TARGET_NAMES, jobs=1, cache=Cache(root, load_catalog().digest))
+
+    def scanned(*args):
+        raise AssertionError("a cached file was scanned again")
+
+    monkeypatch.setattr(runner, "scan_keyed", scanned)
+    for target, expected in zip(TARGET_NAMES, together):
+        assert scan_paths([Path(".")], Config(root=root), target=target, jobs=1, cache=Cache(root, load_catalog().digest)) == expected
+
+
+@needs_fork
+def test_parallel_fix_gives_the_serial_fix(tmp_path, monkeypatch):
+    import shutil
+
+    import portcheck.fixer.paths as fix_mod
+
+    serial_root = make_files(tmp_path / "serial", 40)
+    parallel_root = tmp_path / "parallel"
+    shutil.copytree(serial_root, parallel_root)
+    monkeypatch.setattr(runner, "POOL_THRESHOLD", 8)
+    log = tmp_path / "pids"
+    log.mkdir()
+    real = fix_mod.fix_file
+
+    def spy(*args, **kwargs):
+        (log / str(os.getpid())).touch()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fix_mod, "fix_file", spy)
+    reports = {}
+    for root, jobs in ((serial_root, 1), (parallel_root, 3)):
+        monkeypatch.chdir(root)
+        reports[jobs] = fix_mod.fix_paths([Path(".")], unsafe=True, config=Config(root=root), cwd=root, jobs=jobs)
+    assert len({int(p.name) for p in log.iterdir()} - {os.getpid()}) > 1  # workers did the fixing
+    assert reports[3] == reports[1]
+    assert sum(len(f.applied) for f in reports[1].files) > 0  # something was fixed, so the comparison can fail
+    for path in serial_root.rglob("*.py"):
+        assert (parallel_root / path.relative_to(serial_root)).read_bytes() == path.read_bytes()
+    assert any(b".cuda()" not in p.read_bytes() and b"torch.zeros" in p.read_bytes() for p in parallel_root.rglob("*.py"))
+
+
+def test_fix_parses_only_files_with_fixable_findings(tmp_path, monkeypatch):
+    import libcst
+
+    import portcheck.fixer.paths as fix_mod
+
+    root = make_files(tmp_path / "proj", 12)
+    (root / "plain.py").write_text("import torch\nx = torch.zeros(2)\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    parsed = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda source, *a, **k: (parsed.append(source), real(source, *a, **k))[1])
+    report = fix_mod.fix_paths([Path(".")], unsafe=True, write=False, config=Config(root=root), cwd=root, jobs=1)
+    texts = {p.name: p.read_text(encoding="utf-8") for p in root.glob("*.py")}
+    fixed = {f.path for f in report.files if f.applied}
+    assert fixed and {texts[name] for name in fixed} <= set(parsed)
+    untouched = {text for name, text in texts.items() if ".cuda()" not in text}
+    assert untouched and not untouched & set(parsed)

@@ -26,7 +26,8 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 @click.option("--exclude", multiple=True, help="Globs to exclude (replaces the configured list).")
 @click.option("--extend-exclude", multiple=True, help="Globs to exclude in addition to the configured ones.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file instead of searching for one.")
-def fix(paths, target, show_diff, check, unsafe_fixes, select, ignore, exclude, extend_exclude, config_file):
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Worker processes [default: all cores].")
+def fix(paths, target, show_diff, check, unsafe_fixes, select, ignore, exclude, extend_exclude, config_file, jobs):
     """Rewrite PATHS (default: the current folder) so device code runs off CUDA.
 
     Exit codes: 0 nothing left for a person, 1 findings remain (or, with --check/--diff, something
@@ -44,7 +45,7 @@ def fix(paths, target, show_diff, check, unsafe_fixes, select, ignore, exclude, 
     if extend_exclude:
         config = config.merged(extend_exclude=tuple(config.extend_exclude) + _split(extend_exclude))
     write = not (show_diff or check)
-    report = fix_paths(paths, target=target, unsafe=unsafe_fixes, write=write, config=config, catalog=catalog)
+    report = fix_paths(paths, target=target, unsafe=unsafe_fixes, write=write, config=config, catalog=catalog, jobs=jobs)
     if show_diff:
         for item in report.changed:
             click.echo(item.diff(), nl=False)

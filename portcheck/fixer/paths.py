@@ -3,8 +3,9 @@ the result back (or only report it, for --diff and --check)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from portcheck import limits
 from portcheck.catalog import Catalog, load_catalog
@@ -37,9 +38,11 @@ def fix_paths(
     config_file: Optional[Path] = None,
     catalog: Optional[Catalog] = None,
     cwd: Optional[Path] = None,
+    jobs: Optional[int] = None,
 ) -> FixReport:
     """Fix `paths` for `target`. `config` (else the file found from the first path) supplies select,
-    ignore, excludes, per-file ignores, `min-torch` and `literal-device`."""
+    ignore, excludes, per-file ignores, `min-torch` and `literal-device`. `jobs`: worker processes
+    (default: all cores; small inputs are fixed inline)."""
     paths = [Path(p) for p in paths] or [Path(".")]
     cwd = cwd or Path.cwd()
     if config is None:
@@ -56,12 +59,68 @@ def fix_paths(
     )
     # Names are shown with control characters made visible: they reach the terminal in the summary.
     results: List[FileFix] = [FileFix(neutral(display_path(p.path, cwd)), kind="unknown", error=neutral(p.message)) for p in problems]
-    for candidate in candidates:
-        shown = neutral(display_path(candidate.path, cwd))
-        boundary = candidate.boundary or files.boundary_for(candidate.path, config.root)
-        results.append(fix_file(candidate.path, shown, candidate.kind, prepared, rules, options, write=write, root=boundary, per_file=per_file))
+    work = [
+        (c.path, neutral(display_path(c.path, cwd)), c.kind, c.boundary or files.boundary_for(c.path, config.root))
+        for c in candidates
+    ]
+    context = _Context(prepared, rules, options, write, per_file)
+    results.extend(_fix_many(work, context, jobs))
     results.sort(key=lambda r: r.path)
     return FixReport(target=target, write=write, files=tuple(results))
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What fixing any one file needs, the same for every file of a run."""
+
+    prepared: object
+    rules: Mapping[str, Rule]
+    options: FixOptions
+    write: bool
+    per_file: PerFileIgnores
+
+
+_WORKER_CONTEXT: Optional[_Context] = None  # set before forking: workers inherit it, nothing is pickled
+
+
+Work = Tuple[Path, str, str, Path]  # path, name shown, file kind, the folder writes must stay inside
+
+
+def _fix_one(item: Work, context: _Context) -> FileFix:
+    path, shown, kind, boundary = item
+    return fix_file(path, shown, kind, context.prepared, context.rules, context.options,
+                    write=context.write, root=boundary, per_file=context.per_file)
+
+
+def _fix_in_worker(item: Work) -> FileFix:
+    assert _WORKER_CONTEXT is not None
+    return _fix_one(item, _WORKER_CONTEXT)
+
+
+def _fix_many(work: Sequence[Work], context: _Context, jobs: Optional[int]) -> Iterator[FileFix]:
+    """Fix each file, in a process pool for large inputs (the scan's rules: portcheck.runner), inline
+    otherwise. Each file is read, fixed and written by exactly one process; results come back in order.
+    Workers are forked, so they share the compiled rules; where fork is not available, inline."""
+    import sys
+
+    from portcheck import runner
+
+    jobs = jobs or runner.default_jobs()
+    if jobs > 1 and len(work) >= runner.POOL_THRESHOLD and sys.platform == "linux":
+        import multiprocessing
+
+        global _WORKER_CONTEXT
+        _WORKER_CONTEXT = context
+        try:
+            workers = min(jobs, len(work))
+            chunk = max(1, min(runner.CHUNK_SIZE, len(work) // (workers * runner.TASKS_PER_WORKER)))
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                yield from pool.imap(_fix_in_worker, work, chunksize=chunk)
+        finally:
+            _WORKER_CONTEXT = None
+        return
+    for item in work:
+        yield _fix_one(item, context)
 
 
 def _decode(data: bytes, kind: str) -> SourceText:

@@ -9,7 +9,7 @@ from typing import Any, Iterator, List, Mapping, Optional, Tuple
 
 from portcheck.pyscan.context import Ctx, is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import Hit, Matcher, MatcherError, _str_list, call_argument, register
+from portcheck.pyscan.matchers import Attr, Clause, Hit, Matcher, MatcherError, NameSet, _str_list, call_argument, register
 
 DEVICE_NAME = re.compile(r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE)
 RANKISH = re.compile(
@@ -368,6 +368,11 @@ class TensorControlFlowMatcher(Matcher):
 
     def own_tokens(self) -> List[str]:
         return sorted(self.methods) + [c.rsplit(".", 1)[-1] for c in sorted(self.calls)]
+
+    def own_clauses(self) -> Tuple[Clause, ...]:
+        # A method is written after its dot; a call needs every segment of its name.
+        methods = tuple((Attr(m),) for m in sorted(self.methods))
+        return (methods + NameSet(sorted(self.calls)).clause(),)
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         for sub in ast.walk(node.test):

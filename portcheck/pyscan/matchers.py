@@ -16,6 +16,24 @@ from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_l
 from portcheck.pyscan.imports import ImportTable, dotted
 
 Hit = Tuple[ast.AST, str]
+# A pre-filter requirement: every clause must be met; a clause is met when one of its alternatives
+# is, and an alternative when all of its strings occur in the text.
+Alternative = Tuple[str, ...]
+Clause = Tuple[Alternative, ...]
+
+
+class Word(str):
+    """A requirement string that occurs as a whole identifier: `det` in `torch.det(x)`, not in `detach`."""
+
+
+class Member(str):
+    """A requirement string that occurs as a whole identifier right after a dot (`where` in
+    `torch.where`; PEP 8 spacing) or in the name list of an import (`from torch import where`)."""
+
+
+class Attr(str):
+    """A requirement string that occurs as a whole identifier right after a dot: `item` in `x.item()`.
+    Like import tokens, this assumes PEP 8 spacing (`x.item()`, not `x. item()`)."""
 
 
 class MatcherError(ValueError):
@@ -37,6 +55,17 @@ class NameSet:
 
     def tokens(self) -> List[str]:
         return [_best_segment(n) for n in self.names]
+
+    def clause(self) -> Clause:
+        """Every segment of a qualified name is spelled in a file that refers to it (in the import or
+        in the attribute chain), so each name needs all of its segments."""
+        return tuple(_segments(n) for n in self.names)
+
+
+def _segments(name: str) -> Tuple[str, ...]:
+    # The root is a name; every later segment follows a dot, unless it is imported by name.
+    parts = [s for s in name.split(".") if s != "*"]
+    return tuple(Word(s) if i == 0 else Member(s) for i, s in enumerate(parts))
 
 
 _COMMON_SEGMENTS = {"torch", "nn", "utils", "functional", "distributed", "*"}
@@ -164,6 +193,26 @@ class Matcher:
     def own_tokens(self) -> List[str]:
         raise NotImplementedError
 
+    def token_clauses(self) -> Tuple[Clause, ...]:
+        """What any file this matcher can match holds, stricter than `tokens()` (which is one of the
+        clauses): the given tokens, a step loop's tokens, the matcher's own, and a required import's
+        name (`requires` only holds in a module whose import statements spell it). () = nothing known."""
+        clauses: List[Clause] = []
+        if self.given_tokens:
+            clauses.append(tuple((t,) for t in self.given_tokens))
+        if self.inside == "step-loop":
+            clauses.append(tuple((t,) for t in STEP_TOKENS))
+        clauses.extend(self.own_clauses())
+        if self.requires:
+            clauses.append(tuple((Word(r),) for r in self.requires))
+        # A clause with an empty alternative or an empty string is met by every text.
+        return tuple(c for c in clauses if c and all(alt and all(alt) for alt in c))
+
+    def own_clauses(self) -> Tuple[Clause, ...]:
+        """The matcher's own requirement; by default any one of `own_tokens()`."""
+        own = self.own_tokens()
+        return (tuple((t,) for t in own),) if own else ()
+
     def match(self, node: Any, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
         raise NotImplementedError
 
@@ -278,6 +327,9 @@ class CallMatcher(Matcher):
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
 
+    def own_clauses(self) -> Tuple[Clause, ...]:
+        return (self.names.clause(),)
+
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
         name = imports.resolved(node.func)
         if name not in self.names:
@@ -314,6 +366,9 @@ class ReferenceMatcher(Matcher):
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
+
+    def own_clauses(self) -> Tuple[Clause, ...]:
+        return (self.names.clause(),)
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if not _outermost_chain(node, parent):
@@ -406,6 +461,9 @@ class MethodMatcher(Matcher):
     def own_tokens(self) -> List[str]:
         return sorted(self.names)
 
+    def own_clauses(self) -> Tuple[Clause, ...]:
+        return (tuple((Attr(n),) for n in sorted(self.names)),)
+
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in self.names:
@@ -463,6 +521,9 @@ class AttributeMatcher(Matcher):
 
     def own_tokens(self) -> List[str]:
         return sorted(self.names)
+
+    def own_clauses(self) -> Tuple[Clause, ...]:
+        return (tuple((Attr(n),) for n in sorted(self.names)),)
 
     def match(self, node: ast.Attribute, parent, ctx, imports) -> Iterator[Hit]:
         if node.attr in self.names and isinstance(node.ctx, ast.Load) and imports.resolved(node.value) is None:
