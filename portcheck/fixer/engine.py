@@ -150,12 +150,7 @@ def fix_text(
     names = Bindings.of(tree)
     torch_state = torch_import(tree, names, imported)
 
-    plans: Dict[int, List[Plan]] = {}
-    seen: Set[Tuple[int, str]] = set()
-    modules: Set[str] = set()
-    removals: List[Binding] = []
-    used = False
-    applied: List[Finding] = []
+    planned: List[Tuple[Finding, Fix, Set[str], bool]] = []
     skipped: List[Tuple[Finding, str]] = []
     for finding in todo:
         rule = rules[finding.code]
@@ -169,7 +164,7 @@ def fix_text(
         if not nodes:
             skipped.append((finding, "could not find the code the finding points at"))
             continue
-        site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target)
+        site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target, path)
         outcome = recipe(site)
         if isinstance(outcome, Skip):
             skipped.append((finding, outcome.reason))
@@ -181,6 +176,17 @@ def fix_text(
         if uses_device and torch_state == ELSEWHERE:
             skipped.append((finding, "torch is imported here only conditionally or inside functions, so the device cannot be resolved at module level"))
             continue
+        planned.append((finding, outcome, needed, uses_device))
+    kept, dropped = _whole(planned, where.parents)
+    skipped.extend(dropped)
+
+    plans: Dict[int, List[Plan]] = {}
+    seen: Set[Tuple[int, str]] = set()
+    modules: Set[str] = set()
+    removals: List[Binding] = []
+    used = False
+    applied: List[Finding] = []
+    for finding, outcome, needed, uses_device in kept:
         for plan in outcome.plans:
             key = (id(plan.node), plan.key)
             if key not in seen:
@@ -190,13 +196,15 @@ def fix_text(
         removals.extend(outcome.removals)
         used = used or uses_device
         applied.append(finding)
+    skipped.sort(key=lambda item: item[0].sort_key())
     if not plans:
         return TextFix(text, (), tuple(skipped))
 
     try:
         apply = _Apply(plans)
         rewritten = {id(stmt): stmt.visit(apply) for stmt in where.statements}
-        fixed = tree.with_changes(body=[rewritten.get(id(stmt), stmt) for stmt in tree.body])
+        body = [rewritten.get(id(stmt), stmt) for stmt in tree.body]
+        fixed = tree.with_changes(body=[stmt for stmt in body if isinstance(stmt, cst.BaseStatement)])
         if used:
             # A fix that wrote the device may have been undone by an enclosing one (a removed keyword).
             word = re.compile(rf"\b{re.escape(spelling.name)}\b")
@@ -212,6 +220,38 @@ def fix_text(
         raise FixError("too deeply nested to rewrite") from None
     check(code, path)
     return TextFix(code, tuple(applied), tuple(skipped), used)
+
+
+Planned = Tuple[Finding, Fix, Set[str], bool]
+
+
+def _whole(planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:
+    """The planned fixes whose `needs` are all rewritten by fixes kept with them, and why each other
+    one was dropped. Dropping one fix can leave another's needs unmet, so this runs to a fixpoint:
+    a condition and the code it guards are fixed whole or not at all."""
+    kept = list(planned)
+    dropped: List[Tuple[Finding, str]] = []
+    while True:
+        covered = {id(plan.node) for _, fix, _, _ in kept for plan in fix.plans}
+        still: List[Planned] = []
+        for item in kept:
+            missing = next((m for m in item[1].needs if not _covered(m.node, covered, parents)), None)
+            if missing is None:
+                still.append(item)
+            else:
+                dropped.append((item[0], f"it goes with `{missing.label}`, which no fix here rewrites, so the code would still need CUDA"))
+        if len(still) == len(kept):
+            return kept, dropped
+        kept = still
+
+
+def _covered(node: cst.CSTNode, covered: AbstractSet[int], parents: Mapping[int, cst.CSTNode]) -> bool:
+    probe: Optional[cst.CSTNode] = node
+    while probe is not None:
+        if id(probe) in covered:
+            return True
+        probe = parents.get(id(probe))
+    return False
 
 
 def check(code: str, path: str) -> None:
