@@ -208,7 +208,7 @@ def fix_text(
         if used:
             # A fix that wrote the device may have been undone by an enclosing one (a removed keyword).
             word = re.compile(rf"\b{re.escape(spelling.name)}\b")
-            used = any(word.search(fixed.code_for_node(stmt)) for stmt in rewritten.values())
+            used = any(word.search(fixed.code_for_node(stmt)) for stmt in rewritten.values() if isinstance(stmt, cst.CSTNode))
         # A module that already binds a package somewhere keeps importing it its own way; only
         # side-effect imports of submodules (torch_xla.distributed.xla_backend) are always added.
         wanted = {m for m in modules - set(imported) if "." in m or m not in names.table}

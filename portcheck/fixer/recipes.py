@@ -823,7 +823,9 @@ def _string_arg_plan(site: Site, node: cst.CSTNode, add_dtype: bool) -> Outcome:
     written = [type_code]
     holder = holder_of(site, node)
     call = holder.call
-    if add_dtype and call is not None and argument(call, "dtype", 1) is None:
+    # Only autocast takes a dtype (the same device-type position also feeds GradScaler and friends).
+    is_autocast = call is not None and (site.names.resolve(call.func) or "").endswith("autocast")
+    if add_dtype and is_autocast and call is not None and argument(call, "dtype", 1) is None:
         dtype = _amp_dtype(site)
         written.append(dtype)
         plans.append(Plan(call, lambda updated: with_args(updated, [*updated.args, kwarg("dtype", parse_expr(dtype))]), "dtype"))
