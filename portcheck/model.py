@@ -148,6 +148,9 @@ class Finding:
     source_line: str = ""  # the stripped source line, for excerpts and fingerprints
     guarded: bool = False  # severity was lowered because a non-CUDA fallback path exists
     note: str = ""  # extra context (e.g. why the severity was lowered)
+    # What `portcheck fix` does with this finding, per fix target: ("generic", "safe"), ("xla", "unsafe").
+    # Set from the fixer's verdict for this node (portcheck.fixer.verdict), never from the rule.
+    fixes: Tuple[Tuple[str, str], ...] = ()
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

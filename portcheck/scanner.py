@@ -10,12 +10,13 @@ import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
-from portcheck.catalog import CompiledRule, load_catalog, select_rules
+from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
-from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity, Target
+from portcheck.fixer.verdict import FixSettings, fix_verdicts
+from portcheck.model import FileError, FileResult, Finding, Rule, ScanResult, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
@@ -31,6 +32,8 @@ class Settings:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    min_torch: str = "2.6"  # what the fixer may write decides what is fixable
+    literal_device: bool = False
 
 
 @dataclass(frozen=True)
@@ -38,16 +41,23 @@ class Prepared:
     rules: Tuple[CompiledRule, ...]
     prefilter: Prefilter
     text_rules: Tuple[CompiledRule, ...]
+    by_code: Mapping[str, Rule]
 
 
-@lru_cache(maxsize=8)
-def prepare(settings: Settings) -> Prepared:
-    rules = select_rules(load_catalog(), Target(settings.target), settings.select, settings.ignore)
+def prepare_rules(catalog: Catalog, target: Target, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> Prepared:
+    """The rules of `catalog` a scan for `target` runs, ready to match."""
+    rules = select_rules(catalog, target, select, ignore)
     return Prepared(
         rules=rules,
         prefilter=Prefilter(rules),
         text_rules=tuple(r for r in rules if r.text_matchers),
+        by_code={entry.rule.code: entry.rule for entry in rules},
     )
+
+
+@lru_cache(maxsize=8)
+def prepare(settings: Settings) -> Prepared:
+    return prepare_rules(load_catalog(), Target(settings.target), settings.select, settings.ignore)
 
 
 def count_lines(text: str) -> int:
@@ -158,6 +168,34 @@ def _per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
     return tuple(codes)
 
 
+def analyze_text(text: str, path: str, kind: str, prepared: Prepared, settings: Settings, verdicts: bool = True) -> Tuple[List[Finding], Optional[FileError], int]:
+    """(findings, why the file could not be analysed, lines of code) for decoded text of `kind`: the one
+    path scan, fix, the API and the pre-commit hook share. With `verdicts`, each finding says what
+    `portcheck fix` does with it (see portcheck.fixer.verdict)."""
+    target = Target(settings.target)
+    error: Optional[FileError] = None
+    lines = 0
+    if kind == "python":
+        if skip_file(text):
+            return [], None, 0
+        lines = count_lines(text)
+        findings, error = analyze_python(text, path, prepared.prefilter, target)
+        if Path(path).name == "setup.py" and prepared.text_rules:
+            findings += _text_findings(prepared.text_rules, "setup-py", text, path, target)
+    elif kind == "notebook":
+        findings, error, lines = _notebook(text, path, prepared, target)
+    else:
+        lines = count_lines(text)
+        findings = _text_findings(prepared.text_rules, kind, text, path, target)
+    ignored = _per_file_ignored(path, settings)
+    if ignored:
+        findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
+    if verdicts:
+        findings = fix_verdicts(text, path, kind, findings, prepared.by_code, target, FixSettings(settings.min_torch, settings.literal_device))
+    findings.sort(key=Finding.sort_key)
+    return findings, error, lines
+
+
 def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileResult:
     """Scan one file's bytes; never raises for bad input."""
     prepared = prepare(settings)
@@ -172,25 +210,10 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
             src = decode_python(data) if kind == "python" else decode_text(data)
         except DecodeError as exc:
             return FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind)
-        if kind == "python":
-            if skip_file(src.text):
-                return FileResult(path=path, kind=kind)
-            lines = count_lines(src.text)
-            findings, error = analyze_python(src.text, path, prepared.prefilter, target)
-            if Path(path).name == "setup.py" and prepared.text_rules:
-                findings += _text_findings(prepared.text_rules, "setup-py", src.text, path, target)
-        elif kind == "notebook":
-            findings, error, lines = _notebook(src.text, path, prepared, target)
-        else:
-            lines = count_lines(src.text)
-            findings = _text_findings(prepared.text_rules, kind, src.text, path, target)
+        findings, error, lines = analyze_text(src.text, path, kind, prepared, settings)
     except RecursionError:
         error = FileError(path, "too deeply nested to analyze", kind="parse")
         findings = []
-    ignored = _per_file_ignored(path, settings)
-    if ignored:
-        findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
-    findings.sort(key=Finding.sort_key)
     return FileResult(path=path, findings=tuple(findings), error=error, lines=lines, kind=kind)
 
 
@@ -217,6 +240,8 @@ def settings_from(config, target: Optional[str] = None) -> Settings:
         select=tuple(config.select),
         ignore=tuple(config.ignore),
         per_file_ignores=tuple(sorted((g, tuple(c)) for g, c in dict(config.per_file_ignores).items())),
+        min_torch=config.min_torch,
+        literal_device=config.literal_device,
     )
 
 

@@ -164,3 +164,9 @@ def test_backend_enum_nccl_is_fixed():
 def test_safetensors_checkpoints_load_on_the_cpu_for_xla():
     result = fix('import safetensors.torch\nsd = safetensors.torch.load_file(p, device="cuda")\n', "xla")
     assert 'load_file(p, device="cpu")' in result.text
+
+
+def test_a_device_type_derived_from_a_string_keeps_other_accelerators():
+    # "neuron" in a config must not turn into "cpu" (autocast silently off).
+    result = fix("import torch\ndevice_type = 'cuda' if 'cuda' in device else 'cpu'\n")
+    assert result.text == "import torch\ndevice_type = torch.device(device).type\n"

@@ -113,44 +113,49 @@ def _needs(fix: Fix, spelling: Spelling, params: Mapping[str, Any]) -> Tuple[str
     return version, modules, uses_device
 
 
-def fix_text(
-    text: str,
-    findings: Sequence[Finding],
-    rules: Mapping[str, Rule],
-    options: FixOptions,
-    *,
-    path: str = "<string>",
-    device_name: Optional[str] = None,
-    define_device: bool = True,
-    imported: AbstractSet[str] = frozenset(),
-    keep: AbstractSet[str] = frozenset(),
-) -> TextFix:
-    """Apply the fixes of `findings` (those `attempted` picks) to `text`.
+@dataclass(frozen=True)
+class Parsed:
+    """A module parsed for rewriting, with its positions and import bindings."""
 
-    `device_name`/`define_device`/`imported`/`keep` let a notebook share one device variable and its
-    imports across cells: `imported` are modules an earlier cell imports, `keep` names other cells use.
-    """
-    todo = attempted(findings, rules, options)
-    if not todo:
-        return TextFix(text, (), ())
+    text: str
+    tree: cst.Module
+    where: Locator
+    names: Bindings
+
+
+def parse(text: str, lines: Iterable[int]) -> Parsed:
+    """`text` parsed for fixing the findings on `lines`; FixError when it cannot be rewritten."""
     try:
         tree = cst.parse_module(text)
         if tree.code != text:
             # libcst drops a final lone "\r", for one; never rewrite what it cannot reproduce exactly.
             raise FixError("the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged")
-        where = Locator(tree, (f.line for f in todo))
+        where = Locator(tree, lines)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
     except RecursionError:
         raise FixError("too deeply nested to rewrite") from None
-    if device_name is None:
-        device_name, defined = choose_name([text])
-        define_device = define_device and not defined
-    spelling = spelling_for(options.target, options.min_torch, options.literal_device, device_name)
-    names = Bindings.of(tree)
-    torch_state = torch_import(tree, names, imported)
+    return Parsed(text, tree, where, Bindings.of(tree))
 
-    planned: List[Tuple[Finding, Fix, Set[str], bool]] = []
+
+Planned = Tuple[Finding, Fix, Set[str], bool]
+
+
+def plan_fixes(
+    parsed: Parsed,
+    todo: Sequence[Finding],
+    rules: Mapping[str, Rule],
+    options: FixOptions,
+    spelling: Spelling,
+    *,
+    path: str = "<string>",
+    imported: AbstractSet[str] = frozenset(),
+) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:
+    """The fixes that apply to `todo` together, and why each other finding is left: the fixer's
+    verdict for each node, without writing any code."""
+    where, names = parsed.where, parsed.names
+    torch_state = torch_import(parsed.tree, names, imported)
+    planned: List[Planned] = []
     skipped: List[Tuple[Finding, str]] = []
     for finding in todo:
         rule = rules[finding.code]
@@ -179,6 +184,37 @@ def fix_text(
         planned.append((finding, outcome, needed, uses_device))
     kept, dropped = _whole(planned, where.parents)
     skipped.extend(dropped)
+    skipped.sort(key=lambda item: item[0].sort_key())
+    return kept, skipped
+
+
+def fix_text(
+    text: str,
+    findings: Sequence[Finding],
+    rules: Mapping[str, Rule],
+    options: FixOptions,
+    *,
+    path: str = "<string>",
+    device_name: Optional[str] = None,
+    define_device: bool = True,
+    imported: AbstractSet[str] = frozenset(),
+    keep: AbstractSet[str] = frozenset(),
+) -> TextFix:
+    """Apply the fixes of `findings` (those `attempted` picks) to `text`.
+
+    `device_name`/`define_device`/`imported`/`keep` let a notebook share one device variable and its
+    imports across cells: `imported` are modules an earlier cell imports, `keep` names other cells use.
+    """
+    todo = attempted(findings, rules, options)
+    if not todo:
+        return TextFix(text, (), ())
+    parsed = parse(text, (f.line for f in todo))
+    tree, where, names = parsed.tree, parsed.where, parsed.names
+    if device_name is None:
+        device_name, defined = choose_name([text])
+        define_device = define_device and not defined
+    spelling = spelling_for(options.target, options.min_torch, options.literal_device, device_name)
+    kept, skipped = plan_fixes(parsed, todo, rules, options, spelling, path=path, imported=imported)
 
     plans: Dict[int, List[Plan]] = {}
     seen: Set[Tuple[int, str]] = set()
@@ -196,7 +232,6 @@ def fix_text(
         removals.extend(outcome.removals)
         used = used or uses_device
         applied.append(finding)
-    skipped.sort(key=lambda item: item[0].sort_key())
     if not plans:
         return TextFix(text, (), tuple(skipped))
 
@@ -220,9 +255,6 @@ def fix_text(
         raise FixError("too deeply nested to rewrite") from None
     check(code, path)
     return TextFix(code, tuple(applied), tuple(skipped), used)
-
-
-Planned = Tuple[Finding, Fix, Set[str], bool]
 
 
 def _whole(planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:

@@ -426,10 +426,33 @@ def _cpu_test(site: Site, node: cst.CSTNode) -> Union[Skip, str]:
     return Skip("this comparison cannot be restated as a CPU test")
 
 
+def _type_of_device(site: Site, node: cst.CSTNode) -> Optional[Tuple[cst.IfExp, cst.BaseExpression]]:
+    """`"cuda" if "cuda" in device else "cpu"` (or `device.startswith("cuda")`): the device type of
+    `device`, spelt out. Returns the expression and `device`."""
+    parent = site.parent(node)
+    if not (isinstance(parent, cst.IfExp) and parent.test is node):
+        return None
+    if string_value(parent.body) != "cuda" or string_value(parent.orelse) != "cpu":
+        return None
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, cst.In):
+        if string_value(node.left) == "cuda":
+            return parent, node.comparisons[0].comparator
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) == 1:
+        if node.func.attr.value == "startswith" and string_value(node.args[0].value) == "cuda":
+            return parent, node.func.value
+    return None
+
+
 def device_compare(site: Site) -> Outcome:
     node = site.pick(cst.Comparison, cst.Call, cst.Attribute)
     if node is None:
         return Skip("the code at this position is not a device check")
+    choice = _type_of_device(site, node)
+    if choice is not None:
+        # The type of whatever device the string names: "cuda" stays "cuda", and "neuron" is no
+        # longer taken for the CPU (which would turn autocast off without a word).
+        code = f"torch.device({code_of(choice[1])}).type"
+        return _fix(_replace(choice[0], code, "device-type-of"), written=[code])
     analysis = _protection(site, node)
     if isinstance(analysis, Skip):
         return analysis
