@@ -89,8 +89,9 @@ class Case:
     filename: str = "example.py"
     # For invalid cases: how many findings of this rule are expected (default 1).
     count: int = 1
-    # For invalid cases with a fix: the expected output of `portcheck fix` per target.
-    fixed: Mapping[str, str] = field(default_factory=dict)
+    # For invalid cases with a fix: the expected output of `portcheck fix` per target, or False where
+    # that target leaves the case unfixed (every other target must fix it).
+    fixed: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

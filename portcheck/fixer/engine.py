@@ -14,6 +14,7 @@ import libcst as cst
 
 from portcheck.fixer.device import Spelling, choose_name, defines, insert_definition, spelling_for
 from portcheck.fixer.imports import fix_imports
+from portcheck.fixer.kinds import FIX_TARGETS
 from portcheck.fixer.names import Binding, Bindings
 from portcheck.fixer.recipes import RECIPES, Fix, Plan, Site, Skip
 from portcheck.fixer.locate import Locator
@@ -21,7 +22,6 @@ from portcheck.fixer.syntax import dotted, dotted_names, parse_expr
 from portcheck.fixer.torchapi import at_least, newest, required
 from portcheck.model import FixSafety, Finding, Rule, Target
 
-FIX_TARGETS = ("generic", "cpu", "neuron", "xla")
 _IMPORTABLE_ROOTS = ("torch", "torch_xla")
 
 
@@ -238,15 +238,28 @@ def fix_text(
     try:
         apply = _Apply(plans)
         rewritten = {id(stmt): stmt.visit(apply) for stmt in where.statements}
-        body = [rewritten.get(id(stmt), stmt) for stmt in tree.body]
-        fixed = tree.with_changes(body=[stmt for stmt in body if isinstance(stmt, cst.BaseStatement)])
+        body: List[cst.BaseStatement] = []
+        touched: List[cst.BaseStatement] = []
+        for stmt in tree.body:
+            new = rewritten.get(id(stmt), stmt)
+            if isinstance(new, cst.FlattenSentinel):  # one statement became several
+                body.extend(new.nodes)
+                touched.extend(new.nodes)
+            elif isinstance(new, cst.BaseStatement):  # else removed
+                body.append(new)
+                if id(stmt) in rewritten:
+                    touched.append(new)
+        fixed = tree.with_changes(body=body)
         if used:
             # A fix that wrote the device may have been undone by an enclosing one (a removed keyword).
             word = re.compile(rf"\b{re.escape(spelling.name)}\b")
-            used = any(word.search(fixed.code_for_node(stmt)) for stmt in rewritten.values() if isinstance(stmt, cst.CSTNode))
+            used = any(word.search(fixed.code_for_node(stmt)) for stmt in touched)
         # A module that already binds a package somewhere keeps importing it its own way; only
         # side-effect imports of submodules (torch_xla.distributed.xla_backend) are always added.
         wanted = {m for m in modules - set(imported) if "." in m or m not in names.table}
+        # A fix undone by an enclosing one (a removed keyword) needs no import either.
+        changed = "".join(fixed.code_for_node(stmt) for stmt in touched)
+        wanted = {m for m in wanted if "." in m or used or re.search(rf"\b{re.escape(m)}\.", changed)}
         fixed = fix_imports(fixed, wanted, removals, keep)
         if define_device and used and not defines(fixed, spelling.name):
             fixed = insert_definition(fixed, spelling)

@@ -134,7 +134,7 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
     stack: List[cst.CSTNode] = list(reversed(region))
     while stack:
         node = stack.pop()
-        if node is skip:
+        if node is skip or isinstance(node, (cst.Import, cst.ImportFrom)):
             continue
         if isinstance(node, (cst.Attribute, cst.Name)):
             name = names.resolve(node)

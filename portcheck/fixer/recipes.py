@@ -34,6 +34,7 @@ from portcheck.fixer.syntax import (
 from portcheck.pyscan.devices import DEVICE_NAME, RANKISH
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
+    CUDA_TENSOR_TYPES,
     CUDA_DEVICE,
     DEVICE_TYPE_CALLS,
     GUARD_FALLBACK,
@@ -711,10 +712,16 @@ def _memory_companions(site: Site, call: cst.CSTNode, original: str) -> List[Mar
     if original not in MEMORY_COMPANIONS:
         return []
     found: List[Marker] = []
-    for root in _scope_body(site, call):
-        for node in walk(root):
-            if node is not call and isinstance(node, (cst.Attribute, cst.Name)) and site.names.resolve(node) in MEMORY_STATS:
-                found.append(Marker(node, code_of(node), True))
+    own = set(map(id, walk(call.func))) if isinstance(call, cst.Call) else {id(call)}
+    stack: List[cst.CSTNode] = list(_scope_body(site, call))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)) or id(node) in own:
+            continue
+        if isinstance(node, (cst.Attribute, cst.Name)) and site.names.resolve(node) in MEMORY_STATS:
+            found.append(Marker(node, code_of(node), True))
+            continue
+        stack.extend(node.children)
     return found
 
 
@@ -1068,7 +1075,60 @@ def replace_string(site: Site) -> Outcome:
     return _fix(Plan(node, lambda updated: new.with_changes(lpar=updated.lpar, rpar=updated.rpar), f"string:{value}"))
 
 
+# -- legacy default tensor types ---------------------------------------------------------------
+
+
+def default_tensor_type(site: Site) -> Outcome:
+    """`torch.set_default_tensor_type(torch.cuda.FloatTensor)` -> the dtype and the device, each set
+    the modern way (`set_default_tensor_type` is deprecated and names CUDA)."""
+    node = site.pick(cst.Attribute, cst.SimpleString)
+    if node is None:
+        return Skip("the code at this position is not a tensor type")
+    name = string_value(node) if isinstance(node, cst.SimpleString) else site.names.resolve(node)
+    arg = site.parent(node)
+    call = site.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or site.names.resolve(call.func) != "torch.set_default_tensor_type" or len(call.args) != 1:
+        return Skip("only `torch.set_default_tensor_type(<CUDA type>)` is rewritten; elsewhere a CUDA tensor type needs a person")
+    dtype = CUDA_TENSOR_TYPES.get(name or "")
+    if dtype is None:
+        return Skip(f"`{name}` is not a floating-point type, so it cannot be a default type")
+    expr = site.parent(call)
+    line = site.parent(expr) if isinstance(expr, cst.Expr) else None
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return Skip("the call is not a statement of its own")
+    device = site.spelling.device()
+    first = f"torch.set_default_dtype({dtype})"
+    second = f"torch.set_default_device({device})"
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        return cst.FlattenSentinel([
+            updated.with_changes(body=[cst.Expr(parse_expr(first))]),
+            cst.SimpleStatementLine(body=[cst.Expr(parse_expr(second))]),
+        ])  # type: ignore[return-value]
+
+    return _fix(Plan(line, build, "default-tensor-type"), written=[first, second, device])
+
+
+# -- pinned memory ------------------------------------------------------------------------------
+
+
+def pin_memory(site: Site) -> Outcome:
+    """`DataLoader(..., pin_memory_device="cuda")` loses the keyword: since 2.9 the loader pins for the
+    current accelerator, and before that pinning is skipped with a warning where CUDA is missing.
+    `x.pin_memory()` raises without an accelerator; the place to guard it (the loop that builds the
+    batch) is a person's call, so it is left with that reason."""
+    node = site.pick(cst.Call)
+    if node is not None and keyword_arg(node, "pin_memory_device") is None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory":
+            return Skip("`.pin_memory()` raises without an accelerator: pin only where one is (`torch.accelerator.is_available()`), by hand")
+    return remove_keyword(Site(site.nodes, {"keyword": "pin_memory_device"}, site.spelling, site.parents, site.names, site.target, site.path))
+
+
 RECIPES: Dict[str, Callable[[Site], Outcome]] = {
+    "pin-memory": pin_memory,
+    "default-tensor-type": default_tensor_type,
     "device-string": device_string,
     "map-location": device_string,
     "dot-cuda": dot_cuda,
