@@ -188,7 +188,6 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
         good=_str(path, code, data, "good"),
         fix=_str(path, code, data, "fix"),
         fix_safety=safety,
-        match=data["match"] if isinstance(data["match"], dict) else {"any": data["match"]},
         source_file=path.name,
         valid=_cases(path, code, "valid", data.get("valid")),
         invalid=_cases(path, code, "invalid", data.get("invalid")),

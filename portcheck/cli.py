@@ -64,10 +64,8 @@ class PortcheckGroup(click.Group):
             import importlib
 
             module, attr = self.lazy_subcommands[name].split(":")
-            try:
-                return getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError):
-                return None
+            # A broken import is a bug to see, not "No such command".
+            return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context):
@@ -259,7 +257,3 @@ def explain(code):
     if rule is None:
         raise _fail(f"unknown rule code {code!r}; `portcheck rules` lists them")
     click.echo(explain_text(rule), nl=False)
-
-
-def run() -> None:  # pragma: no cover - console entry point alias
-    main()

@@ -108,7 +108,6 @@ class Rule:
     good: str
     fix: str
     fix_safety: FixSafety
-    match: Mapping[str, Any]
     source_file: str
     valid: Tuple[Case, ...] = ()
     invalid: Tuple[Case, ...] = ()

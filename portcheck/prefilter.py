@@ -7,7 +7,7 @@ string, a method name), so a file that holds none of a rule's tokens is never pa
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Sequence, Tuple
 
 from portcheck.catalog import CompiledRule
 
@@ -81,9 +81,6 @@ class Prefilter:
                 hit.update(selects[token])
                 pending.extend(inside[token])
         return tuple(self.rules[i] for i in sorted(hit))
-
-    def token_set(self) -> FrozenSet[str]:
-        return frozenset(self.by_token)
 
 
 def _gates(tokens: Iterable[str]) -> List[str]:

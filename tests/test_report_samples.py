@@ -31,7 +31,6 @@ def make_rule(code: str, name: str, category: str, severities: Sequence[str], sa
         good="model.to(device)",
         fix=f"Fix {code} by hand." if safety is FixSafety.NONE else f"`portcheck fix` rewrites {code}.",
         fix_safety=safety,
-        match={},
         source_file="sample.toml",
         autofix=ALL_FIXES if safety is not FixSafety.NONE else {},
         has_fallback=has_fallback,

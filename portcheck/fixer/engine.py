@@ -51,7 +51,6 @@ class TextFix:
     text: str
     applied: Tuple[Finding, ...]
     skipped: Tuple[Tuple[Finding, str], ...]  # fixable findings left alone, with the reason
-    device_used: bool = False  # the fixed text refers to the device variable
 
 
 def not_attempted(rule: Optional[Rule], options: FixOptions) -> Optional[str]:
@@ -267,7 +266,7 @@ def fix_text(
     except RecursionError:
         raise FixError("too deeply nested to rewrite") from None
     check(code, path)
-    return TextFix(code, tuple(applied), tuple(skipped), used)
+    return TextFix(code, tuple(applied), tuple(skipped))
 
 
 def _whole(planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:

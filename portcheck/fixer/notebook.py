@@ -196,4 +196,4 @@ def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mappi
         check(new_text[cell.index], f"{path} cell {cell.index}")
         restored = unmask_magics(new_text[cell.index], cell.magics)
         _store(doc["cells"][cell.index - 1], cell.raw, restored)
-    return TextFix(layout.dump(doc), tuple(applied), tuple(skipped), bool(users))
+    return TextFix(layout.dump(doc), tuple(applied), tuple(skipped))
