@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from portcheck.fixer.kinds import FIX_TARGETS, RecipeError, expand
+from portcheck.fixkinds import FIX_TARGETS, RecipeError, expand
 from portcheck.model import CATEGORIES, TARGETS, Case, FixSafety, Rule, Severity, Target
 
 if sys.version_info >= (3, 11):

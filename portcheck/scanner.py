@@ -15,8 +15,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 from portcheck.analyze import ParseFailure, analyze_module, analyze_python, apply_suppressions, parse_python
 from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
-from portcheck.fixer.verdict import FixSettings, fix_verdicts
-from portcheck.model import FileError, FileResult, Finding, Rule, ScanResult, Severity, Target
+from portcheck.model import FileError, FileResult, Finding, FixSafety, Rule, ScanResult, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
@@ -190,8 +189,14 @@ def analyze_text(text: str, path: str, kind: str, prepared: Prepared, settings: 
     ignored = _per_file_ignored(path, settings)
     if ignored:
         findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
-    if verdicts:
+    if verdicts and any((rule := prepared.by_code.get(f.code)) is not None and rule.fixable for f in findings):
+        # The fixer (and libcst) loads only for a file with something it may fix: a scan of clean
+        # files, or one served from the cache, stays light.
+        from portcheck.fixer.verdict import FixSettings, fix_verdicts
+
         findings = fix_verdicts(text, path, kind, findings, prepared.by_code, target, FixSettings(settings.min_torch, settings.literal_device))
+    else:
+        findings = [replace(f, fixable=False, fix_safety=FixSafety.NONE) if f.fixable or f.fix_safety is not FixSafety.NONE else f for f in findings]
     findings.sort(key=Finding.sort_key)
     return findings, error, lines
 

@@ -18,7 +18,7 @@ import pytest
 from portcheck.catalog import load_catalog
 from portcheck.filetypes import classify
 from portcheck.fixer.engine import FixOptions
-from portcheck.fixer.kinds import KINDS
+from portcheck.fixkinds import KINDS
 from portcheck.fixer.torchapi import newest
 from portcheck.model import Target
 from portcheck.fixer.findings import collect

@@ -212,7 +212,7 @@ def test_the_catalog_refuses_bad_recipe_settings_with_file_rule_and_key(tmp_path
 
 
 def test_all_is_the_same_recipe_on_every_target_it_supports_and_a_named_target_overrides_it():
-    from portcheck.fixer.kinds import expand
+    from portcheck.fixkinds import expand
 
     table = expand({"all": {"kind": "grad-scaler"}})
     assert set(table) == {"generic", "cpu", "neuron"}  # the scaler recipe has no XLA rewrite
@@ -221,6 +221,6 @@ def test_all_is_the_same_recipe_on_every_target_it_supports_and_a_named_target_o
 
 
 def test_every_declared_recipe_kind_has_a_transform():
-    from portcheck.fixer.kinds import KINDS
+    from portcheck.fixkinds import KINDS
 
     assert set(KINDS) == set(RECIPES)

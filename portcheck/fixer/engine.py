@@ -14,7 +14,7 @@ import libcst as cst
 
 from portcheck.fixer.device import Spelling, choose_name, defines, insert_definition, spelling_for
 from portcheck.fixer.imports import fix_imports
-from portcheck.fixer.kinds import FIX_TARGETS
+from portcheck.fixkinds import FIX_TARGETS
 from portcheck.fixer.names import Binding, Bindings
 from portcheck.fixer.recipes import RECIPES, Fix, Plan, Site, Skip
 from portcheck.fixer.locate import Locator

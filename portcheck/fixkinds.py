@@ -2,7 +2,8 @@
 targets it supports and the torch release it needs, so the catalog refuses a misspelt parameter or a
 target the recipe cannot serve when it loads, not at fix time.
 
-This module knows no libcst: the catalog loads it for every scan. The transforms live in `recipes`.
+This module knows no libcst: the catalog loads it for every scan. The transforms live in
+`portcheck.fixer.recipes`.
 """
 
 from __future__ import annotations
