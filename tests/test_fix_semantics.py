@@ -170,3 +170,8 @@ def test_a_device_type_derived_from_a_string_keeps_other_accelerators():
     # "neuron" in a config must not turn into "cpu" (autocast silently off).
     result = fix("import torch\ndevice_type = 'cuda' if 'cuda' in device else 'cpu'\n")
     assert result.text == "import torch\ndevice_type = torch.device(device).type\n"
+
+
+def test_safetensors_gets_the_device_as_a_string():
+    result = fix('import safetensors.torch\nsd = safetensors.torch.load_file(p, device="cuda")\n')
+    assert "load_file(p, device=DEVICE.type)" in result.text

@@ -239,6 +239,9 @@ def device_string(site: Site) -> Outcome:
         if not _CUDA_PREFIX.match(_leading_text(node)):
             return Skip(f"not a CUDA map_location: {code_of(node)}")
         code = sp.location()
+        loader = site.names.resolve(holder.call.func) if holder.call is not None else None
+        if (loader or "").startswith("safetensors.") and sp.style == "variable":
+            code = sp.device_type()  # safetensors takes the device as a string
         return _fix(_replace(node, code, "map-location"), written=[code])
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return _device_literal(site, node)
