@@ -54,7 +54,11 @@ def test_the_runtime_scripts_get_what_the_scan_promised(tmp_path):
 
 
 CORPUS = Path("/work/corpus")
-REPOS = ["karpathy+nanoGPT", "karpathy+build-nanogpt", "openai+guided-diffusion", "facebookresearch+DiT", "rosinality+stylegan2-pytorch"]
+REPOS = [
+    "karpathy+nanoGPT", "karpathy+build-nanogpt", "karpathy+llm.c", "openai+guided-diffusion", "openai+CLIP", "facebookresearch+DiT",
+    "facebookresearch+mae", "facebookresearch+dino", "rosinality+stylegan2-pytorch", "NVlabs+stylegan3", "state-spaces+mamba",
+    "lucidrains+denoising-diffusion-pytorch", "ultralytics+yolov5",
+]
 
 
 @pytest.mark.slow
