@@ -175,3 +175,13 @@ def test_a_device_type_derived_from_a_string_keeps_other_accelerators():
 def test_safetensors_gets_the_device_as_a_string():
     result = fix('import safetensors.torch\nsd = safetensors.torch.load_file(p, device="cuda")\n')
     assert "load_file(p, device=DEVICE.type)" in result.text
+
+
+def test_a_check_guarding_a_cuda_profiler_activity_stays():
+    source = (
+        "import torch\nactivities = [torch.profiler.ProfilerActivity.CPU]\n"
+        "if torch.cuda.is_available():\n    activities.append(torch.profiler.ProfilerActivity.CUDA)\n"
+    )
+    result = fix(source)
+    assert result.text == source
+    assert any("ProfilerActivity.CUDA" in why for why in reasons(result, "DEV005"))

@@ -115,6 +115,8 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
 
 
 _GENERIC_KEYWORDS = ("non_blocking", "pin_memory")
+# A name any of whose parts is CUDA's own (outside `torch.cuda`, whose calls may have fixes).
+_CUDA_NAMED = re.compile(r"(?:^|\.)(?:cuda|CUDA|cudnn|nccl|NCCL|nvtx)\w*(?:\.|$)")
 
 
 def _is_generic_work(node: cst.CSTNode, names: Bindings) -> bool:
@@ -144,6 +146,10 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
                     continue
                 if name.startswith("torch.cuda.") or name == "torch.cuda":
                     yield Marker(node, name, True)
+                    continue
+                if _CUDA_NAMED.search(name):
+                    # `ProfilerActivity.CUDA`, `torch.backends.cudnn.*`, `CUDA_HOME`: CUDA's own, no fix.
+                    yield Marker(node, name, False)
                     continue
             if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
                 yield Marker(node, code_of(node), True)
