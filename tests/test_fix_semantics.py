@@ -185,3 +185,13 @@ def test_a_check_guarding_a_cuda_profiler_activity_stays():
     result = fix(source)
     assert result.text == source
     assert any("ProfilerActivity.CUDA" in why for why in reasons(result, "DEV005"))
+
+
+def test_cuda_work_inside_an_f_string_and_a_cuda_helper_keep_the_check():
+    for source in (
+        "import torch\nif torch.cuda.is_available():\n    print(f'capability {torch.cuda.get_device_capability()}')\n",
+        "import torch\nif torch.cuda.is_available() and not check_cuda_fp8_capability():\n    pass\n",
+    ):
+        result = fix(source)
+        assert result.text == source, result.text
+        assert reasons(result, "DEV005")

@@ -116,6 +116,7 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
 
 _GENERIC_KEYWORDS = ("non_blocking", "pin_memory")
 # A name any of whose parts is CUDA's own (outside `torch.cuda`, whose calls may have fixes).
+_CUDA_WORD = re.compile(r"cuda", re.IGNORECASE)
 _CUDA_NAMED = re.compile(r"(?:^|\.)(?:cuda|CUDA|cudnn|nccl|NCCL|nvtx)\w*(?:\.|$)")
 
 
@@ -155,12 +156,16 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
                 yield Marker(node, code_of(node), True)
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
             yield Marker(node, code_of(node.func) + "()", True)
-        elif isinstance(node, (cst.SimpleString, cst.FormattedString)):
-            value = string_value(node) if isinstance(node, cst.SimpleString) else None
+        elif isinstance(node, cst.SimpleString):
+            value = string_value(node)
             if value in CUDA_ONLY_STRINGS:
                 yield Marker(node, repr(value), False)
             elif value is not None and CUDA_DEVICE.match(value):
                 yield Marker(node, repr(value), True)
+            continue
+        elif isinstance(node, cst.Call) and names.resolve(node.func) is None and _CUDA_WORD.search(code_of(node.func)):
+            # The project's own CUDA helper (`check_cuda_fp8_capability()`): a question only CUDA answers.
+            yield Marker(node, code_of(node.func) + "()", False)
             continue
         stack.extend(reversed(node.children))
 
