@@ -195,3 +195,10 @@ def test_cuda_work_inside_an_f_string_and_a_cuda_helper_keep_the_check():
         result = fix(source)
         assert result.text == source, result.text
         assert reasons(result, "DEV005")
+
+
+def test_device_count_is_a_cuda_check_and_is_classified_like_one():
+    source = "import torch\nif torch.cuda.device_count() > 1:\n    devices.append(f'cuda:{n}')\n"
+    result = fix(source)
+    assert result.text == source, result.text
+    assert reasons(result, "DEV006")

@@ -46,7 +46,10 @@ def condition_top(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> cst.
     """The whole boolean condition `node` is part of (`a and not b`)."""
     top = node
     parent = parents.get(id(top))
-    while isinstance(parent, cst.BooleanOperation) or (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+    while (
+        isinstance(parent, (cst.BooleanOperation, cst.Comparison))  # `device_count() > 1` asks the same question
+        or (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not))
+    ):
         top, parent = parent, parents.get(id(parent))
     return top
 
@@ -156,6 +159,11 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
                 yield Marker(node, code_of(node), True)
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
             yield Marker(node, code_of(node.func) + "()", True)
+        elif isinstance(node, cst.FormattedString):
+            first = node.parts[0] if node.parts else None
+            if isinstance(first, cst.FormattedStringText) and CUDA_DEVICE.match(first.value.split(":", 1)[0]):
+                yield Marker(node, code_of(node), True)  # f"cuda:{i}"
+                continue
         elif isinstance(node, cst.SimpleString):
             value = string_value(node)
             if value in CUDA_ONLY_STRINGS:

@@ -34,6 +34,7 @@ from portcheck.fixer.syntax import (
 from portcheck.pyscan.devices import DEVICE_NAME, RANKISH
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
+    CUDA_CHECK_CALLS,
     CUDA_TENSOR_TYPES,
     CUDA_DEVICE,
     DEVICE_TYPE_CALLS,
@@ -778,6 +779,12 @@ def rename_call(site: Site) -> Outcome:
             return Skip(f"`{code_of(ref)}` is used without being called, so it cannot be guarded")
         return _fix(_replace(ref, to, "rename"), written=[to], removals=removals)
     needs = _memory_companions(site, call, original)
+    if original in CUDA_CHECK_CALLS:
+        # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides.
+        analysis = _protection(site, call)
+        if isinstance(analysis, Skip):
+            return analysis
+        needs += analysis[0]
     if original in SEED_CALLS and _same_seed(site, call):
         line = site.parent(site.parent(call))
         assert line is not None
