@@ -171,11 +171,20 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
             elif value is not None and CUDA_DEVICE.match(value):
                 yield Marker(node, repr(value), True)
             continue
-        elif isinstance(node, cst.Call) and names.resolve(node.func) is None and _CUDA_WORD.search(code_of(node.func)):
+        elif isinstance(node, cst.Call) and names.resolve(node.func) is None and _CUDA_WORD.search(_callee_name(node.func)):
             # The project's own CUDA helper (`check_cuda_fp8_capability()`): a question only CUDA answers.
             yield Marker(node, code_of(node.func) + "()", False)
             continue
         stack.extend(reversed(node.children))
+
+
+def _callee_name(func: cst.BaseExpression) -> str:
+    """The called name itself (`check_cuda_fp8_capability`, `x.cuda_stats`), "" for anything else."""
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return ""
 
 
 def generic_work(region: Sequence[cst.CSTNode], names: Bindings) -> bool:
