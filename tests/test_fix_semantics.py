@@ -202,3 +202,10 @@ def test_device_count_is_a_cuda_check_and_is_classified_like_one():
     result = fix(source)
     assert result.text == source, result.text
     assert reasons(result, "DEV006")
+
+
+def test_a_check_that_skips_because_cuda_is_required_stays():
+    source = "import torch\nimport unittest\ndef test():\n    if not torch.cuda.is_available():\n        raise unittest.SkipTest('requires CUDA')\n    run()\n"
+    result = fix(source)
+    assert result.text == source
+    assert any("CUDA itself" in why for why in reasons(result, "DEV005"))

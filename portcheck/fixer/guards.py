@@ -84,11 +84,26 @@ def _exits(block: cst.BaseSuite) -> bool:
     return isinstance(last, cst.SimpleStatementSuite) and any(isinstance(s, _EXITS) for s in last.body)
 
 
+def _skips_for_cuda(block: cst.BaseSuite) -> bool:
+    """`raise unittest.SkipTest("needs CUDA")`, `pytest.skip("requires a GPU")`, `sys.exit("no CUDA")`."""
+    for stmt in walk(block):
+        if isinstance(stmt, cst.Raise) and CUDA_MESSAGE.search(_message(stmt.exc)):
+            return True
+        if isinstance(stmt, cst.Call):
+            func = stmt.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            if name.lower() in ("skip", "skiptest", "exit", "fail", "xfail") and CUDA_MESSAGE.search(_message(stmt)):
+                return True
+    return False
+
+
 def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protected:
     """The region a check at `node` guards, or why it is left alone."""
     top = condition_top(node, parents)
     parent = parents.get(id(top))
     if isinstance(parent, (cst.If, cst.While)) and parent.test is top:
+        if isinstance(parent, cst.If) and _skips_for_cuda(parent.body):
+            return Protected((), "the branch skips or stops because CUDA itself is required (its message says so)")
         region: List[cst.CSTNode] = [parent]
         if isinstance(parent, cst.If) and _exits(parent.body):
             region += _following(parent, parents)  # `if not available: return` guards the rest
