@@ -57,7 +57,8 @@ CORPUS = Path("/work/corpus")
 REPOS = [
     "karpathy+nanoGPT", "karpathy+build-nanogpt", "karpathy+llm.c", "openai+guided-diffusion", "openai+CLIP", "facebookresearch+DiT",
     "facebookresearch+mae", "facebookresearch+dino", "rosinality+stylegan2-pytorch", "NVlabs+stylegan3", "state-spaces+mamba",
-    "lucidrains+denoising-diffusion-pytorch", "ultralytics+yolov5",
+    "lucidrains+denoising-diffusion-pytorch", "ultralytics+yolov5", "pytorch+torchtitan", "huggingface+accelerate",
+    "facebookresearch+detectron2", "EleutherAI+gpt-neox",
 ]
 
 

@@ -779,6 +779,11 @@ def rename_call(site: Site) -> Outcome:
             return Skip(f"`{code_of(ref)}` is used without being called, so it cannot be guarded")
         return _fix(_replace(ref, to, "rename"), written=[to], removals=removals)
     needs = _memory_companions(site, call, original)
+    holder = site.parent(call)
+    while holder is not None and not isinstance(holder, (cst.FormattedString, cst.BaseStatement)):
+        holder = site.parent(holder)
+    if isinstance(holder, cst.FormattedString) and _CUDA_PREFIX.match(_leading_text(holder)):
+        return Skip(f"it is part of the CUDA device string `{code_of(holder)}`, which stays")
     if original in CUDA_CHECK_CALLS:
         # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides.
         analysis = _protection(site, call)
