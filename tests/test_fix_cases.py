@@ -13,16 +13,18 @@ where the project allows it (and refused below it, see test_fix_recipes).
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from test_fix_catalog import _prepared, findings_in, run_fix, skipped_reasons
 
 from portcheck.catalog import load_catalog
 from portcheck.filetypes import classify
 from portcheck.fixer.engine import FixOptions
-from portcheck.fixkinds import KINDS
-from portcheck.fixer.torchapi import newest
-from portcheck.model import Target
 from portcheck.fixer.findings import collect
-from test_fix_catalog import _prepared, findings_in, run_fix, skipped_reasons
+from portcheck.fixer.torchapi import newest
+from portcheck.fixkinds import KINDS
+from portcheck.model import Target
 
 CATALOG = load_catalog()
 CASES = [
@@ -96,9 +98,31 @@ LIGHTNING = "import pytorch_lightning as pl\n"
 XLA_LOADER = "import torch_xla.distributed.parallel_loader as pl\n"
 
 
+_FILE_HEADER = re.compile(r"^# (\S+\.py)\n", re.MULTILINE)
+
+
+def _found_in_project(rule, files: dict) -> list:
+    """Findings of `rule` when the example's modules are scanned together as one project."""
+    import tempfile
+    from pathlib import Path
+
+    from portcheck.config import load_config
+    from portcheck.scanner import scan_paths
+
+    with tempfile.TemporaryDirectory() as root:
+        for name, text in files.items():
+            (Path(root) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(root) / name).write_text(text)
+        result = scan_paths([Path(root)], load_config(Path(root)), target=_scan_target(rule), cwd=Path(root))
+    return [f for f in result.findings if f.code == rule.code]
+
+
 def _found(rule, snippet: str) -> list:
     """Findings of `rule` in an explanation snippet: Python after the prelude, or, where the snippet is
     not Python (a shell line beside an `os.environ` one), the file kinds of the rule's own cases."""
+    files = _FILE_HEADER.split(snippet)
+    if len(files) > 1:  # `# pkg/mod.py` lines start each module of a project-wide example
+        return _found_in_project(rule, dict(zip(files[1::2], files[2::2])))
     prelude = PRELUDE + (XLA_LOADER if rule.category == "xla" else LIGHTNING)
     skip = prelude.count("\n")
     options = FixOptions(target=_scan_target(rule))

@@ -1000,7 +1000,7 @@ def process_group_backend(site: Site) -> Outcome:
     node: Optional[cst.CSTNode] = site.pick(cst.SimpleString)
     if node is None and attribute is not None and site.names.resolve(attribute) == "torch.distributed.Backend.NCCL":
         node = attribute
-    elif node is None or string_value(node) != "nccl":
+    elif node is None or (string_value(node) or "").lower() != "nccl":
         return Skip('the code at this position is not the "nccl" backend')
     choice = _backend_choice(site, node)
     if choice is not None and sp.style == "variable":

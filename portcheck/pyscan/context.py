@@ -206,12 +206,15 @@ _EXTENSION_HEAD = re.compile(r"^(?:_C|_ext|\w+_cuda\w*|\w+_C)$")
 
 
 def _cuda_only_call(node: ast.AST) -> bool:
-    """A call that only works with CUDA: a callee spelled with `cuda` (`torch.cuda.x()`, `.cuda()`,
-    `_fused_cuda()`, `FloatTensor` of `torch.cuda`) or reached through a compiled extension (`_C.op()`)."""
+    """A call that only works with CUDA: a callee spelled with `cuda` (`torch.cuda.x()`, `_fused_cuda()`,
+    `FloatTensor` of `torch.cuda`) or reached through a compiled extension (`_C.op()`). `x.cuda()` is
+    not one: it is a device choice with a portable spelling, so a check guarding it is a fallback."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
             name = dotted(sub.func) or (sub.func.attr if isinstance(sub.func, ast.Attribute) else "")
             parts = name.split(".") if name else []
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda" and parts[:1] != ["torch"]:
+                continue  # `x.cuda()` places a tensor or module: device choice, which `.to(device)` ports
             if any("cuda" in p.lower() for p in parts) or (len(parts) > 1 and _EXTENSION_HEAD.match(parts[0])):
                 return True
     return False
