@@ -37,7 +37,13 @@ from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 EXTENSION_NAME = re.compile(r"^(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$")
 _LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _KERNEL_DECORATORS = frozenset(
-    {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit", "triton.runtime.autotuner.autotune"}
+    {
+        "triton.jit",
+        "triton.autotune",
+        "triton.heuristics",
+        "triton.runtime.jit.jit",
+        "triton.runtime.autotuner.autotune",
+    }
 )
 _KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
 # Files without any of these cannot define a CUDA-bound name (users are found by name later).
@@ -170,7 +176,11 @@ class _Collector:
                     loads = True
                 elif qualified == "importlib.import_module" and node.args:
                     arg = node.args[0]
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and EXTENSION_NAME.match(arg.value.rsplit(".", 1)[-1]):
+                    if (
+                        isinstance(arg, ast.Constant)
+                        and isinstance(arg.value, str)
+                        and EXTENSION_NAME.match(arg.value.rsplit(".", 1)[-1])
+                    ):
                         loads = True
                 callee = func.value if isinstance(func, ast.Subscript) else func
                 ref = dotted(callee)
@@ -230,7 +240,15 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                 if alias.name == "*":
                     continue
                 bindings.append(
-                    Binding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level, _alias_span(alias, stmt), stmt.lineno, top)
+                    Binding(
+                        alias.asname or alias.name,
+                        stmt.module or "",
+                        alias.name,
+                        stmt.level,
+                        _alias_span(alias, stmt),
+                        stmt.lineno,
+                        top,
+                    )
                 )
     collector = _Collector(tree, imports)
     definitions: List[Definition] = []
@@ -251,7 +269,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             uses, loads = collector.uses(stmt.body, record_sites=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
-            definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name}))))
+            definitions.append(
+                Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name})))
+            )
         else:
             _, loads = collector.uses([stmt], record_sites=True)
             at_import = at_import or loads
@@ -287,7 +307,9 @@ def _import_nodes(tree: ast.AST) -> Iterable[ast.AST]:
     return import_statements(tree)
 
 
-def _global_assignments(tree: ast.Module, has_globals: bool = True) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
+def _global_assignments(
+    tree: ast.Module, has_globals: bool = True
+) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
     """Single-target assignments that bind module-level names: those at module level (under `if`,
     `try`, `with`), paired with None, and those in functions, paired with the names the function
     declares `global`."""
@@ -339,7 +361,9 @@ class Project:
             parts = name.split(".")
             for i in range(len(parts)):
                 self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
-        self.defs: Dict[Symbol, Definition] = {(s.module, d.name): d for s in self.modules.values() for d in s.definitions}
+        self.defs: Dict[Symbol, Definition] = {
+            (s.module, d.name): d for s in self.modules.values() for d in s.definitions
+        }
         self.binds: Dict[Symbol, Binding] = {(s.module, b.local): b for s in self.modules.values() for b in s.imports}
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
@@ -459,7 +483,7 @@ def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
             extensions.add(key)
             bound.add(key)
     # Extension imports are CUDA-bound wherever they are imported.
-    for (module, local), binding in project.binds.items():
+    for module, local in project.binds:
         sym = project.target(module, local)
         if sym is not None and sym[0] == "<ext>":
             extensions.add(sym)
@@ -565,7 +589,7 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
     them, directly or through other modules, and the changed modules themselves."""
     project = Project(summaries)
     importers: Dict[str, Set[str]] = {}
-    for (module, local), binding in project.binds.items():
+    for (module, _local), binding in project.binds.items():
         absolute = project.absolute(binding, module)
         for name in (absolute, f"{absolute}.{binding.name}" if binding.name else None):
             if name:
@@ -602,7 +626,9 @@ def _words(text: str, cache: Dict[str, FrozenSet[str]], key: str) -> FrozenSet[s
     return found
 
 
-def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
+def index_project(
+    texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None
+) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
     """Summaries of the files that can take part, found in rounds: files that may define a CUDA-bound
     name, then files that mention one of the names found so far, until no file is added.
     `texts` maps display paths to source text; `summary_cache` (keyed by path and text digest) is
@@ -641,7 +667,9 @@ def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, Mo
         # A module can use a CUDA-bound name only by importing it from its module (or a package that
         # re-exports it): the file must spell that module's last name and the bound name.
         defining = {m.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
-        defining |= {m.rsplit(".", 2)[-2] for m, n in resolved.bound if m != "<ext>" and n and "." in m}  # re-exported by its package
+        defining |= {
+            m.rsplit(".", 2)[-2] for m, n in resolved.bound if m != "<ext>" and n and "." in m
+        }  # re-exported by its package
         names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
         owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
@@ -725,12 +753,21 @@ def project_findings(results, candidates, displays, settings):
                     label = f"`{site.label}` ({site.kind})"
                     out.append(
                         Finding(
-                            path=path, line=line, column=col, end_line=end_line, end_column=end_col,
-                            code=entry.rule.code, name=entry.rule.name, category=entry.rule.category,
-                            severity=sev, message=entry.message.replace("{match}", label), fixable=False,
+                            path=path,
+                            line=line,
+                            column=col,
+                            end_line=end_line,
+                            end_column=end_col,
+                            code=entry.rule.code,
+                            name=entry.rule.name,
+                            category=entry.rule.category,
+                            severity=sev,
+                            message=entry.message.replace("{match}", label),
+                            fixable=False,
                             fix_safety=entry.rule.fix_safety,
                             source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                            guarded=site.guarded, note=note,
+                            guarded=site.guarded,
+                            note=note,
                         )
                     )
             ignored = _per_file_ignored(path, settings)

@@ -56,7 +56,9 @@ def scan_keyed(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
         return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
     # The stat is taken before the read: if the file changes in between, the next run sees a new
     # stat, hashes the bytes, and finds the digest of what was really scanned.
-    return scan_bytes_targets(data, display, candidate.kind, group), FileKey(st.st_size, st.st_mtime_ns, content_digest(data))  # type: ignore[arg-type]
+    return scan_bytes_targets(data, display, candidate.kind, group), FileKey(
+        st.st_size, st.st_mtime_ns, content_digest(data)
+    )  # type: ignore[arg-type]
 
 
 def scan_plain(candidate: Candidate, group: Group, display: str) -> KeyedGroup:

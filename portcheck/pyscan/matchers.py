@@ -164,7 +164,9 @@ class Matcher:
     messages_default = True
     node_types: Tuple[Type[ast.AST], ...] = ()
     allowed_keys: FrozenSet[str] = frozenset()
-    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands"})
+    _common_keys = frozenset(
+        {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands"}
+    )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         unknown = set(params) - set(self.allowed_keys) - self._common_keys
@@ -226,7 +228,11 @@ class Matcher:
                 return iter(())
             if ctx.in_test and type(node) is ast.Assert:
                 return iter(())  # a test's assertion checks values; it is no control flow of the code under test
-            if (ctx.guard_test and not in_guard_tests) or (ctx.display and not in_display) or (ctx.host and not on_host):
+            if (
+                (ctx.guard_test and not in_guard_tests)
+                or (ctx.display and not in_display)
+                or (ctx.host and not on_host)
+            ):
                 return iter(())
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
@@ -260,7 +266,9 @@ class ArgumentSpec:
         position = arg.get("position")
         if position is not None and not isinstance(position, (int, list)):
             raise MatcherError("'argument.position' must be an integer or a list of integers")
-        self.positions: Tuple[int, ...] = tuple(position) if isinstance(position, list) else (() if position is None else (position,))
+        self.positions: Tuple[int, ...] = (
+            tuple(position) if isinstance(position, list) else (() if position is None else (position,))
+        )
         self.values: Optional[List[Any]] = arg.get("values")
         pattern = arg.get("pattern")
         try:
@@ -287,7 +295,11 @@ class ArgumentSpec:
     def _const(self, value: ast.AST) -> bool:
         if not isinstance(value, ast.Constant):
             return False
-        if self.values is not None and value.value in self.values and type(value.value) in {type(v) for v in self.values}:
+        if (
+            self.values is not None
+            and value.value in self.values
+            and type(value.value) in {type(v) for v in self.values}
+        ):
             return True
         return self.pattern is not None and isinstance(value.value, str) and bool(self.pattern.search(value.value))
 
@@ -295,7 +307,11 @@ class ArgumentSpec:
         """The node to report (the argument, or the call for `missing`), or None."""
         values = self.candidates(call)
         if self.missing:
-            if not values and not any(isinstance(a, ast.Starred) for a in call.args) and not any(k.arg is None for k in call.keywords):
+            if (
+                not values
+                and not any(isinstance(a, ast.Starred) for a in call.args)
+                and not any(k.arg is None for k in call.keywords)
+            ):
                 return call
             return None
         for value in values:
@@ -373,7 +389,9 @@ class ReferenceMatcher(Matcher):
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if not _outermost_chain(node, parent):
             return
-        if not self.in_compare and (isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))):
+        if not self.in_compare and (
+            isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
+        ):
             return
         if self.context == "store" and not isinstance(node.ctx, ast.Store):
             return
@@ -496,7 +514,12 @@ class Span:
     __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
     def __init__(self, lineno: int, col_offset: int, end_lineno: int, end_col_offset: int) -> None:
-        self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = lineno, col_offset, end_lineno, end_col_offset
+        self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = (
+            lineno,
+            col_offset,
+            end_lineno,
+            end_col_offset,
+        )
 
 
 def token_span(call: ast.Call, func: ast.Attribute):
@@ -555,7 +578,11 @@ class StringMatcher(Matcher):
 
     def match(self, node: ast.Constant, parent, ctx, imports) -> Iterator[Hit]:
         if isinstance(node.value, str) and self.pattern.search(node.value):
-            if self.not_in_calls and isinstance(parent, ast.Call) and imports.resolved(parent.func) in self.not_in_calls:
+            if (
+                self.not_in_calls
+                and isinstance(parent, ast.Call)
+                and imports.resolved(parent.func) in self.not_in_calls
+            ):
                 return
             yield node, node.value
 

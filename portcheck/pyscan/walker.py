@@ -43,6 +43,7 @@ _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 _EXITS = (ast.Return, ast.Continue)
+ROOT_CTX = Ctx()  # the default context at module level (immutable, so one instance serves every walk)
 
 
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
@@ -79,7 +80,13 @@ def _node_classes() -> Iterator[type]:
 _FIELDS: Mapping[type, Tuple[str, ...]] = MappingProxyType(
     {cls: tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIP_FIELDS) for cls in _node_classes()}
 )
-_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef) + _LOOPS + _COMPS + _FUNCS + _TRY
+_SPECIAL = (
+    (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef)
+    + _LOOPS
+    + _COMPS
+    + _FUNCS
+    + _TRY
+)
 _SPECIAL_TYPES = frozenset(_SPECIAL)
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
@@ -102,8 +109,10 @@ def _plain_children(node: ast.AST) -> List[ast.AST]:
 def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     if not isinstance(node, _SPECIAL):
         return [(c, ctx) for c in _plain_children(node)]
-    if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr)) and isinstance(
-        getattr(node.value, "value", ""), str
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, (ast.Constant, ast.JoinedStr))
+        and isinstance(getattr(node.value, "value", ""), str)
     ):
         return []  # docstrings and bare strings are prose
     if isinstance(node, (ast.If, ast.IfExp)):
@@ -173,17 +182,21 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
         host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
-        return [(node.func, ctx)] + [(c, ctx) for c in node.args] + [
-            (
-                k,
-                ctx._replace(message=True)
-                if k.arg in MESSAGE_KEYWORDS
-                else ctx._replace(host=True)
-                if host and k.arg == "dtype"
-                else ctx,
-            )
-            for k in node.keywords
-        ]
+        return (
+            [(node.func, ctx)]
+            + [(c, ctx) for c in node.args]
+            + [
+                (
+                    k,
+                    ctx._replace(message=True)
+                    if k.arg in MESSAGE_KEYWORDS
+                    else ctx._replace(host=True)
+                    if host and k.arg == "dtype"
+                    else ctx,
+                )
+                for k in node.keywords
+            ]
+        )
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
         return [(c, msg) for c in _plain_children(node)]
@@ -260,7 +273,7 @@ def walk(
     module: ast.Module,
     imports: ImportTable,
     dispatch: Dict[Type[ast.AST], Dispatch],
-    root: Ctx = Ctx(),
+    root: Ctx = ROOT_CTX,
 ) -> Iterator[Hit]:
     """Yield (key, node, label, ctx) for every matcher hit, in source order of discovery."""
     stack: List[Tuple[ast.AST, Optional[ast.AST], Ctx]] = [(module, None, root)]
