@@ -212,7 +212,7 @@ class GitIgnore:
         subject = rel + "/" if is_dir else rel
         verdict = None
         for pattern in self.rules:
-            if pattern.regex.match(subject):
+            if pattern.regex is not None and pattern.regex.match(subject):
                 verdict = bool(pattern.include)
         return verdict
 

@@ -97,6 +97,6 @@ def neutral_report(report: Any) -> Any:
 
 def _neutral_card(card: Any) -> Any:
     dirs = getattr(card, "directories", None)
-    if not dirs or not dataclasses.is_dataclass(card):
+    if not dirs or not dataclasses.is_dataclass(card) or isinstance(card, type):
         return card
     return dataclasses.replace(card, directories=type(dirs)(dataclasses.replace(d, path=neutral(d.path)) for d in dirs))

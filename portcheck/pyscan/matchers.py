@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -522,13 +522,15 @@ class Span:
         )
 
 
-def token_span(call: ast.Call, func: ast.Attribute):
+def token_span(call: ast.Call, func: ast.Attribute) -> Union[ast.Call, Span]:
     """A method call that spans several lines (`Model(\n...\n).cuda()`) is reported from its method
     name to its end, on the line where the name is; a one-line call keeps its own span."""
-    end_line = getattr(func, "end_lineno", None)
-    if end_line is None or end_line == call.lineno:
+    end_line, end_col = getattr(func, "end_lineno", None), func.end_col_offset
+    if end_line is None or end_line == call.lineno or end_col is None:
         return call
-    return Span(end_line, func.end_col_offset - len(func.attr), call.end_lineno, call.end_col_offset)
+    if call.end_lineno is None or call.end_col_offset is None:  # ast.parse always sets both
+        return call
+    return Span(end_line, end_col - len(func.attr), call.end_lineno, call.end_col_offset)
 
 
 class AttributeMatcher(Matcher):
@@ -590,9 +592,9 @@ class StringMatcher(Matcher):
 def required_literals(pattern: str) -> List[str]:
     """The longest literal run any match of `pattern` must contain, or [] when there is none."""
     try:
-        import re._parser as sre_parse  # type: ignore[import-not-found]
+        import re._parser as sre_parse  # type: ignore[import-not-found]  # private, so not in typeshed
     except ImportError:  # Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse
     try:
         parsed = sre_parse.parse(pattern)
     except re.error:

@@ -154,15 +154,16 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         if is_display_function(node):
             inner = inner._replace(display=True)
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
-        if getattr(node, "returns", None) is not None:
-            outer.append((node.returns, ctx._replace(annotation=True)))
+        returns = getattr(node, "returns", None)
+        if returns is not None:
+            outer.append((returns, ctx._replace(annotation=True)))
         if isinstance(node, ast.Lambda):
             return outer + [(node.body, inner)]
         return outer + _block(node.body, inner, imports)
     if isinstance(node, ast.arg):
         return [(node.annotation, ctx._replace(annotation=True))] if node.annotation is not None else []
     if isinstance(node, ast.AnnAssign):
-        out = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
+        out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
         return out + ([(node.value, ctx)] if node.value is not None else [])
     if isinstance(node, ast.Module):
         return _block(node.body, ctx, imports)
@@ -211,7 +212,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
 def _run(entries: Sequence[Tuple[object, Handler]], node, parent, ctx, imports) -> Iterator[Hit]:
     for key, handler in entries:
         for hit in handler(node, parent, ctx, imports):
-            yield key, hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)  # type: ignore[misc]
+            yield key, hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)
 
 
 def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
