@@ -55,7 +55,7 @@ def encode_result(result: FileResult) -> bytes:
     findings = tuple(
         (
             f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.category, f.severity.value,
-            f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note,
+            f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note, f.fixes,
         )
         for f in result.findings
     )
@@ -76,9 +76,9 @@ def decode_result(blob: bytes, path: str) -> FileResult:
             Finding(
                 path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
                 severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
-                source_line=src, guarded=guarded, note=note,
+                source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
             )
-            for (a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note) in findings
+            for (a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes) in findings
         ),
         error=FileError(path, error[0], error[1], error[2], error[3]) if error is not None else None,
         lines=lines,

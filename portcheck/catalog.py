@@ -12,15 +12,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from portcheck.fixkinds import FIX_TARGETS, RecipeError, expand
 from portcheck.model import CATEGORIES, TARGETS, Case, FixSafety, Rule, Severity, Target
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
-
-FIX_TARGETS = ("generic", "cpu", "neuron", "xla")
-
 
 class CatalogError(Exception):
     """A rule file is malformed."""
@@ -114,6 +112,10 @@ def _cases(path: Path, code: str, key: str, value: Any) -> Tuple[Case, ...]:
             fixed = item.get("fixed", {})
             if not isinstance(fixed, dict) or any(k not in FIX_TARGETS for k in fixed):
                 raise _fail(path, code, f"{key}[{i}].fixed", f"expected a table keyed by {FIX_TARGETS}")
+            for target, expected in fixed.items():
+                # The exact output of `portcheck fix`, or false: this target leaves the case unfixed.
+                if not (isinstance(expected, str) or expected is False):
+                    raise _fail(path, code, f"{key}[{i}].fixed.{target}", "expected the fixed code, or false")
             out.append(
                 Case(
                     code=item["code"],
@@ -167,9 +169,10 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
         safety = FixSafety(data["fix-safety"])
     except ValueError:
         raise _fail(path, code, "fix-safety", "expected 'safe', 'unsafe' or 'none'") from None
-    autofix = data.get("autofix", {})
-    if not isinstance(autofix, dict) or any(k not in FIX_TARGETS for k in autofix):
-        raise _fail(path, code, "autofix", f"expected a table keyed by {FIX_TARGETS}")
+    try:
+        autofix = expand(data.get("autofix", {}))
+    except RecipeError as exc:
+        raise _fail(path, code, exc.key, str(exc)) from None
     refs = data.get("references", [])
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise _fail(path, code, "references", "expected a list of strings")
@@ -185,7 +188,6 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
         good=_str(path, code, data, "good"),
         fix=_str(path, code, data, "fix"),
         fix_safety=safety,
-        match=data["match"] if isinstance(data["match"], dict) else {"any": data["match"]},
         source_file=path.name,
         valid=_cases(path, code, "valid", data.get("valid")),
         invalid=_cases(path, code, "invalid", data.get("invalid")),

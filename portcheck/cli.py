@@ -115,10 +115,8 @@ class PortcheckGroup(click.Group):
             import importlib
 
             module, attr = self.lazy_subcommands[name].split(":")
-            try:
-                return getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError):
-                return None
+            # A broken import is a bug to see, not "No such command".
+            return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -348,7 +346,3 @@ def explain(rule):
         hint = f"; closest known: {', '.join(near)}" if near else ""
         raise _fail(f"unknown rule {rule!r}{hint} (`portcheck rules` lists them)")
     click.echo(explain_text(found), nl=False)
-
-
-def run() -> None:  # pragma: no cover - console entry point alias
-    main()

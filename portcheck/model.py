@@ -89,8 +89,9 @@ class Case:
     filename: str = "example.py"
     # For invalid cases: how many findings of this rule are expected (default 1).
     count: int = 1
-    # For invalid cases with a fix: the expected output of `portcheck fix` per target.
-    fixed: Mapping[str, str] = field(default_factory=dict)
+    # For invalid cases with a fix: the expected output of `portcheck fix` per target, or False where
+    # that target leaves the case unfixed (every other target must fix it).
+    fixed: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,6 @@ class Rule:
     good: str
     fix: str
     fix_safety: FixSafety
-    match: Mapping[str, Any]
     source_file: str
     valid: Tuple[Case, ...] = ()
     invalid: Tuple[Case, ...] = ()
@@ -148,6 +148,9 @@ class Finding:
     source_line: str = ""  # the stripped source line, for excerpts and fingerprints
     guarded: bool = False  # severity was lowered because a non-CUDA fallback path exists
     note: str = ""  # extra context (e.g. why the severity was lowered)
+    # What `portcheck fix` does with this finding, per fix target: ("generic", "safe"), ("xla", "unsafe").
+    # Set from the fixer's verdict for this node (portcheck.fixer.verdict), never from the rule.
+    fixes: Tuple[Tuple[str, str], ...] = ()
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

@@ -230,9 +230,6 @@ class Prefilter:
                 pending.extend(inside[token])
         return hit
 
-    def token_set(self) -> FrozenSet[str]:
-        return frozenset(self.by_token)
-
 
 def _gates(tokens: Iterable[str]) -> List[str]:
     """For each token that is more than one word (`from flash_attn`), its longest word (`flash_attn`)."""

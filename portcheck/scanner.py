@@ -10,14 +10,14 @@ import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 from portcheck import limits
 from portcheck.analyze import ParseFailure, analyze_python_targets, apply_suppressions, findings_for, match_module, parse_python
-from portcheck.catalog import CompiledRule, load_catalog, select_rules
+from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
 from portcheck.escape import path_text
-from portcheck.model import FileError, FileResult, Finding, ScanResult, Severity, Target
+from portcheck.model import FileError, FileResult, Finding, FixSafety, Rule, ScanResult, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
@@ -33,6 +33,8 @@ class Settings:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    min_torch: str = "2.6"  # what the fixer may write decides what is fixable
+    literal_device: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,21 @@ class Prepared:
     rules: Tuple[CompiledRule, ...]
     prefilter: Prefilter
     text_rules: Tuple[CompiledRule, ...]
+    by_code: Mapping[str, Rule]
+
+
+def _prepared(rules: Tuple[CompiledRule, ...]) -> Prepared:
+    return Prepared(
+        rules=rules,
+        prefilter=Prefilter(rules),
+        text_rules=tuple(r for r in rules if r.text_matchers),
+        by_code={entry.rule.code: entry.rule for entry in rules},
+    )
+
+
+def prepare_rules(catalog: Catalog, target: Target, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> Prepared:
+    """The rules of `catalog` a scan for `target` runs, ready to match."""
+    return _prepared(tuple(select_rules(catalog, target, select, ignore)))
 
 
 @lru_cache(maxsize=8)
@@ -48,13 +65,10 @@ def prepare(settings: "Settings | Tuple[Settings, ...]") -> Prepared:
     (settings that differ only in their target): one pass then serves every target."""
     group = settings if isinstance(settings, tuple) else (settings,)
     catalog = load_catalog()
+    if len(group) == 1:
+        return prepare_rules(catalog, Target(group[0].target), group[0].select, group[0].ignore)
     chosen = {id(r) for s in group for r in select_rules(catalog, Target(s.target), s.select, s.ignore)}
-    rules = tuple(r for r in catalog.rules if id(r) in chosen)
-    return Prepared(
-        rules=rules,
-        prefilter=Prefilter(rules),
-        text_rules=tuple(r for r in rules if r.text_matchers),
-    )
+    return _prepared(tuple(r for r in catalog.rules if id(r) in chosen))
 
 
 def count_lines(text: str) -> int:
@@ -170,6 +184,62 @@ def _per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
     return tuple(codes)
 
 
+def analyze_text(text: str, path: str, kind: str, prepared: Prepared, settings: Settings, verdicts: bool = True) -> Tuple[List[Finding], Optional[FileError], int]:
+    """(findings, why the file could not be analysed, lines of code) for decoded text of `kind`: the one
+    path scan, fix, the API and the pre-commit hook share. With `verdicts`, each finding says what
+    `portcheck fix` does with it (see portcheck.fixer.verdict)."""
+    per_target, error, lines = analyze_text_targets(text, path, kind, prepared, (settings,), verdicts)
+    return per_target[0], error, lines
+
+
+def analyze_text_targets(
+    text: str, path: str, kind: str, prepared: Prepared, group: Tuple[Settings, ...], verdicts: bool = True
+) -> Tuple[List[List[Finding]], Optional[FileError], int]:
+    """`analyze_text` for settings that differ only in their target: one parse and walk, then each
+    target's findings (its severities, its `off` rules left out, its fix verdicts)."""
+    targets = [Target(s.target) for s in group]
+    error: Optional[FileError] = None
+    lines = 0
+    per_target: List[List[Finding]]
+    if kind == "python":
+        if skip_file(text):
+            return [[] for _ in group], None, 0
+        lines = count_lines(text)
+        per_target, error = analyze_python_targets(text, path, prepared.prefilter, targets)
+        if Path(path).name == "setup.py" and prepared.text_rules:
+            for found, target in zip(per_target, targets):
+                found += _text_findings(prepared.text_rules, "setup-py", text, path, target)
+    elif kind == "notebook":
+        per_target, error, lines = _notebook(text, path, prepared, targets)
+    else:
+        lines = count_lines(text)
+        per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
+    ignored = _per_file_ignored(path, group[0])
+    out: List[List[Finding]] = []
+    for findings, settings in zip(per_target, group):
+        if ignored:
+            findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
+        out.append(_with_verdicts(text, path, kind, findings, prepared, settings, verdicts))
+    return out, error, lines
+
+
+def _with_verdicts(
+    text: str, path: str, kind: str, findings: List[Finding], prepared: Prepared, settings: Settings, verdicts: bool
+) -> List[Finding]:
+    if verdicts and any((rule := prepared.by_code.get(f.code)) is not None and rule.fixable for f in findings):
+        # The fixer (and libcst) loads only for a file with something it may fix: a scan of clean
+        # files, or one served from the cache, stays light.
+        from portcheck.fixer.verdict import FixSettings, fix_verdicts
+
+        findings = fix_verdicts(text, path, kind, findings, prepared.by_code, Target(settings.target),
+                                FixSettings(settings.min_torch, settings.literal_device))
+    else:
+        findings = [replace(f, fixable=False, fix_safety=FixSafety.NONE) if f.fixable or f.fix_safety is not FixSafety.NONE else f
+                    for f in findings]
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
 def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileResult:
     """Scan one file's bytes; never raises for bad input."""
     return scan_bytes_targets(data, path, kind, (settings,))[0]
@@ -178,7 +248,6 @@ def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileRes
 def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings, ...]) -> Tuple[FileResult, ...]:
     """`scan_bytes` for settings that differ only in their target, from one decode, parse and walk."""
     prepared = prepare(group if len(group) > 1 else group[0])
-    targets = [Target(s.target) for s in group]
     per_target: List[List[Finding]] = [[] for _ in group]
     error: Optional[FileError] = None
     lines = 0
@@ -196,28 +265,12 @@ def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings,
             src = decode_python(data) if kind == "python" else decode_text(data)
         except DecodeError as exc:
             return alone(FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind))
-        if kind == "python":
-            if skip_file(src.text):
-                return alone(FileResult(path=path, kind=kind))
-            lines = count_lines(src.text)
-            per_target, error = analyze_python_targets(src.text, path, prepared.prefilter, targets)
-            if Path(path).name == "setup.py" and prepared.text_rules:
-                for found, target in zip(per_target, targets):
-                    found += _text_findings(prepared.text_rules, "setup-py", src.text, path, target)
-        elif kind == "notebook":
-            per_target, error, lines = _notebook(src.text, path, prepared, targets)
-        else:
-            lines = count_lines(src.text)
-            per_target = [_text_findings(prepared.text_rules, kind, src.text, path, t) for t in targets]
+        per_target, error, lines = analyze_text_targets(src.text, path, kind, prepared, group)
     except RecursionError:
         error = FileError(path, "too deeply nested to analyze", kind="parse")
         per_target = [[] for _ in group]
-    ignored = _per_file_ignored(path, group[0])
     out = []
     for findings in per_target:
-        if ignored:
-            findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
-        findings.sort(key=Finding.sort_key)
         findings, over = limits.cap_findings(findings)
         own_error = FileError(path, over, kind="limit") if over and error is None else error
         out.append(FileResult(path=path, findings=tuple(findings), error=own_error, lines=lines, kind=kind))
@@ -260,6 +313,8 @@ def settings_from(config, target: Optional[str] = None) -> Settings:
         select=tuple(config.select),
         ignore=tuple(config.ignore),
         per_file_ignores=tuple(sorted((g, tuple(c)) for g, c in dict(config.per_file_ignores).items())),
+        min_torch=config.min_torch,
+        literal_device=config.literal_device,
     )
 
 

@@ -36,7 +36,9 @@ CATEGORY_FACTOR: Mapping[str, float] = {"xla": 0.25}
 SAFE, UNSAFE, MANUAL = "safe", "unsafe", "manual"
 FIX_CLASSES: Tuple[str, ...] = (SAFE, UNSAFE, MANUAL)
 FIX_LABELS: Mapping[str, str] = {SAFE: "safe autofix", UNSAFE: "unsafe autofix", MANUAL: "needs a person"}
-RESIDUAL: Mapping[str, float] = {SAFE: 0.0, UNSAFE: 0.6, MANUAL: 1.0}
+# `score_after_fix` is the score after `portcheck fix` in its default mode: safe fixes are applied,
+# unsafe ones wait for --unsafe-fixes and a review, so they still count in full.
+RESIDUAL: Mapping[str, float] = {SAFE: 0.0, UNSAFE: 1.0, MANUAL: 1.0}
 
 # Work W maps to a score by S = 100 / (1 + (W / HALF_WORK) ** STEEPNESS): 100 for no work, 50 at HALF_WORK.
 HALF_WORK = 600.0
@@ -290,12 +292,10 @@ def target_severity(finding: Finding, rule: Optional[Rule], scanned: Target, tar
 
 
 def fix_class(finding: Finding, rule: Optional[Rule], target: Target) -> str:
-    if not finding.fixable:
-        return MANUAL
-    if rule is not None and rule.autofix and target.value not in rule.autofix:
-        return MANUAL
-    safety = rule.fix_safety if rule is not None else finding.fix_safety
-    return {FixSafety.SAFE: SAFE, FixSafety.UNSAFE: UNSAFE}.get(safety, MANUAL)
+    """What `portcheck fix --target <target>` does with the finding, as the fixer decided for its node
+    (`Finding.fixes`); nothing the fixer would not do counts as fixable."""
+    verdict = dict(finding.fixes).get(target.value)
+    return {"safe": SAFE, "unsafe": UNSAFE}.get(verdict or "", MANUAL)
 
 
 def own_packages(paths: Iterable[str]) -> frozenset:

@@ -78,7 +78,7 @@ CATALOG_TOML = "".join(
             "TST010", "autocast-device", '{ kind = "device-string", devices = ["cuda"], positions = ["autocast"] }',
             _same('{ kind = "autocast" }'), category="amp",
         ),
-        _rule("TST011", "old-grad-scaler", '{ kind = "reference", names = ["torch.cuda.amp.GradScaler"] }', _same('{ kind = "grad-scaler" }'), category="amp"),
+        _rule("TST011", "old-grad-scaler", '{ kind = "reference", names = ["torch.cuda.amp.GradScaler"] }', {"all": '{ kind = "grad-scaler" }'}, category="amp"),
         _rule(
             "TST012", "old-custom-fwd", '{ kind = "reference", names = ["torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd"] }',
             _same('{ kind = "custom-fwd" }'), category="amp",
@@ -108,6 +108,11 @@ CATALOG_TOML = "".join(
             _same('{ kind = "rename-call", to = "torch.accelerator.current_stream", drop-args = true }', ("generic", "cpu")), category="runtime",
         ),
         _rule("TST019", "device-name", '{ kind = "call", names = ["torch.cuda.get_device_name"] }', None, safety="none", category="runtime"),
+        _rule("TST020", "tensor-type", '{ kind = "reference", names = ["torch.cuda.FloatTensor", "torch.cuda.HalfTensor"] }', {"all": '{ kind = "default-tensor-type" }'}),
+        _rule(
+            "TST021", "pin-memory", '{ kind = "call", names = ["torch.utils.data.DataLoader"], argument = { keyword = "pin_memory_device", present = true } }',
+            {"all": '{ kind = "pin-memory" }'}, category="runtime",
+        ),
     ]
 )
 
@@ -175,3 +180,47 @@ def test_shipped_autofix_names_a_known_recipe_with_its_parameters(code, target, 
     required = {"rename-call": "to", "remove-keyword": "keyword", "replace-string": "value"}.get(spec["kind"])
     if required:
         assert isinstance(spec.get(required), str) and spec[required], f"{code}: autofix.{target} lacks '{required}'"
+
+
+# -- the catalog refuses recipe settings it cannot honour ---------------------------------------------
+
+
+def _load_one(tmp_path, autofix: str):
+    from portcheck.catalog import CatalogError
+
+    path = tmp_path / "bad.toml"
+    path.write_text(_rule("BAD001", "bad", '{ kind = "call", names = ["torch.cuda.synchronize"] }', None) + f"autofix = {autofix}\n", encoding="utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_files([path])
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "autofix,key,words",
+    [
+        ('{ generic = { kind = "rename-call", tto = "torch.accelerator.synchronize" } }', "autofix.generic.tto", "no parameter 'tto'"),
+        ('{ generic = { kind = "rename-call" } }', "autofix.generic.to", "needs 'to'"),
+        ('{ generic = { kind = "rename-call", to = "x", guard = "yes" } }', "autofix.generic.guard", "expected a bool"),
+        ('{ gpu = { kind = "dot-cuda" } }', "autofix.gpu", "unknown fix target"),
+        ('{ generic = { kind = "no-such-recipe" } }', "autofix.generic.kind", "unknown recipe"),
+        ('{ xla = { kind = "grad-scaler" } }', "autofix.xla", "does not support target 'xla'"),
+    ],
+)
+def test_the_catalog_refuses_bad_recipe_settings_with_file_rule_and_key(tmp_path, autofix, key, words):
+    message = _load_one(tmp_path, autofix)
+    assert message.startswith("bad.toml: rule BAD001: ") and f"key '{key}'" in message and words in message, message
+
+
+def test_all_is_the_same_recipe_on_every_target_it_supports_and_a_named_target_overrides_it():
+    from portcheck.fixkinds import expand
+
+    table = expand({"all": {"kind": "grad-scaler"}})
+    assert set(table) == {"generic", "cpu", "neuron"}  # the scaler recipe has no XLA rewrite
+    table = expand({"all": {"kind": "dot-cuda"}, "xla": {"kind": "rename-call", "to": "torch_xla.sync"}})
+    assert table["generic"] == {"kind": "dot-cuda"} and table["xla"]["kind"] == "rename-call"
+
+
+def test_every_declared_recipe_kind_has_a_transform():
+    from portcheck.fixkinds import KINDS
+
+    assert set(KINDS) == set(RECIPES)

@@ -31,7 +31,6 @@ def make_rule(code: str, name: str, category: str, severities: Sequence[str], sa
         good="model.to(device)",
         fix=f"Fix {code} by hand." if safety is FixSafety.NONE else f"`portcheck fix` rewrites {code}.",
         fix_safety=safety,
-        match={},
         source_file="sample.toml",
         autofix=ALL_FIXES if safety is not FixSafety.NONE else {},
         has_fallback=has_fallback,
@@ -67,7 +66,9 @@ def finding(path: str, line: int, code: str, source: str, target: Target = Targe
     return Finding(
         path=path, line=line, column=column, end_line=line, end_column=column + max(1, len(source) // 2),
         code=code, name=rule.name, category=rule.category, severity=severity,
-        message=message or rule.summary, fixable=rule.fixable, fix_safety=rule.fix_safety,
+        message=message or rule.summary, fixable=rule.fix_safety is FixSafety.SAFE, fix_safety=rule.fix_safety,
+        # As if the fixer fixed every finding its rule has a fix for, on every target.
+        fixes=tuple((t, rule.fix_safety.value) for t in ("generic", "neuron", "xla")) if rule.fixable else (),
         cell=cell, source_line=source, guarded=guarded,
         note="lowered one level: guarded" if guarded else "",
     )

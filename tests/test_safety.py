@@ -27,11 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _has_fix() -> bool:
-    """Whether this build has the `portcheck fix` command."""
-    try:
-        from portcheck.fixer.command import fix  # noqa: F401
-    except ImportError:
-        return False
+    """`portcheck fix` is part of every build: a broken import fails here, loudly, instead of skipping."""
+    from portcheck.fixer.command import fix  # noqa: F401
+
     return True
 
 

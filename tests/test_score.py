@@ -23,7 +23,8 @@ def hit(path: str, code: str = "X1", severity: str = "major", line: int = 1, saf
         category: str = "device") -> Finding:
     return Finding(
         path=path, line=line, column=1, end_line=line, end_column=2, code=code, name=code.lower(), category=category,
-        severity=Severity(severity), message="m", fixable=safety is not FixSafety.NONE, fix_safety=safety,
+        severity=Severity(severity), message="m", fixable=safety is FixSafety.SAFE, fix_safety=safety,
+        fixes=(("generic", safety.value),) if safety is not FixSafety.NONE else (),
     )
 
 
@@ -64,13 +65,14 @@ def test_repeats_group_across_files():
     assert c.effort.work == 6.0
 
 
-def test_safe_fixes_vanish_after_fix_and_unsafe_ones_keep_sixty_percent():
+def test_safe_fixes_vanish_after_fix_and_unsafe_ones_stay_until_unsafe_fixes_are_asked_for():
     # ten safe minors: W = 3 * sqrt(10) = 9.49 -> 96.50 now, nothing left after the fix
     safe = card(FileResult("a.py", tuple(hit("a.py", "X1", "minor", i, FixSafety.SAFE) for i in range(10)), lines=10))
     assert (safe.score, safe.score_after_fix) == (96.5, 100.0)
-    # one unsafe major: W = 12 now, 12 * 0.6 = 7.2 after -> 95.81 and 97.15
+    # one unsafe major: `portcheck fix` leaves it without --unsafe-fixes, so W = 12 before and after -> 95.81
     unsafe = card(FileResult("a.py", (hit("a.py", "X1", "major", safety=FixSafety.UNSAFE),), lines=10))
-    assert (unsafe.score, unsafe.score_after_fix) == (95.8, 97.2)
+    assert (unsafe.score, unsafe.score_after_fix) == (95.8, 95.8)
+    assert unsafe.effort.by_fix["unsafe"] == 1
 
 
 def test_info_findings_are_not_scored():

@@ -43,7 +43,8 @@ def heavy_in(modules: set) -> list:
 
 @pytest.fixture
 def one_file(tmp_path):
-    (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", encoding="utf-8")
+    # A finding no recipe fixes: the fixer is not asked for a verdict, so libcst stays unloaded.
+    (tmp_path / "train.py").write_text("import torch\nname = torch.cuda.get_device_name(0)\n", encoding="utf-8")
     return tmp_path
 
 
@@ -58,6 +59,16 @@ def test_one_file_scan_with_the_cache_warm_stays_light(one_file):
     assert (one_file / ".portcheck_cache").is_dir()
     modules = imported(one_file, "scan", "train.py")
     assert heavy_in(modules) == []
+
+
+def test_a_file_with_something_to_fix_loads_the_fixer_for_its_verdict(tmp_path):
+    # `[*]` and `score_after_fix` are the fixer's own verdict for each finding, planned in memory.
+    (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", encoding="utf-8")
+    modules = imported(tmp_path, "scan", "train.py", "--no-cache")
+    assert "portcheck.fixer.verdict" in modules and "libcst" in modules
+    # A second scan is served from the cache, verdicts included, and stays light.
+    imported(tmp_path, "scan", "train.py")
+    assert heavy_in(imported(tmp_path, "scan", "train.py")) == []
 
 
 @pytest.mark.parametrize(

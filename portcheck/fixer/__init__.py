@@ -1,7 +1,27 @@
-"""`portcheck fix`: rewrite device code so it runs off CUDA, as a transform over the scan's findings."""
+"""`portcheck fix`: rewrite device code so it runs off CUDA, as a transform over the scan's findings.
 
-from portcheck.fixer.engine import FixError, FixOptions, fix_text
-from portcheck.fixer.outcome import FileFix, FixReport, Left
-from portcheck.fixer.paths import fix_paths
+The names below load on first use, so that a scan with nothing to fix never loads libcst, and
+because `fix_paths` sits above the scanner, which itself asks this package's engine for verdicts.
+"""
 
-__all__ = ["FileFix", "FixError", "FixOptions", "FixReport", "Left", "fix_paths", "fix_text"]
+from importlib import import_module
+from typing import Any
+
+_HOMES = {
+    "FileFix": "portcheck.fixer.outcome",
+    "FixReport": "portcheck.fixer.outcome",
+    "Left": "portcheck.fixer.outcome",
+    "FixError": "portcheck.fixer.engine",
+    "FixOptions": "portcheck.fixer.engine",
+    "fix_text": "portcheck.fixer.engine",
+    "fix_paths": "portcheck.fixer.paths",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'portcheck.fixer' has no attribute {name!r}")
+    return getattr(import_module(home), name)

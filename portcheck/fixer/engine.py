@@ -14,6 +14,7 @@ import libcst as cst
 
 from portcheck.fixer.device import Spelling, choose_name, defines, insert_definition, spelling_for
 from portcheck.fixer.imports import fix_imports
+from portcheck.fixkinds import FIX_TARGETS
 from portcheck.fixer.names import Binding, Bindings
 from portcheck.fixer.recipes import RECIPES, Fix, Plan, Site, Skip
 from portcheck.fixer.locate import Locator
@@ -21,7 +22,6 @@ from portcheck.fixer.syntax import dotted, dotted_names, parse_expr
 from portcheck.fixer.torchapi import at_least, newest, required
 from portcheck.model import FixSafety, Finding, Rule, Target
 
-FIX_TARGETS = ("generic", "cpu", "neuron", "xla")
 _IMPORTABLE_ROOTS = ("torch", "torch_xla")
 
 
@@ -51,7 +51,6 @@ class TextFix:
     text: str
     applied: Tuple[Finding, ...]
     skipped: Tuple[Tuple[Finding, str], ...]  # fixable findings left alone, with the reason
-    device_used: bool = False  # the fixed text refers to the device variable
 
 
 def not_attempted(rule: Optional[Rule], options: FixOptions) -> Optional[str]:
@@ -113,6 +112,81 @@ def _needs(fix: Fix, spelling: Spelling, params: Mapping[str, Any]) -> Tuple[str
     return version, modules, uses_device
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """A module parsed for rewriting, with its positions and import bindings."""
+
+    text: str
+    tree: cst.Module
+    where: Locator
+    names: Bindings
+
+
+def parse(text: str, lines: Iterable[int]) -> Parsed:
+    """`text` parsed for fixing the findings on `lines`; FixError when it cannot be rewritten."""
+    try:
+        tree = cst.parse_module(text)
+        if tree.code != text:
+            # libcst drops a final lone "\r", for one; never rewrite what it cannot reproduce exactly.
+            raise FixError("the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged")
+        where = Locator(tree, lines)
+    except cst.ParserSyntaxError as exc:
+        raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
+    except RecursionError:
+        raise FixError("too deeply nested to rewrite") from None
+    return Parsed(text, tree, where, Bindings.of(tree))
+
+
+Planned = Tuple[Finding, Fix, Set[str], bool]
+
+
+def plan_fixes(
+    parsed: Parsed,
+    todo: Sequence[Finding],
+    rules: Mapping[str, Rule],
+    options: FixOptions,
+    spelling: Spelling,
+    *,
+    path: str = "<string>",
+    imported: AbstractSet[str] = frozenset(),
+) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:
+    """The fixes that apply to `todo` together, and why each other finding is left: the fixer's
+    verdict for each node, without writing any code."""
+    where, names = parsed.where, parsed.names
+    torch_state = torch_import(parsed.tree, names, imported)
+    planned: List[Planned] = []
+    skipped: List[Tuple[Finding, str]] = []
+    for finding in todo:
+        rule = rules[finding.code]
+        spec = rule.autofix.get(options.target)
+        kind = spec.get("kind") if isinstance(spec, dict) else None
+        recipe = RECIPES.get(kind or "")
+        if recipe is None:
+            skipped.append((finding, f"unknown fix kind {kind!r}"))
+            continue
+        nodes = where.nodes(finding)
+        if not nodes:
+            skipped.append((finding, "could not find the code the finding points at"))
+            continue
+        site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target, path)
+        outcome = recipe(site)
+        if isinstance(outcome, Skip):
+            skipped.append((finding, outcome.reason))
+            continue
+        version, needed, uses_device = _needs(outcome, spelling, spec)
+        if not at_least(options.min_torch, version):
+            skipped.append((finding, f"the fix needs torch >= {version}; min-torch is {options.min_torch}"))
+            continue
+        if uses_device and torch_state == ELSEWHERE:
+            skipped.append((finding, "torch is imported here only conditionally or inside functions, so the device cannot be resolved at module level"))
+            continue
+        planned.append((finding, outcome, needed, uses_device))
+    kept, dropped = _whole(planned, where.parents)
+    skipped.extend(dropped)
+    skipped.sort(key=lambda item: item[0].sort_key())
+    return kept, skipped
+
+
 def fix_text(
     text: str,
     findings: Sequence[Finding],
@@ -133,22 +207,13 @@ def fix_text(
     todo = attempted(findings, rules, options)
     if not todo:
         return TextFix(text, (), ())
-    try:
-        tree = cst.parse_module(text)
-        if tree.code != text:
-            # libcst drops a final lone "\r", for one; never rewrite what it cannot reproduce exactly.
-            raise FixError("the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged")
-        where = Locator(tree, (f.line for f in todo))
-    except cst.ParserSyntaxError as exc:
-        raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
-    except RecursionError:
-        raise FixError("too deeply nested to rewrite") from None
+    parsed = parse(text, (f.line for f in todo))
+    tree, where, names = parsed.tree, parsed.where, parsed.names
     if device_name is None:
         device_name, defined = choose_name([text])
         define_device = define_device and not defined
     spelling = spelling_for(options.target, options.min_torch, options.literal_device, device_name)
-    names = Bindings.of(tree)
-    torch_state = torch_import(tree, names, imported)
+    kept, skipped = plan_fixes(parsed, todo, rules, options, spelling, path=path, imported=imported)
 
     plans: Dict[int, List[Plan]] = {}
     seen: Set[Tuple[int, str]] = set()
@@ -156,31 +221,7 @@ def fix_text(
     removals: List[Binding] = []
     used = False
     applied: List[Finding] = []
-    skipped: List[Tuple[Finding, str]] = []
-    for finding in todo:
-        rule = rules[finding.code]
-        spec = rule.autofix.get(options.target)
-        kind = spec.get("kind") if isinstance(spec, dict) else None
-        recipe = RECIPES.get(kind or "")
-        if recipe is None:
-            skipped.append((finding, f"unknown fix kind {kind!r}"))
-            continue
-        nodes = where.nodes(finding)
-        if not nodes:
-            skipped.append((finding, "could not find the code the finding points at"))
-            continue
-        site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target)
-        outcome = recipe(site)
-        if isinstance(outcome, Skip):
-            skipped.append((finding, outcome.reason))
-            continue
-        version, needed, uses_device = _needs(outcome, spelling, spec)
-        if not at_least(options.min_torch, version):
-            skipped.append((finding, f"the fix needs torch >= {version}; min-torch is {options.min_torch}"))
-            continue
-        if uses_device and torch_state == ELSEWHERE:
-            skipped.append((finding, "torch is imported here only conditionally or inside functions, so the device cannot be resolved at module level"))
-            continue
+    for finding, outcome, needed, uses_device in kept:
         for plan in outcome.plans:
             key = (id(plan.node), plan.key)
             if key not in seen:
@@ -196,14 +237,28 @@ def fix_text(
     try:
         apply = _Apply(plans)
         rewritten = {id(stmt): stmt.visit(apply) for stmt in where.statements}
-        fixed = tree.with_changes(body=[rewritten.get(id(stmt), stmt) for stmt in tree.body])
+        body: List[cst.BaseStatement] = []
+        touched: List[cst.BaseStatement] = []
+        for stmt in tree.body:
+            new = rewritten.get(id(stmt), stmt)
+            if isinstance(new, cst.FlattenSentinel):  # one statement became several
+                body.extend(new.nodes)
+                touched.extend(new.nodes)
+            elif isinstance(new, cst.BaseStatement):  # else removed
+                body.append(new)
+                if id(stmt) in rewritten:
+                    touched.append(new)
+        fixed = tree.with_changes(body=body)
         if used:
             # A fix that wrote the device may have been undone by an enclosing one (a removed keyword).
             word = re.compile(rf"\b{re.escape(spelling.name)}\b")
-            used = any(word.search(fixed.code_for_node(stmt)) for stmt in rewritten.values())
+            used = any(word.search(fixed.code_for_node(stmt)) for stmt in touched)
         # A module that already binds a package somewhere keeps importing it its own way; only
         # side-effect imports of submodules (torch_xla.distributed.xla_backend) are always added.
         wanted = {m for m in modules - set(imported) if "." in m or m not in names.table}
+        # A fix undone by an enclosing one (a removed keyword) needs no import either.
+        changed = "".join(fixed.code_for_node(stmt) for stmt in touched)
+        wanted = {m for m in wanted if "." in m or used or re.search(rf"\b{re.escape(m)}\.", changed)}
         fixed = fix_imports(fixed, wanted, removals, keep)
         if define_device and used and not defines(fixed, spelling.name):
             fixed = insert_definition(fixed, spelling)
@@ -211,7 +266,36 @@ def fix_text(
     except RecursionError:
         raise FixError("too deeply nested to rewrite") from None
     check(code, path)
-    return TextFix(code, tuple(applied), tuple(skipped), used)
+    return TextFix(code, tuple(applied), tuple(skipped))
+
+
+def _whole(planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:
+    """The planned fixes whose `needs` are all rewritten by fixes kept with them, and why each other
+    one was dropped. Dropping one fix can leave another's needs unmet, so this runs to a fixpoint:
+    a condition and the code it guards are fixed whole or not at all."""
+    kept = list(planned)
+    dropped: List[Tuple[Finding, str]] = []
+    while True:
+        covered = {id(plan.node) for _, fix, _, _ in kept for plan in fix.plans}
+        still: List[Planned] = []
+        for item in kept:
+            missing = next((m for m in item[1].needs if not _covered(m.node, covered, parents)), None)
+            if missing is None:
+                still.append(item)
+            else:
+                dropped.append((item[0], f"it goes with `{missing.label}`, which no fix here rewrites, so the code would still need CUDA"))
+        if len(still) == len(kept):
+            return kept, dropped
+        kept = still
+
+
+def _covered(node: cst.CSTNode, covered: AbstractSet[int], parents: Mapping[int, cst.CSTNode]) -> bool:
+    probe: Optional[cst.CSTNode] = node
+    while probe is not None:
+        if id(probe) in covered:
+            return True
+        probe = parents.get(id(probe))
+    return False
 
 
 def check(code: str, path: str) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import AbstractSet, Dict, List, Sequence, Set, Tuple, Union
 
+import re
+
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import RemoveImportsVisitor
 
 from portcheck.fixer.names import Binding
+from portcheck.fixer.syntax import dotted, small_statements
 
 _Body = Union[cst.Module, cst.IndentedBlock]
 
@@ -79,8 +82,6 @@ class _RemoveKeepingComments(RemoveImportsVisitor):
 def fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding], keep: AbstractSet[str]) -> cst.Module:
     """`tree` importing `modules`, without the `removals` that nothing uses any more (nor `keep` names)."""
     context = CodemodContext()
-    for module in sorted(modules):
-        AddImportsVisitor.add_needed_import(context, module)
     roots = {m.split(".", 1)[0] for m in modules}
     dropped = False
     for binding in removals:
@@ -88,8 +89,51 @@ def fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding]
             continue
         RemoveImportsVisitor.remove_unused_import(context, binding.module, binding.obj, binding.asname)
         dropped = True
-    if modules:
-        tree = AddImportsVisitor(context).transform_module(tree)
+    for module in sorted(modules):
+        tree = _add_import(tree, module)
     if dropped:
         tree = _RemoveKeepingComments(context).transform_module(tree)
     return tree
+
+
+def _is_import(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, (cst.Try, cst.If)):
+        # `try: import x / except ImportError: x = None`: an import block of its own.
+        return any(isinstance(n, (cst.Import, cst.ImportFrom)) for n in small_statements(stmt))
+    return False
+
+
+def _imports_module(stmt: cst.CSTNode, module: str) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.Import) and any(a.asname is None and dotted(a.name) == module for a in s.names) for s in stmt.body
+    )
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _add_import(tree: cst.Module, module: str) -> cst.Module:
+    """`tree` with `import module` after every import that precedes the module's first use of it
+    (relative imports and `try: import ...` blocks included), unless it is imported already."""
+    body = list(tree.body)
+    if any(_imports_module(stmt, module) for stmt in body):
+        return tree
+    root = re.compile(rf"\b{re.escape(module.split('.', 1)[0])}\b")
+    at = 0
+    for i, stmt in enumerate(body):
+        if _is_import(stmt) or (i == 0 and _is_docstring(stmt)):
+            at = i + 1
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or root.search(tree.code_for_node(stmt)):
+            break
+    line = cst.parse_statement(f"import {module}\n", config=tree.config_for_parsing)
+    if at < len(body) and not _is_import(body[at]) and not body[at].leading_lines:
+        body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine()])
+    body.insert(at, line)
+    return tree.with_changes(body=body)

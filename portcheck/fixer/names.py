@@ -74,11 +74,6 @@ class Bindings:
             return self.table.get(node.value)
         return None
 
-    def imports_module(self, module: str) -> bool:
-        """True when `module` is imported under its own name (so `module.x` works)."""
-        binding = self.table.get(module.split(".", 1)[0])
-        return binding is not None and binding.qualified == module.split(".", 1)[0]
-
 
 def _asname(alias: cst.ImportAlias) -> Optional[str]:
     if alias.asname is None:

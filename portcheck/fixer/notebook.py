@@ -277,4 +277,4 @@ def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mappi
         out = out[:start] + new + out[end:]
     if json.loads(out) != doc:  # the splice must say exactly what the edited document says
         raise FixError("the notebook's JSON could not be rewritten in its own layout, so it is not rewritten")
-    return TextFix(out, tuple(applied), tuple(skipped), bool(users))
+    return TextFix(out, tuple(applied), tuple(skipped))

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
 from portcheck.fixer.device import Spelling
+from portcheck.fixer.guards import Marker, generic_work, markers, protected
 from portcheck.fixer.names import Binding, Bindings
 from portcheck.fixer.syntax import (
     argument,
@@ -30,6 +32,21 @@ from portcheck.fixer.syntax import (
     without_arg,
 )
 from portcheck.pyscan.devices import DEVICE_NAME, RANKISH
+from portcheck.torchfacts import (
+    AVAILABILITY_CALLS,
+    CUDA_CHECK_CALLS,
+    CUDA_TENSOR_TYPES,
+    CUDA_DEVICE,
+    DEVICE_TYPE_CALLS,
+    GUARD_FALLBACK,
+    LOAD_CALLS,
+    MEMORY_COMPANIONS,
+    MEMORY_STATS,
+    NO_ARGUMENTS,
+    NO_FALLBACK,
+    POSITIONAL_ONLY,
+    SEED_CALLS,
+)
 
 Build = Callable[[cst.CSTNode], cst.CSTNode]
 
@@ -49,6 +66,9 @@ class Fix:
     written: Tuple[str, ...] = ()  # code the fix writes: decides imports, torch version, device variable
     imports: Tuple[str, ...] = ()  # modules to import that the written code does not name
     removals: Tuple[Binding, ...] = ()  # imports the fix may leave unused
+    # CUDA-bound code the fix is only right together with: each must be rewritten by a fix applied
+    # in the same run (the engine checks, and drops this fix otherwise). See `guards`.
+    needs: Tuple[Marker, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +89,7 @@ class Site:
     parents: Mapping[int, cst.CSTNode]
     names: Bindings
     target: str
+    path: str = "<string>"
 
     def pick(self, *types: Type[cst.CSTNode]) -> Optional[cst.CSTNode]:
         for node in self.nodes:
@@ -89,22 +110,27 @@ class Site:
         return None
 
 
-_CUDA = re.compile(r"^cuda(?::(\d+))?$")
+_CUDA = CUDA_DEVICE
 _CUDA_PREFIX = re.compile(r"^cuda(?=:|$)")
 STRING = "string"
 OBJECT = "object"
 COLLAPSE = "collapse"
 LOCATION = "location"  # a torch.load map_location
-_LOAD_CALLS = frozenset({"torch.load", "torch.jit.load"})
-_TYPE_CALLS = ("autocast", "GradScaler", "init_device_mesh", "DeviceMesh", "custom_fwd", "custom_bwd")
+_TYPE_CALL_TAILS = frozenset(name.rsplit(".", 1)[-1] for name in DEVICE_TYPE_CALLS)
 
 
 def _replace(node: cst.CSTNode, code: str, key: str) -> Plan:
     return Plan(node, lambda updated: parse_expr(code).with_changes(lpar=updated.lpar, rpar=updated.rpar), key)
 
 
-def _fix(*plans: Plan, written: Sequence[str] = (), imports: Sequence[str] = (), removals: Sequence[Binding] = ()) -> Fix:
-    return Fix(tuple(plans), tuple(written), tuple(imports), tuple(r for r in removals if r is not None))
+def _fix(
+    *plans: Plan,
+    written: Sequence[str] = (),
+    imports: Sequence[str] = (),
+    removals: Sequence[Optional[Binding]] = (),
+    needs: Sequence[Marker] = (),
+) -> Fix:
+    return Fix(tuple(plans), tuple(written), tuple(imports), tuple(r for r in removals if r is not None), tuple(needs))
 
 
 # -- where a device value goes ------------------------------------------------------------------
@@ -137,9 +163,10 @@ def holder_of(site: Site, node: cst.CSTNode) -> Holder:
             if len(call.args) == 1 and parent.value is node and keyword in (None, "type"):
                 return Holder(COLLAPSE, call, parent)
             return Holder(STRING, call, parent)
-        if keyword == "map_location" or (name in _LOAD_CALLS and keyword is None and positional_args(call)[1:2] == [parent]):
+        loads = name in LOAD_CALLS
+        if keyword == "map_location" or (loads and (keyword == "device" or (keyword is None and positional_args(call)[1:2] == [parent]))):
             return Holder(LOCATION, call, parent)
-        if keyword == "device_type" or name.rsplit(".", 1)[-1] in _TYPE_CALLS:
+        if keyword == "device_type" or name in DEVICE_TYPE_CALLS or name.rsplit(".", 1)[-1] in _TYPE_CALL_TAILS:
             return Holder(STRING, call, parent)
         return Holder(OBJECT, call, parent)
     return Holder(STRING)
@@ -213,6 +240,9 @@ def device_string(site: Site) -> Outcome:
         if not _CUDA_PREFIX.match(_leading_text(node)):
             return Skip(f"not a CUDA map_location: {code_of(node)}")
         code = sp.location()
+        loader = site.names.resolve(holder.call.func) if holder.call is not None else None
+        if (loader or "").startswith("safetensors.") and sp.style == "variable":
+            code = sp.device_type()  # safetensors takes the device as a string
         return _fix(_replace(node, code, "map-location"), written=[code])
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return _device_literal(site, node)
@@ -258,16 +288,31 @@ def device_string(site: Site) -> Outcome:
     value = string_value(base) if isinstance(base, cst.SimpleString) else None
     if value is None or not _CUDA_PREFIX.match(value):
         return Skip("not a CUDA device string expression")
-    new_base = _retype_literal(sp, base, value[len("cuda"):])
-    if new_base is None:
+    rest = value[len("cuda"):]
+    prefix = sp.type_prefix()
+    if prefix is None:
         return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
-    written = [sp.device_type()] if sp.style == "variable" else []
+    if prefix[0] == "text":
+        new_base = quote_like(prefix[1] + rest, base)
 
-    def build_format(updated: cst.CSTNode) -> cst.CSTNode:
+        def build_format(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+            return updated.with_changes(func=updated.func.with_changes(value=new_base))
+
+        return _fix(Plan(node, build_format, "device-string"), written=[])
+    # `"cuda:{}".format(rank)` -> `"{}:{}".format(DEVICE.type, rank)`: the type becomes the first
+    # field, so only automatically numbered fields (`{}`) can shift along.
+    if re.search(r"\{(?!\{)[^}]", rest) or any(a.keyword is not None or a.star for a in node.args):
+        return Skip("the device string template uses numbered or named fields")
+    type_base = quote_like("{}" + rest, base)
+    type_code = prefix[1]
+
+    def build_typed_format(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
-        return updated.with_changes(func=updated.func.with_changes(value=new_base))
+        changed = updated.with_changes(func=updated.func.with_changes(value=type_base))
+        return with_args(changed, [cst.Arg(parse_expr(type_code)), *updated.args])
 
-    return _fix(Plan(node, build_format, "device-string"), written=written)
+    return _fix(Plan(node, build_typed_format, "device-string"), written=[type_code])
 
 
 # -- .cuda() --------------------------------------------------------------------------------------
@@ -344,9 +389,98 @@ def _compare_string(spelling: Spelling, node: cst.CSTNode) -> Optional[str]:
     return _device_code(spelling, m.group(1), STRING)
 
 
+def _protection(site: Site, check: cst.CSTNode) -> Union[Skip, Tuple[List[Marker], bool]]:
+    """(markers the fix needs, whether the guarded code is accelerator-generic work) for a CUDA check
+    at `check`, or why the check is left alone."""
+    found = protected(check, site.parents)
+    if found.refusal is not None:
+        return Skip(found.refusal)
+    needs: List[Marker] = []
+    for marker in markers(found.region, site.names, check):
+        if not marker.fixable:
+            return Skip(f"it guards CUDA-only work that has no counterpart elsewhere (`{marker.label}`)")
+        needs.append(marker)
+    return needs, generic_work(found.region, site.names)
+
+
+def _cpu_test(site: Site, node: cst.CSTNode) -> Union[Skip, str]:
+    """A test that is true on every accelerator and false on the CPU, for the CUDA check `node`."""
+    if isinstance(node, cst.Attribute):
+        return f'{code_of(node.value)}.device.type != "cpu"'
+    if isinstance(node, cst.Call):
+        assert isinstance(node.func, cst.Attribute)
+        return f'not {code_of(node.func.value)}.startswith("cpu")'
+    assert isinstance(node, cst.Comparison)
+    if len(node.comparisons) != 1:
+        return Skip("a chained comparison cannot be restated as a CPU test")
+    target = node.comparisons[0]
+    op = target.operator
+    left, right = node.left, target.comparator
+    left_cuda, right_cuda = _compare_string(site.spelling, left) is not None, _compare_string(site.spelling, right) is not None
+    if left_cuda == right_cuda:
+        return Skip("this comparison does not compare a device with a CUDA string")
+    other = code_of(right if left_cuda else left)
+    if isinstance(op, (cst.Equal, cst.Is)):
+        return f'{other} != "cpu"'
+    if isinstance(op, (cst.NotEqual, cst.IsNot)):
+        return f'{other} == "cpu"'
+    if isinstance(op, cst.In) and left_cuda:
+        return f'"cpu" not in {other}'
+    if isinstance(op, cst.NotIn) and left_cuda:
+        return f'"cpu" in {other}'
+    return Skip("this comparison cannot be restated as a CPU test")
+
+
+def _type_of_device(site: Site, node: cst.CSTNode) -> Optional[Tuple[cst.IfExp, cst.BaseExpression]]:
+    """`"cuda" if "cuda" in device else "cpu"` (or `device.startswith("cuda")`): the device type of
+    `device`, spelt out. Returns the expression and `device`."""
+    parent = site.parent(node)
+    if not (isinstance(parent, cst.IfExp) and parent.test is node):
+        return None
+    if string_value(parent.body) != "cuda" or string_value(parent.orelse) != "cpu":
+        return None
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, cst.In):
+        if string_value(node.left) == "cuda":
+            return parent, node.comparisons[0].comparator
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) == 1:
+        if node.func.attr.value == "startswith" and string_value(node.args[0].value) == "cuda":
+            return parent, node.func.value
+    return None
+
+
 def device_compare(site: Site) -> Outcome:
-    sp = site.spelling
     node = site.pick(cst.Comparison, cst.Call, cst.Attribute)
+    if node is None:
+        return Skip("the code at this position is not a device check")
+    choice = _type_of_device(site, node)
+    if choice is not None:
+        # The type of whatever device the string names: "cuda" stays "cuda", and "neuron" is no
+        # longer taken for the CPU (which would turn autocast off without a word).
+        code = f"torch.device({code_of(choice[1])}).type"
+        return _fix(_replace(choice[0], code, "device-type-of"), written=[code])
+    analysis = _protection(site, node)
+    if isinstance(analysis, Skip):
+        return analysis
+    needs, generic = analysis
+    if generic:
+        # Pinning and non-blocking copies need an accelerator: the test must stay false on the CPU,
+        # where `device == DEVICE.type` would be true.
+        code = _cpu_test(site, node)
+        if isinstance(code, Skip):
+            return code
+        parent = site.parent(node)
+        bare = isinstance(parent, _SAFE_FOR_COMPARE) or (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not))
+        outcome: Outcome = _fix(_replace(node, code if bare else f"({code})", "device-compare"))
+    else:
+        outcome = _selection_compare(site, node)
+    if isinstance(outcome, Fix):
+        return Fix(outcome.plans, outcome.written, outcome.imports, outcome.removals, tuple(needs))
+    return outcome
+
+
+def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
+    """A check that picks a device: ask the same question of the resolved device type."""
+    sp = site.spelling
     if isinstance(node, cst.Comparison):
         sides = [node.left, *(t.comparator for t in node.comparisons)]
         codes: Dict[int, str] = {}
@@ -466,6 +600,12 @@ def availability(site: Site) -> Outcome:
     guard = sp.guard()
     if guard is None:
         return Skip("XLA has no availability check to swap in; only the exact device ternary is fixed")
+    if PurePath(site.path).name == "setup.py":
+        return Skip("in setup.py the check decides whether CUDA extensions are built")
+    analysis = _protection(site, call)
+    if isinstance(analysis, Skip):
+        return analysis
+    needs = analysis[0]
     func = guard.rsplit("(", 1)[0]
     plans = [Plan(call, lambda updated: updated.with_changes(func=parse_expr(func)), "availability")]
     written = [guard]
@@ -476,7 +616,7 @@ def availability(site: Site) -> Outcome:
         if isinstance(outcome, Fix):
             plans.extend(outcome.plans)
             written.extend(outcome.written)
-    return _fix(*plans, written=written, removals=[_removal(site, call.func)])
+    return _fix(*plans, written=written, removals=[_removal(site, call.func)], needs=needs)
 
 
 _ORT_PROVIDER = re.compile(r"[A-Za-z0-9]+ExecutionProvider")  # ONNX Runtime's provider names
@@ -514,16 +654,13 @@ def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:
 
 # -- renamed torch.cuda calls ------------------------------------------------------------------
 
-_AVAILABILITY_CALLS = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available"})
-
-
 def _guarded(site: Site, node: cst.CSTNode) -> bool:
     """True inside the body of an `if torch.cuda.is_available():` or `if torch.accelerator.is_available():`."""
     child, parent = node, site.parent(node)
     while parent is not None:
         if isinstance(parent, cst.If) and child is parent.body:
             test = parent.test
-            if isinstance(test, cst.Call) and site.names.resolve(test.func) in _AVAILABILITY_CALLS:
+            if isinstance(test, cst.Call) and site.names.resolve(test.func) in AVAILABILITY_CALLS:
                 return True
         child, parent = parent, site.parent(parent)
     return False
@@ -537,6 +674,88 @@ def _removal(site: Site, ref: cst.CSTNode) -> Optional[Binding]:
     return binding
 
 
+def _bind_args(args: Sequence[cst.Arg], to: str) -> Union[Skip, List[Tuple[int, bool]]]:
+    """How the arguments of a CUDA call go to the API `to`: (index in `args`, pass by position), in
+    order. A keyword that `to` only takes by position (`synchronize(device, /)`) is passed by position."""
+    if to in NO_ARGUMENTS:
+        return [] if not args else Skip(f"`{to}` takes no arguments")
+    only = POSITIONAL_ONLY.get(to)
+    if only is None:
+        return [(i, False) for i in range(len(args))]
+    if any(a.star for a in args):
+        return Skip(f"cannot tell how `*args` bind to `{to}`")
+    order = [(i, False) for i, a in enumerate(args) if a.keyword is None]
+    for i, arg in enumerate(args):
+        if arg.keyword is None:
+            continue
+        # The CUDA APIs call the parameter `device`; it goes to the one positional slot.
+        if arg.keyword.value in ("device", *only) and len(order) < len(only):
+            order.append((i, True))
+        else:
+            return Skip(f"`{to}` has no parameter for `{arg.keyword.value}=`")
+    if len(order) > len(only):
+        return Skip(f"`{to}` takes at most {len(only)} argument(s)")
+    return order
+
+
+def _scope_body(site: Site, node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The statements of the function `node` is in, else of its module (not descending into defs)."""
+    parent = site.parent(node)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+        parent = site.parent(parent)
+    if isinstance(parent, cst.FunctionDef):
+        return [parent.body]
+    if isinstance(parent, cst.Module):
+        return [s for s in parent.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    return []
+
+
+def _memory_companions(site: Site, call: cst.CSTNode, original: str) -> List[Marker]:
+    """The CUDA memory statistics in the same function as `call`: a timing or memory report is fixed
+    whole, or it still needs CUDA and the rewrite gains nothing."""
+    if original not in MEMORY_COMPANIONS:
+        return []
+    found: List[Marker] = []
+    own = set(map(id, walk(call.func))) if isinstance(call, cst.Call) else {id(call)}
+    stack: List[cst.CSTNode] = list(_scope_body(site, call))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)) or id(node) in own:
+            continue
+        if isinstance(node, (cst.Attribute, cst.Name)) and site.names.resolve(node) in MEMORY_STATS:
+            found.append(Marker(node, code_of(node), True))
+            continue
+        stack.extend(node.children)
+    return found
+
+
+def _same_seed(site: Site, call: cst.Call) -> bool:
+    """True when the seeding statement `call` is, once renamed, a repeat of another in its block:
+    `torch.manual_seed(s)` seeds every device, so `torch.cuda.manual_seed(s)` beside it goes."""
+    expr = site.parent(call)
+    line = site.parent(expr) if isinstance(expr, cst.Expr) else None
+    block = site.parent(line) if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)):
+        return False
+    args = code_of(call.with_changes(func=cst.Name("f")))
+    earlier = True
+    for stmt in body:
+        if stmt is line:
+            earlier = False
+            continue
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)):
+            continue
+        other = stmt.body[0].value
+        if not isinstance(other, cst.Call) or code_of(other.with_changes(func=cst.Name("f"))) != args:
+            continue
+        name = site.names.resolve(other.func) or ""
+        # Keep the first of several CUDA seeds; drop any beside a plain `torch.manual_seed`.
+        if name in SEED_CALLS and (earlier or not name.startswith("torch.cuda.")):
+            return True
+    return False
+
+
 def rename_call(site: Site) -> Outcome:
     to = site.params.get("to")
     if not isinstance(to, str) or not to:
@@ -548,10 +767,10 @@ def rename_call(site: Site) -> Outcome:
         return Skip("the code at this position is not a call")
     call = site.call_of(node)
     ref = call.func if call is not None else node
+    original = site.names.resolve(ref) or ""
     if to.endswith(".*"):
         # `torch.accelerator.*`: the same name in another namespace.
-        original = site.names.resolve(ref)
-        if original is None:
+        if not original:
             return Skip(f"cannot tell which API `{code_of(ref)}` is")
         to = to[:-1] + original.rsplit(".", 1)[-1]
     removals = [_removal(site, ref)]
@@ -559,11 +778,38 @@ def rename_call(site: Site) -> Outcome:
         if guard:
             return Skip(f"`{code_of(ref)}` is used without being called, so it cannot be guarded")
         return _fix(_replace(ref, to, "rename"), written=[to], removals=removals)
+    needs = _memory_companions(site, call, original)
+    holder = site.parent(call)
+    while holder is not None and not isinstance(holder, (cst.FormattedString, cst.BaseStatement)):
+        holder = site.parent(holder)
+    if isinstance(holder, cst.FormattedString) and _CUDA_PREFIX.match(_leading_text(holder)):
+        return Skip(f"it is part of the CUDA device string `{code_of(holder)}`, which stays")
+    if original in CUDA_CHECK_CALLS:
+        # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides.
+        analysis = _protection(site, call)
+        if isinstance(analysis, Skip):
+            return analysis
+        needs += analysis[0]
+    if original in SEED_CALLS and _same_seed(site, call):
+        line = site.parent(site.parent(call))
+        assert line is not None
+        return _fix(Plan(line, lambda updated: cst.RemovalSentinel.REMOVE, "drop-seed"), removals=removals)  # type: ignore[arg-type,return-value]
+    order = [] if drop else _bind_args(call.args, to)
+    if isinstance(order, Skip):
+        return order
+    keep_args = order == [(i, False) for i in range(len(call.args))]
 
     def build(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.Call)
         changed = updated.with_changes(func=parse_expr(to))
-        return changed.with_changes(args=[]) if drop else changed
+        if keep_args:
+            return changed
+        args = [
+            updated.args[i].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) if by_position else updated.args[i]
+            for i, by_position in order
+        ]
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
+        return with_args(changed.with_changes(args=[]), args) if args else changed.with_changes(args=[])
 
     plans = [Plan(call, build, f"rename:{to}")]
     written = [to]
@@ -584,17 +830,20 @@ def rename_call(site: Site) -> Outcome:
 
             plans.append(Plan(line, build_if, "guard"))
         else:
+            if to in NO_FALLBACK:
+                return Skip(f"no value stands in for `{to}()` without an accelerator")
+            fallback = GUARD_FALLBACK.get(to, "None")
             bare = isinstance(expr, (cst.Expr, cst.Arg, cst.Assign, cst.AnnAssign, cst.Return, cst.Element))
 
             def build_ifexp(updated: cst.CSTNode) -> cst.CSTNode:
                 inner = updated.with_changes(lpar=[], rpar=[])
-                ifexp = cst.IfExp(test=parse_expr(test), body=inner, orelse=cst.Name("None"))
+                ifexp = cst.IfExp(test=parse_expr(test), body=inner, orelse=parse_expr(fallback))
                 if not bare or updated.lpar:
                     ifexp = ifexp.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
                 return ifexp
 
             plans.append(Plan(call, build_ifexp, "guard"))
-    return _fix(*plans, written=written, removals=removals)
+    return _fix(*plans, written=written, removals=removals, needs=needs)
 
 
 # -- autocast, GradScaler, custom_fwd --------------------------------------------------------------
@@ -619,7 +868,9 @@ def _string_arg_plan(site: Site, node: cst.CSTNode, add_dtype: bool) -> Outcome:
     written = [type_code]
     holder = holder_of(site, node)
     call = holder.call
-    if add_dtype and call is not None and argument(call, "dtype", 1) is None:
+    # Only autocast takes a dtype (the same device-type position also feeds GradScaler and friends).
+    is_autocast = call is not None and (site.names.resolve(call.func) or "").endswith("autocast")
+    if add_dtype and is_autocast and call is not None and argument(call, "dtype", 1) is None:
         dtype = _amp_dtype(site)
         written.append(dtype)
         plans.append(Plan(call, lambda updated: with_args(updated, [*updated.args, kwarg("dtype", parse_expr(dtype))]), "dtype"))
@@ -730,12 +981,30 @@ def custom_fwd(site: Site) -> Outcome:
 # -- distributed ---------------------------------------------------------------------------------
 
 
+def _backend_choice(site: Site, node: cst.CSTNode) -> Optional[cst.IfExp]:
+    """`"nccl" if torch.cuda.is_available() else "gloo"`: the whole choice, which the default backend
+    of the resolved device makes on its own."""
+    parent = site.parent(node)
+    if not isinstance(parent, cst.IfExp) or parent.body is not node or string_value(parent.orelse) != "gloo":
+        return None
+    test = parent.test
+    if isinstance(test, cst.Call) and site.names.resolve(test.func) in AVAILABILITY_CALLS:
+        return parent
+    return None
+
+
 def process_group_backend(site: Site) -> Outcome:
-    node = site.pick(cst.SimpleString)
-    if node is None or string_value(node) != "nccl":
-        return Skip('the code at this position is not the "nccl" backend string')
     sp = site.spelling
     code = sp.backend()
+    attribute = site.pick(cst.Attribute)
+    node: Optional[cst.CSTNode] = site.pick(cst.SimpleString)
+    if node is None and attribute is not None and site.names.resolve(attribute) == "torch.distributed.Backend.NCCL":
+        node = attribute
+    elif node is None or string_value(node) != "nccl":
+        return Skip('the code at this position is not the "nccl" backend')
+    choice = _backend_choice(site, node)
+    if choice is not None and sp.style == "variable":
+        node = choice
     plans = [_replace(node, code, "backend")]
     imports: List[str] = []
     if site.target == "xla":
@@ -821,7 +1090,60 @@ def replace_string(site: Site) -> Outcome:
     return _fix(Plan(node, lambda updated: new.with_changes(lpar=updated.lpar, rpar=updated.rpar), f"string:{value}"))
 
 
+# -- legacy default tensor types ---------------------------------------------------------------
+
+
+def default_tensor_type(site: Site) -> Outcome:
+    """`torch.set_default_tensor_type(torch.cuda.FloatTensor)` -> the dtype and the device, each set
+    the modern way (`set_default_tensor_type` is deprecated and names CUDA)."""
+    node = site.pick(cst.Attribute, cst.SimpleString)
+    if node is None:
+        return Skip("the code at this position is not a tensor type")
+    name = string_value(node) if isinstance(node, cst.SimpleString) else site.names.resolve(node)
+    arg = site.parent(node)
+    call = site.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or site.names.resolve(call.func) != "torch.set_default_tensor_type" or len(call.args) != 1:
+        return Skip("only `torch.set_default_tensor_type(<CUDA type>)` is rewritten; elsewhere a CUDA tensor type needs a person")
+    dtype = CUDA_TENSOR_TYPES.get(name or "")
+    if dtype is None:
+        return Skip(f"`{name}` is not a floating-point type, so it cannot be a default type")
+    expr = site.parent(call)
+    line = site.parent(expr) if isinstance(expr, cst.Expr) else None
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return Skip("the call is not a statement of its own")
+    device = site.spelling.device()
+    first = f"torch.set_default_dtype({dtype})"
+    second = f"torch.set_default_device({device})"
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        return cst.FlattenSentinel([
+            updated.with_changes(body=[cst.Expr(parse_expr(first))]),
+            cst.SimpleStatementLine(body=[cst.Expr(parse_expr(second))]),
+        ])  # type: ignore[return-value]
+
+    return _fix(Plan(line, build, "default-tensor-type"), written=[first, second, device])
+
+
+# -- pinned memory ------------------------------------------------------------------------------
+
+
+def pin_memory(site: Site) -> Outcome:
+    """`DataLoader(..., pin_memory_device="cuda")` loses the keyword: since 2.9 the loader pins for the
+    current accelerator, and before that pinning is skipped with a warning where CUDA is missing.
+    `x.pin_memory()` raises without an accelerator; the place to guard it (the loop that builds the
+    batch) is a person's call, so it is left with that reason."""
+    node = site.pick(cst.Call)
+    if node is not None and keyword_arg(node, "pin_memory_device") is None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory":
+            return Skip("`.pin_memory()` raises without an accelerator: pin only where one is (`torch.accelerator.is_available()`), by hand")
+    return remove_keyword(Site(site.nodes, {"keyword": "pin_memory_device"}, site.spelling, site.parents, site.names, site.target, site.path))
+
+
 RECIPES: Dict[str, Callable[[Site], Outcome]] = {
+    "pin-memory": pin_memory,
+    "default-tensor-type": default_tensor_type,
     "device-string": device_string,
     "map-location": device_string,
     "dot-cuda": dot_cuda,

@@ -7,6 +7,7 @@ import re
 from typing import List, NamedTuple, Optional
 
 from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.torchfacts import CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
 _MESSAGE_FUNCS = frozenset({"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "fatal", "echo", "secho", "write"})
@@ -15,7 +16,6 @@ _LOGGER_HINTS = ("log", "logger", "logging", "warnings", "click", "sys.stdout", 
 MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "reason", "epilog", "usage", "doc", "docstring", "metavar"})
 # Test decorators whose positional strings are reasons, not code.
 _SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skip", "skipif", "xfail"})
-_CUDA_CHECK_CALLS = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"})
 # Names a program uses for "are we on CUDA?" flags (`if args.cuda:`, `if use_cuda:`).
 _CUDA_FLAG = re.compile(r"^(?:cuda|use_?cuda|no_?cuda|cuda_?available|has_?cuda|is_?cuda|on_?cuda|with_?cuda)$", re.IGNORECASE)
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
@@ -79,7 +79,7 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
             name = imports.resolve(node.func)
-            if name in _CUDA_CHECK_CALLS:
+            if name in CUDA_CHECK_CALLS:
                 return True
             last = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
             if "cuda" in last and "available" in last:  # is_torch_cuda_available() and friends

@@ -10,6 +10,9 @@ from typing import Any, Iterator, List, Mapping, Optional, Tuple
 from portcheck.pyscan.context import Ctx, is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Attr, Clause, Hit, Matcher, MatcherError, NameSet, _str_list, call_argument, register
+from portcheck.torchfacts import AMP_CALLS as _AMP_CALLS
+from portcheck.torchfacts import LOAD_CALLS as _LOAD_CALLS
+from portcheck.torchfacts import MESH_CALLS as _MESH_CALLS
 
 DEVICE_NAME = re.compile(r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE)
 RANKISH = re.compile(
@@ -19,28 +22,6 @@ RANKISH = re.compile(
 
 _DEVICE_CALLS = frozenset({"torch.device"})
 _DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
-_MESH_CALLS = frozenset(
-    {
-        "torch.distributed.device_mesh.init_device_mesh",
-        "torch.distributed.init_device_mesh",
-        "torch.distributed.device_mesh.DeviceMesh",
-        "torch.distributed.DeviceMesh",
-    }
-)
-_AMP_CALLS = frozenset(
-    {
-        "torch.autocast",
-        "torch.amp.autocast",
-        "torch.amp.autocast_mode.autocast",
-        "torch.amp.GradScaler",
-        "torch.amp.grad_scaler.GradScaler",
-        "torch.amp.custom_fwd",
-        "torch.amp.custom_bwd",
-        "torch.get_autocast_dtype",
-        "torch.is_autocast_available",
-    }
-)
-_LOAD_CALLS = frozenset({"torch.load", "torch.jit.load", "safetensors.torch.load_file", "safetensors.safe_open"})
 
 POSITIONS = frozenset(
     {

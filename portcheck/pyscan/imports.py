@@ -14,13 +14,12 @@ from typing import Dict, Iterable, List, Optional, Set
 class ImportTable:
     """Local name -> qualified name, gathered from every import statement in a module."""
 
-    __slots__ = ("aliases", "assigned", "modules")
+    __slots__ = ("aliases", "modules")
 
     def __init__(self) -> None:
         self.aliases: Dict[str, str] = {}
         # Names that are re-bound by plain assignment somewhere; they stop resolving to imports
         # only if they were never imported (an import always wins, as it is the common case).
-        self.assigned: set = set()
         # Every module named by an import statement (relative imports excluded).
         self.modules: Set[str] = set()
 

@@ -1,0 +1,154 @@
+"""Which findings `portcheck fix` really fixes, per target and per mode: the fixer's own verdict for
+each node, planned in memory (nothing is written, no code is generated). The scan marks findings
+with it, so `fixable`, `[*]`, the summary counts and `score_after_fix` promise only fixes that exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+from typing import AbstractSet, Dict, List, Mapping, Sequence, Set, Tuple
+
+from portcheck.fixer.device import choose_name, spelling_for
+from portcheck.fixer.engine import FixError, FixOptions, attempted, parse, plan_fixes
+from portcheck.model import Finding, FixSafety, Rule, Target
+
+# The fix target that goes with each scan target (the `cpu` fix works from the generic scan).
+FIX_TARGET_OF: Mapping[Target, str] = {Target.GENERIC: "generic", Target.NEURON: "neuron", Target.XLA: "xla"}
+SAFE, UNSAFE = "safe", "unsafe"
+
+Key = Tuple[int, int, int, int, str, int]
+
+
+@dataclass(frozen=True)
+class FixSettings:
+    """The configuration that changes what a fix can do (see `portcheck.config`)."""
+
+    min_torch: str = "2.6"
+    literal_device: bool = False
+
+
+def _key(f: Finding) -> Key:
+    return (f.line, f.column, f.end_line, f.end_column, f.code, f.cell or 0)
+
+
+# What a fix's verdict can depend on besides the finding's own statement: CUDA-bound code (the
+# markers of `guards`), seeding (duplicates), and imports (name resolution).
+_RELEVANT = re.compile(r"cuda|nccl|seed", re.IGNORECASE)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
+    """`text` with the code no verdict depends on left out, every line in its place: top-level
+    statements are blanked and function bodies become `pass` unless they hold a finding, CUDA-bound
+    code, seeding or an import. libcst then parses a fraction of a large module."""
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    lines = text.splitlines(keepends=True)
+
+    def span(stmt: ast.stmt) -> Tuple[int, int]:
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        return first, stmt.end_lineno or stmt.lineno
+
+    def needed(stmt: ast.stmt) -> bool:
+        first, last = span(stmt)
+        if any(first <= line <= last for line in finding_lines):
+            return True
+        if _RELEVANT.search("".join(lines[first - 1:last])):
+            return True
+        return any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(stmt))
+
+    def blank(first: int, last: int, keep_first: str = "") -> None:
+        for i in range(first - 1, last):
+            ending = lines[i][len(lines[i].rstrip("\r\n")):]
+            lines[i] = (keep_first if i == first - 1 and keep_first else "") + ending
+
+    def shrink_defs(body: Sequence[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (*_DEFS, ast.ClassDef)):
+                if not needed(stmt) and isinstance(stmt, _DEFS):
+                    inner = stmt.body[0]
+                    head = lines[inner.lineno - 1][: inner.col_offset]
+                    if inner.lineno > stmt.lineno and not head.strip():
+                        blank(inner.lineno, span(stmt)[1], keep_first=head + "pass")
+                else:
+                    shrink_defs(stmt.body)
+
+    starts = [span(stmt) for stmt in module.body]
+    for index, stmt in enumerate(module.body):
+        first, last = starts[index]
+        shares = (index > 0 and starts[index - 1][1] >= first) or (index + 1 < len(starts) and starts[index + 1][0] <= last)
+        if not needed(stmt) and not shares:
+            blank(first, last)
+        else:
+            shrink_defs([stmt])
+    return "".join(lines)
+
+
+class _Python:
+    """A module parsed once (its skeleton) and planned for each target and mode."""
+
+    def __init__(self, text: str, path: str, findings: Sequence[Finding]) -> None:
+        lines = {line for f in findings for line in range(f.line, f.end_line + 1)}
+        self.parsed = parse(skeleton(text, lines), (f.line for f in findings))
+        self.name, _ = choose_name([text])
+        self.path = path
+
+    def applied(self, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions) -> Set[Key]:
+        todo = attempted(findings, rules, options)
+        if not todo:
+            return set()
+        spelling = spelling_for(options.target, options.min_torch, options.literal_device, self.name)
+        kept, _ = plan_fixes(self.parsed, todo, rules, options, spelling, path=self.path)
+        return {_key(item[0]) for item in kept}
+
+
+def _applied_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions) -> Set[Key]:
+    from portcheck.fixer.notebook import fix_notebook  # notebooks are rare; their JSON layer loads on demand
+
+    if not attempted(findings, rules, options):
+        return set()
+    return {_key(f) for f in fix_notebook(text, path, findings, rules, options).applied}
+
+
+def fix_verdicts(
+    text: str, path: str, kind: str, findings: Sequence[Finding], rules: Mapping[str, Rule], scanned: Target, settings: FixSettings
+) -> List[Finding]:
+    """`findings` with `fixable`, `fix_safety` and `fixes` set from what `portcheck fix` does with them:
+    `fixable` when the default (safe) run fixes it for the scanned target, `fix_safety` unsafe when only
+    `--unsafe-fixes` does, and `fixes` per target."""
+    candidates = [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable]
+    verdict: Dict[Key, Dict[str, str]] = {}
+    if candidates and kind in ("python", "notebook"):
+        any_unsafe = any(rules[f.code].fix_safety is FixSafety.UNSAFE for f in candidates)
+        try:
+            python = _Python(text, path, candidates) if kind == "python" else None
+        except (FixError, RecursionError):
+            python, candidates = None, []
+        for target in FIX_TARGET_OF.values():
+            for unsafe in ((False, True) if any_unsafe else (False,)):
+                options = FixOptions(target=target, unsafe=unsafe, min_torch=settings.min_torch, literal_device=settings.literal_device)
+                try:
+                    if python is not None:
+                        keys = python.applied(candidates, rules, options)
+                    else:
+                        keys = _applied_notebook(text, path, candidates, rules, options) if candidates else set()
+                except (FixError, RecursionError, ValueError):
+                    keys = set()
+                for key in keys:
+                    verdict.setdefault(key, {}).setdefault(target, UNSAFE if unsafe else SAFE)
+    out = []
+    own = FIX_TARGET_OF.get(scanned, "generic")
+    for f in findings:
+        fixes = verdict.get(_key(f), {})
+        mine = fixes.get(own)
+        out.append(replace(
+            f,
+            fixable=mine == SAFE,
+            fix_safety=FixSafety.SAFE if mine == SAFE else FixSafety.UNSAFE if mine == UNSAFE else FixSafety.NONE,
+            fixes=tuple(sorted(fixes.items())),
+        ))
+    return out

@@ -1,0 +1,127 @@
+"""PyTorch facts that both the matcher (`pyscan/`) and the fixer (`fixer/`) rely on, written once.
+
+Names are fully qualified, as `ImportTable.resolve` and `Bindings.resolve` return them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Iterable, Tuple
+
+# Calls whose second positional argument (or `map_location`) says where a checkpoint is loaded.
+LOAD_CALLS: FrozenSet[str] = frozenset({"torch.load", "torch.jit.load", "safetensors.torch.load_file", "safetensors.safe_open"})
+
+# Calls that take a device type (a string such as "cuda"), not a device.
+MESH_CALLS: FrozenSet[str] = frozenset(
+    {
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.distributed.init_device_mesh",
+        "torch.distributed.device_mesh.DeviceMesh",
+        "torch.distributed.DeviceMesh",
+    }
+)
+AMP_CALLS: FrozenSet[str] = frozenset(
+    {
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.autocast_mode.autocast",
+        "torch.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.amp.custom_fwd",
+        "torch.amp.custom_bwd",
+        "torch.get_autocast_dtype",
+        "torch.is_autocast_available",
+    }
+)
+DEVICE_TYPE_CALLS: FrozenSet[str] = AMP_CALLS | MESH_CALLS
+
+# Checks that ask whether CUDA is there; the second set also counts the generic spelling.
+CUDA_CHECK_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"})
+AVAILABILITY_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available"})
+
+# The torch.cuda memory-statistics family: numbers about CUDA's caching allocator. They are fixed as
+# a unit (every call of a function, or none), and `synchronize`/`empty_cache` beside them only when
+# they are fixed too, since a timing or memory report that still needs CUDA gains nothing.
+MEMORY_STATS: FrozenSet[str] = frozenset(
+    f"torch.cuda.{name}"
+    for name in (
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+        "memory_stats_as_nested_dict", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
+        "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
+        "memory_summary", "memory_snapshot", "mem_get_info", "list_gpu_processes", "memory.mem_get_info",
+    )
+)
+MEMORY_COMPANIONS: FrozenSet[str] = MEMORY_STATS | frozenset({"torch.cuda.synchronize", "torch.cuda.empty_cache"})
+
+# Names with no counterpart off CUDA: code that uses them is CUDA-only work, whatever guards it.
+CUDA_ONLY_NAMES: FrozenSet[str] = frozenset(
+    {
+        "torch.utils.cpp_extension.CUDAExtension",
+        "torch.utils.cpp_extension.CUDA_HOME",
+        "torch.version.cuda",
+        "torch.distributed.Backend.NCCL",
+    }
+)
+CUDA_ONLY_STRINGS: FrozenSet[str] = frozenset({"nccl"})
+
+# Seeding: `torch.manual_seed` seeds every device, so a CUDA seed beside it with the same argument is
+# the same statement once fixed.
+SEED_CALLS: FrozenSet[str] = frozenset(
+    {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
+     "torch.cuda.random.manual_seed", "torch.cuda.random.manual_seed_all"}
+)
+
+
+def device_pattern(devices: Iterable[str]) -> "re.Pattern[str]":
+    """A device string naming one of `devices`, optionally with an index: "cuda", "cuda:0"."""
+    alternatives = "|".join(re.escape(d) for d in sorted(devices))
+    return re.compile(rf"^(?:{alternatives})(?::(\d+))?$")
+
+
+CUDA_DEVICE = device_pattern(["cuda"])
+
+
+# Parameters of the APIs a fix writes that cannot be passed by keyword (`name(x, /)`), from the
+# signatures of torch 2.13; a renamed call passes these positionally.
+POSITIONAL_ONLY: Dict[str, Tuple[str, ...]] = {
+    "torch.accelerator.synchronize": ("device",),
+    "torch.accelerator.current_stream": ("device",),
+    "torch.accelerator.set_device_index": ("device",),
+    "torch.accelerator.set_device_idx": ("device",),
+    "torch.accelerator.device_index": ("device",),
+    "torch.accelerator.get_memory_info": ("device_index",),
+    "torch.accelerator.get_device_capability": ("device",),
+    "torch.accelerator.memory_allocated": ("device_index",),
+    "torch.accelerator.max_memory_allocated": ("device_index",),
+    "torch.accelerator.memory_reserved": ("device_index",),
+    "torch.accelerator.max_memory_reserved": ("device_index",),
+    "torch.accelerator.memory_stats": ("device_index",),
+    "torch.accelerator.reset_accumulated_memory_stats": ("device_index",),
+    "torch.accelerator.reset_peak_memory_stats": ("device_index",),
+    "torch.set_default_dtype": ("d",),
+}
+# APIs a fix writes that take no argument at all.
+NO_ARGUMENTS: FrozenSet[str] = frozenset(
+    {"torch.accelerator.device_count", "torch.accelerator.current_device_index", "torch.accelerator.is_available",
+     "torch.accelerator.empty_cache", "torch_xla.sync"}
+)
+
+# What an accelerator-only query stands for where there is no accelerator, when the call is guarded
+# inside an expression (`x if torch.accelerator.is_available() else <fallback>`).
+GUARD_FALLBACK: Dict[str, str] = {
+    "torch.accelerator.memory_allocated": "0",
+    "torch.accelerator.max_memory_allocated": "0",
+    "torch.accelerator.memory_reserved": "0",
+    "torch.accelerator.max_memory_reserved": "0",
+    "torch.accelerator.memory_stats": "{}",
+}
+# Queries whose value nothing can stand in for on the CPU (a tuple someone divides by).
+NO_FALLBACK: FrozenSet[str] = frozenset({"torch.accelerator.get_memory_info"})
+
+# Legacy CUDA tensor types and the dtype each one stands for (`torch.set_default_tensor_type`).
+CUDA_TENSOR_TYPES: Dict[str, str] = {
+    f"torch.cuda.{name}Tensor": dtype
+    for name, dtype in (
+        ("Float", "torch.float32"), ("Double", "torch.float64"), ("Half", "torch.float16"), ("BFloat16", "torch.bfloat16"),
+    )
+}

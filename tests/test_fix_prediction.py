@@ -1,0 +1,70 @@
+"""What a scan promises about `portcheck fix` is what `fix` does: per file, the score predicted
+before the fix equals the score measured after it, and a rescan after `fix` reports nothing as
+fixable in the mode that was used (per finding: the fixer's verdict for that node, never the rule's)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Dict, Tuple
+
+import pytest
+
+from portcheck.catalog import load_catalog
+from portcheck.config import Config
+from portcheck.fixer.paths import fix_paths
+from portcheck.model import FixSafety, Target
+from portcheck.scanner import scan_paths
+from portcheck.score import score_scan
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG = load_catalog()
+
+
+def _scores(folder: Path, target: Target) -> Tuple[Dict[str, Tuple[float, float]], object]:
+    scan = scan_paths([folder], Config(), target=target.value, cwd=folder, jobs=1)
+    card = score_scan(scan, CATALOG, target)
+    return {f.path: (f.score, f.score_after_fix) for f in card.files}, scan
+
+
+def check_prediction(source: Path, tmp_path: Path, target: Target, unsafe: bool) -> int:
+    work = tmp_path / "work"
+    shutil.copytree(source, work, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    before, scan = _scores(work, target)
+    promised = sum(1 for f in scan.findings if f.fixable or (unsafe and f.fix_safety is FixSafety.UNSAFE))
+    report = fix_paths([work], target=target.value, unsafe=unsafe, config=Config(), cwd=work)
+    assert sum(len(f.applied) for f in report.files) == promised
+    after, rescan = _scores(work, target)
+    if not unsafe:
+        wrong = {path: (b[1], after.get(path, (100.0, 100.0))[0]) for path, b in before.items() if b[1] != after.get(path, (100.0, 100.0))[0]}
+        assert not wrong, f"predicted vs measured score after fix: {wrong}"
+    still = [f"{f.path}:{f.line} {f.code}" for f in rescan.findings if f.fixable or (unsafe and f.fix_safety is FixSafety.UNSAFE)]
+    assert not still, f"still reported fixable after fix: {still}"
+    return promised
+
+
+@pytest.mark.parametrize("target", [Target.GENERIC, Target.NEURON, Target.XLA])
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+def test_the_example_project_gets_what_the_scan_promised(tmp_path, target, unsafe):
+    assert check_prediction(ROOT / "examples", tmp_path, target, unsafe) > 0
+
+
+def test_the_runtime_scripts_get_what_the_scan_promised(tmp_path):
+    assert check_prediction(ROOT / "tests" / "runtime", tmp_path, Target.GENERIC, False) > 0
+
+
+CORPUS = Path("/work/corpus")
+REPOS = [
+    "karpathy+nanoGPT", "karpathy+build-nanogpt", "karpathy+llm.c", "openai+guided-diffusion", "openai+CLIP", "facebookresearch+DiT",
+    "facebookresearch+mae", "facebookresearch+dino", "rosinality+stylegan2-pytorch", "NVlabs+stylegan3", "state-spaces+mamba",
+    "lucidrains+denoising-diffusion-pytorch", "ultralytics+yolov5", "pytorch+torchtitan", "huggingface+accelerate",
+    "facebookresearch+detectron2", "EleutherAI+gpt-neox",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repo", REPOS)
+def test_real_repositories_get_what_the_scan_promised(tmp_path, repo):
+    if not (CORPUS / repo).is_dir():
+        pytest.skip(f"{CORPUS / repo} is not on this machine")
+    check_prediction(CORPUS / repo, tmp_path, Target.GENERIC, False)
