@@ -344,7 +344,7 @@ def clean_command(path: Optional[Path]) -> None:
         removed = clean(Path(root))
     except CleanError as exc:
         click.echo(f"portcheck: error: {exc}", err=True)
-        raise click.exceptions.Exit(2)
+        raise click.exceptions.Exit(2) from None
     if removed:
         click.echo(f"portcheck: removed {folder}", err=True)
     else:

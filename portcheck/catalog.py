@@ -246,7 +246,9 @@ def load_catalog() -> Catalog:
     return load_files(rules_dir().glob("*.toml"))
 
 
-def select_rules(catalog: Catalog, target: Target, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> Tuple[CompiledRule, ...]:
+def select_rules(
+    catalog: Catalog, target: Target, select: Sequence[str] = (), ignore: Sequence[str] = ()
+) -> Tuple[CompiledRule, ...]:
     """The rules that apply: not `off` for the target, selected by code prefix or category, not ignored."""
 
     def hit(rule: Rule, patterns: Sequence[str]) -> bool:

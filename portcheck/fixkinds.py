@@ -81,9 +81,13 @@ def _check(target: str, spec: Any) -> Dict[str, Any]:
         param = kind.param(name)
         if param is None:
             known = ", ".join(p.name for p in kind.params) or "none"
-            raise RecipeError(f"{key}.{name}", f"recipe {kind.kind!r} has no parameter {name!r} (its parameters: {known})")
+            raise RecipeError(
+                f"{key}.{name}", f"recipe {kind.kind!r} has no parameter {name!r} (its parameters: {known})"
+            )
         if not isinstance(value, param.type) or (param.type is str and not value):
-            raise RecipeError(f"{key}.{name}", f"expected a {'non-empty string' if param.type is str else param.type.__name__}")
+            raise RecipeError(
+                f"{key}.{name}", f"expected a {'non-empty string' if param.type is str else param.type.__name__}"
+            )
     for param in kind.params:
         if param.required and param.name not in spec:
             raise RecipeError(f"{key}.{param.name}", f"recipe {kind.kind!r} needs {param.name!r}")

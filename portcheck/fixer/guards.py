@@ -91,7 +91,9 @@ def _skips_for_cuda(block: cst.BaseSuite) -> bool:
             return True
         if isinstance(stmt, cst.Call):
             func = stmt.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if name.lower() in ("skip", "skiptest", "exit", "fail", "xfail") and CUDA_MESSAGE.search(_message(stmt)):
                 return True
     return False
@@ -119,7 +121,9 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
         decorator = parents.get(id(call)) if isinstance(call, cst.Call) else None
         if isinstance(decorator, cst.Decorator):
             func = call.func  # type: ignore[union-attr]
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if name in _SKIP_DECORATORS:
                 reason = keyword_arg(call, "reason") or (call.args[1] if len(call.args) > 1 else None)  # type: ignore[union-attr]
                 if CUDA_MESSAGE.search(_message(reason)):
@@ -186,7 +190,11 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
             elif value is not None and CUDA_DEVICE.match(value):
                 yield Marker(node, repr(value), True)
             continue
-        elif isinstance(node, cst.Call) and names.resolve(node.func) is None and _CUDA_WORD.search(_callee_name(node.func)):
+        elif (
+            isinstance(node, cst.Call)
+            and names.resolve(node.func) is None
+            and _CUDA_WORD.search(_callee_name(node.func))
+        ):
             # The project's own CUDA helper (`check_cuda_fp8_capability()`): a question only CUDA answers.
             yield Marker(node, code_of(node.func) + "()", False)
             continue

@@ -44,8 +44,16 @@ class Locator:
         for i in wanted:
             stmt = tree.body[i]
             offset = starts[i] - 1
-            alone = cst.Module(body=[stmt], header=[], footer=[], default_newline=tree.default_newline, default_indent=tree.default_indent)
-            positions: Mapping[cst.CSTNode, object] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+            alone = cst.Module(
+                body=[stmt],
+                header=[],
+                footer=[],
+                default_newline=tree.default_newline,
+                default_indent=tree.default_indent,
+            )
+            positions: Mapping[cst.CSTNode, object] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
+                PositionProvider
+            )
             for node, where in positions.items():
                 if node is alone:
                     continue
