@@ -8,14 +8,14 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple, cast
 
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import Ctx
 from portcheck.pyscan.imports import ImportTable
-from portcheck.pyscan.matchers import ImportMatcher
+from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
@@ -72,7 +72,7 @@ def _finding(
     target: Target,
     path: str,
     lines: Sequence[str],
-    node: ast.AST,
+    reported: Reported,
     label: str,
     ctx: Ctx,
     is_import: bool,
@@ -88,6 +88,7 @@ def _finding(
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, GUARD_NOTE
+    node = cast(Located, reported)  # a matcher reports only what has a position
     line = node.lineno
     end_line = getattr(node, "end_lineno", None) or line
     src = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -119,7 +120,7 @@ def _overlaps(a: Finding, b: Finding) -> bool:
     return (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
 
 
-Match = Tuple[int, bool, ast.AST, str, Ctx]  # (rule index, from an import matcher, node, label, context)
+Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matcher, node, label, context)
 
 
 def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule]) -> List[Match]:
@@ -131,10 +132,9 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule]) -
         for matcher in entry.matchers
     )
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
-    return [
-        (index, is_import, node, label, ctx)
-        for (index, is_import), node, label, ctx in walk(module, imports, dispatch, root)
-    ]
+    # The dispatch keys are the (rule index, from an import matcher) pairs given above.
+    hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
+    return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
 
 
 def findings_for(

@@ -133,7 +133,7 @@ class Bucket:
         key = os.path.abspath(file)
         self.seen.add(key)
         entry = self.entries.get(key)
-        if not _valid(entry) or entry[0] != kind:
+        if entry is None or not _valid(entry) or entry[0] != kind:
             return None
         _, digest, blob = entry
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import click
 
@@ -43,7 +43,7 @@ class TargetType(click.ParamType):
 
 
 def _split(values: Sequence[str]) -> Tuple[str, ...]:
-    out = []
+    out: List[str] = []
     for v in values:
         out.extend(p.strip() for p in v.split(",") if p.strip())
     return tuple(out)
@@ -322,15 +322,16 @@ def scan(
         from portcheck.score import score_scan
 
         # Scores always describe the whole code base, not just the findings a baseline lets through.
-        fields = {"scores": {t: score_scan(scans[t], catalog, t, config.parts) for t in targets}}
+        scores = {t: score_scan(scans[t], catalog, t, config.parts) for t in targets}
+        report = dataclasses.replace(report, scores=scores)
         if known is not None:
             from portcheck.baseline import baseline_only
 
             # "Before" is the code without the findings the baseline does not know.
-            fields["baseline_scores"] = {
+            baseline_scores = {
                 t: score_scan(baseline_only(scans[t], known), catalog, t, config.parts) for t in targets
             }
-        report = dataclasses.replace(report, **fields)
+            report = dataclasses.replace(report, baseline_scores=baseline_scores)
     render = renderer(fmt)
     color = _use_color(output_file) and fmt == "text"
     text = render(report, color=color)

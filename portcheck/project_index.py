@@ -27,7 +27,7 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.pyscan.context import is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
@@ -120,7 +120,7 @@ def module_name(path: str) -> Tuple[str, bool]:
     return ".".join(parts), package
 
 
-def _span_of(node: ast.AST) -> Span:
+def _span_of(node: Union[ast.expr, ast.stmt, ast.alias]) -> Span:
     line = node.lineno
     col = node.col_offset + 1
     end_line = getattr(node, "end_lineno", None) or line
@@ -128,15 +128,15 @@ def _span_of(node: ast.AST) -> Span:
     return line, col, end_line, end_col
 
 
-def callee_span(func: ast.AST) -> Span:
+def callee_span(func: ast.expr) -> Span:
     """The span of a callee's last name: `op` in `fused.op`, the whole name in `op`."""
-    if isinstance(func, ast.Attribute) and getattr(func, "end_lineno", None) is not None:
-        end_line, end_col = func.end_lineno, func.end_col_offset
+    end_line, end_col = getattr(func, "end_lineno", None), getattr(func, "end_col_offset", None)
+    if isinstance(func, ast.Attribute) and end_line is not None and end_col is not None:
         return end_line, end_col - len(func.attr) + 1, end_line, end_col + 1
     return _span_of(func)
 
 
-def _alias_span(alias: ast.alias, stmt: ast.AST) -> Span:
+def _alias_span(alias: ast.alias, stmt: ast.stmt) -> Span:
     if getattr(alias, "lineno", None) is not None:  # Python 3.10+
         return _span_of(alias)
     return _span_of(stmt)
@@ -164,8 +164,8 @@ class _Collector:
             node, inside, conditional = stack.pop()
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
-                branches = [node.body] if not isinstance(node.body, list) else node.body
-                branches = list(branches) + (node.orelse if isinstance(node.orelse, list) else [node.orelse])
+                branches: List[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
+                branches += node.orelse if isinstance(node.orelse, list) else [node.orelse]
                 stack.extend((c, inside or cuda, True) for c in reversed(branches))
                 stack.append((node.test, inside or cuda, conditional))
                 continue
@@ -228,36 +228,36 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     imports = ImportTable.from_module(tree)
     bindings: List[Binding] = []
     top_level = {id(n) for n in _module_level(tree)}
-    for stmt in _import_nodes(tree):
-        top = id(stmt) in top_level
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
+    for imp in _import_nodes(tree):
+        top = id(imp) in top_level
+        if isinstance(imp, ast.Import):
+            for alias in imp.names:
                 local = alias.asname or alias.name.split(".", 1)[0]
                 module = alias.name if alias.asname else alias.name.split(".", 1)[0]
-                bindings.append(Binding(local, module, None, 0, _alias_span(alias, stmt), stmt.lineno, top))
+                bindings.append(Binding(local, module, None, 0, _alias_span(alias, imp), imp.lineno, top))
         else:
-            for alias in stmt.names:
+            for alias in imp.names:
                 if alias.name == "*":
                     continue
                 bindings.append(
                     Binding(
                         alias.asname or alias.name,
-                        stmt.module or "",
+                        imp.module or "",
                         alias.name,
-                        stmt.level,
-                        _alias_span(alias, stmt),
-                        stmt.lineno,
+                        imp.level,
+                        _alias_span(alias, imp),
+                        imp.lineno,
                         top,
                     )
                 )
     collector = _Collector(tree, imports)
     definitions: List[Definition] = []
     global_loads: Dict[str, str] = {}  # name -> how it was bound (`<load>`, `<kernel>`, a callee)
-    for stmt, declared in _global_assignments(tree, "global " in text):
+    for assign, declared in _global_assignments(tree, "global " in text):
         # `x = load(...)`, `x = loader(...)` at module level, or in a function that declares `global x`.
-        target = stmt.targets[0]
+        target = assign.targets[0]
         if isinstance(target, ast.Name) and (declared is None or target.id in declared):
-            how = _bound_by_load(stmt.value, imports)
+            how = _bound_by_load(assign.value, imports)
             if how is not None:
                 global_loads.setdefault(target.id, how)
     at_import = False  # module-level code builds or loads an extension: importing the module does
@@ -303,7 +303,7 @@ def _module_level(tree: ast.Module) -> Iterable[ast.AST]:
             stack.extend(handler.body)
 
 
-def _import_nodes(tree: ast.AST) -> Iterable[ast.AST]:
+def _import_nodes(tree: ast.AST) -> Iterable[Union[ast.Import, ast.ImportFrom]]:
     return import_statements(tree)
 
 

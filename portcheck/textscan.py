@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, overload
 
 from portcheck.filetypes import KINDS
 from portcheck.pyscan.matchers import MatcherError, _str_list
@@ -211,6 +211,14 @@ def _unclosed(fragment: str) -> str:
         elif ch in "\"'":
             stack.append(ch)
     return stack[-1] if stack else ""
+
+
+@overload
+def _regex(params: Mapping[str, Any], key: str, flags: int, required: Literal[True]) -> re.Pattern: ...
+
+
+@overload
+def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]: ...
 
 
 def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]:

@@ -164,7 +164,7 @@ def plan_fixes(
         spec = rule.autofix.get(options.target)
         kind = spec.get("kind") if isinstance(spec, dict) else None
         recipe = RECIPES.get(kind or "")
-        if recipe is None:
+        if recipe is None or not isinstance(spec, dict):  # no kind without a table
             skipped.append((finding, f"unknown fix kind {kind!r}"))
             continue
         nodes = where.nodes(finding)

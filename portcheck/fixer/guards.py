@@ -119,13 +119,13 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
     if isinstance(parent, cst.Arg):
         call = parents.get(id(parent))
         decorator = parents.get(id(call)) if isinstance(call, cst.Call) else None
-        if isinstance(decorator, cst.Decorator):
-            func = call.func  # type: ignore[union-attr]
+        if isinstance(decorator, cst.Decorator) and isinstance(call, cst.Call):
+            func = call.func
             name = (
                 func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
             )
             if name in _SKIP_DECORATORS:
-                reason = keyword_arg(call, "reason") or (call.args[1] if len(call.args) > 1 else None)  # type: ignore[union-attr]
+                reason = keyword_arg(call, "reason") or (call.args[1] if len(call.args) > 1 else None)
                 if CUDA_MESSAGE.search(_message(reason)):
                     return Protected((), "the test is skipped because it needs CUDA itself (the skip reason says so)")
                 return Protected((parents.get(id(decorator)) or decorator,))

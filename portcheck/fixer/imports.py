@@ -59,7 +59,7 @@ class _RemoveKeepingComments(RemoveImportsVisitor):
             if comments is not None:
                 pending.extend(comments)
                 continue
-            if pending:
+            if pending and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):  # all statements
                 stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
                 pending = []
             body.append(stmt)

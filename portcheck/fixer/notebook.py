@@ -47,7 +47,8 @@ def source_spans(text: str) -> Dict[int, Tuple[int, int]]:
             yield None, i + 1
             return
         while True:
-            key, i = json.decoder.scanstring(text, _skip_ws(text, i) + 1)
+            # json.decoder.scanstring is public (json's own parser uses it) but not in typeshed.
+            key, i = json.decoder.scanstring(text, _skip_ws(text, i) + 1)  # type: ignore[attr-defined]
             i = _skip_ws(text, i)
             value = _skip_ws(text, i + 1)  # past the ":"
             end = yield key, value

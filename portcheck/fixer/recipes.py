@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -48,7 +48,9 @@ from portcheck.torchfacts import (
     SEED_CALLS,
 )
 
-Build = Callable[[cst.CSTNode], cst.CSTNode]
+# The updated node a build receives has the type of the plan's original node, which varies by plan.
+Build = Callable[[Any], cst.CSTNode]
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Site:
     target: str
     path: str = "<string>"
 
-    def pick(self, *types: Type[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    def pick(self, *types: Type[_Node]) -> Optional[_Node]:
         for node in self.nodes:
             if isinstance(node, types):
                 return node
@@ -221,7 +223,7 @@ def _device_literal(site: Site, node: cst.CSTNode) -> Outcome:
     if not m:
         return Skip(f"not a plain CUDA device string: {code_of(node)}")
     holder = holder_of(site, node)
-    if holder.kind == COLLAPSE and sp.device_is_object:
+    if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
         code = _device_code(sp, m.group(1), COLLAPSE)
         return _fix(_replace(holder.call, code, "device-call"), written=[code])
     code = _device_code(sp, m.group(1), holder.kind)
@@ -250,7 +252,8 @@ def device_string(site: Site) -> Outcome:
         return _device_literal(site, node)
     whole = sp.device() if holder.kind in (OBJECT, COLLAPSE) else sp.device_type()
     # Where the index is dropped (XLA), `torch.device(f"cuda:{i}")` becomes the device itself.
-    whole_target = holder.call if holder.kind == COLLAPSE and sp.device_is_object else node
+    collapse = holder.kind == COLLAPSE and sp.device_is_object
+    whole_target = holder.call if collapse and holder.call is not None else node
     if isinstance(node, cst.FormattedString):
         first = node.parts[0] if node.parts else None
         if not isinstance(first, cst.FormattedStringText) or not _CUDA_PREFIX.match(first.value):
@@ -259,14 +262,15 @@ def device_string(site: Site) -> Outcome:
         if prefix is None:
             return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
         rest = first.value[len("cuda") :]
+        prefix_kind, prefix_code = prefix
 
         def build_fstring(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.FormattedString)
             head: List[cst.BaseFormattedStringContent]
-            if prefix[0] == "text":
-                head = [cst.FormattedStringText(prefix[1] + rest)]
+            if prefix_kind == "text":
+                head = [cst.FormattedStringText(prefix_code + rest)]
             else:
-                head = [cst.FormattedStringExpression(expression=parse_expr(prefix[1]))]
+                head = [cst.FormattedStringExpression(expression=parse_expr(prefix_code))]
                 if rest:
                     head.append(cst.FormattedStringText(rest))
             return updated.with_changes(parts=[*head, *updated.parts[1:]])
@@ -277,6 +281,7 @@ def device_string(site: Site) -> Outcome:
         value = string_value(left) if isinstance(left, cst.SimpleString) else None
         if value is None or not _CUDA_PREFIX.match(value) or not isinstance(node.operator, (cst.Add, cst.Modulo)):
             return Skip("not a CUDA device string expression")
+        assert isinstance(left, cst.SimpleString)  # string_value gave a value
         if isinstance(node.operator, cst.Modulo) and value == "cuda":
             return Skip("not a CUDA device string expression")
         new_left = _retype_literal(sp, left, value[len("cuda") :])
@@ -285,10 +290,11 @@ def device_string(site: Site) -> Outcome:
         written = [sp.device_type()] if sp.style == "variable" else []
         return _fix(Plan(node, lambda updated: updated.with_changes(left=new_left), "device-string"), written=written)
     # "cuda:{}".format(rank)
+    assert isinstance(node, cst.Call)  # the last of the types picked above
     func = node.func
     base = func.value if isinstance(func, cst.Attribute) and func.attr.value == "format" else None
     value = string_value(base) if isinstance(base, cst.SimpleString) else None
-    if value is None or not _CUDA_PREFIX.match(value):
+    if value is None or not isinstance(base, cst.SimpleString) or not _CUDA_PREFIX.match(value):
         return Skip("not a CUDA device string expression")
     rest = value[len("cuda") :]
     prefix = sp.type_prefix()
@@ -487,14 +493,14 @@ def device_compare(site: Site) -> Outcome:
     if generic:
         # Pinning and non-blocking copies need an accelerator: the test must stay false on the CPU,
         # where `device == DEVICE.type` would be true.
-        code = _cpu_test(site, node)
-        if isinstance(code, Skip):
-            return code
+        cpu_test = _cpu_test(site, node)
+        if isinstance(cpu_test, Skip):
+            return cpu_test
         parent = site.parent(node)
         bare = isinstance(parent, _SAFE_FOR_COMPARE) or (
             isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
         )
-        outcome: Outcome = _fix(_replace(node, code if bare else f"({code})", "device-compare"))
+        outcome: Outcome = _fix(_replace(node, cpu_test if bare else f"({cpu_test})", "device-compare"))
     else:
         outcome = _selection_compare(site, node)
     if isinstance(outcome, Fix):
@@ -618,7 +624,7 @@ def availability(site: Site) -> Outcome:
         if body and orelse and body[0] == "cuda" and orelse[0] == "cpu":
             is_object = isinstance(parent.body, cst.Call) or isinstance(parent.orelse, cst.Call)
             holder = holder_of(site, parent)
-            if holder.kind == COLLAPSE and sp.device_is_object:
+            if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
                 code = _device_code(sp, body[1], COLLAPSE)
                 return _fix(_replace(holder.call, code, "device-call"), written=[code])
             code = _device_code(sp, body[1], OBJECT if is_object else holder.kind)
@@ -668,7 +674,8 @@ def _provider_in_condition(site: Site, call: cst.Call) -> Optional[str]:
 
 
 def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:
-    child, parent = call, site.parent(call)
+    child: cst.CSTNode = call
+    parent = site.parent(call)
     while parent is not None and not isinstance(parent, (cst.IfExp, cst.BaseStatement)):
         child, parent = parent, site.parent(parent)
     if not isinstance(parent, cst.IfExp) or parent.test is not child:
@@ -826,7 +833,8 @@ def rename_call(site: Site) -> Outcome:
             return analysis
         needs += analysis[0]
     if original in SEED_CALLS and _same_seed(site, call):
-        line = site.parent(site.parent(call))
+        statement = site.parent(call)
+        line = site.parent(statement) if statement is not None else None
         assert line is not None
         return _fix(Plan(line, lambda updated: cst.RemovalSentinel.REMOVE, "drop-seed"), removals=removals)  # type: ignore[arg-type,return-value]
     order = [] if drop else _bind_args(call.args, to)
@@ -872,7 +880,7 @@ def rename_call(site: Site) -> Outcome:
             fallback = GUARD_FALLBACK.get(to, "None")
             bare = isinstance(expr, (cst.Expr, cst.Arg, cst.Assign, cst.AnnAssign, cst.Return, cst.Element))
 
-            def build_ifexp(updated: cst.CSTNode) -> cst.CSTNode:
+            def build_ifexp(updated: cst.BaseExpression) -> cst.CSTNode:
                 inner = updated.with_changes(lpar=[], rpar=[])
                 ifexp = cst.IfExp(test=parse_expr(test), body=inner, orelse=parse_expr(fallback))
                 if not bare or updated.lpar:
@@ -1092,7 +1100,7 @@ def int_device(site: Site) -> Outcome:
             return _fix(_replace(node, "None", "device-ids"))
         test = f'{sp.name}.type == "cpu"'
 
-        def build_ids(updated: cst.CSTNode) -> cst.CSTNode:
+        def build_ids(updated: cst.BaseExpression) -> cst.CSTNode:
             # DDP on CPU needs device_ids=None; on an accelerator the indices stay.
             return cst.IfExp(test=parse_expr(test), body=cst.Name("None"), orelse=updated)
 
@@ -1102,7 +1110,7 @@ def int_device(site: Site) -> Outcome:
         code = sp.device() if isinstance(node, cst.Integer) and node.value == "0" else sp.indexed(index)
         return _fix(_replace(node, code, "device-map"), written=[code])
     holder = holder_of(site, node)
-    if holder.kind == COLLAPSE and sp.device_is_object:
+    if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
         code = sp.indexed(index)
         return _fix(_replace(holder.call, code, "device-call"), written=[code])
     if holder.kind in (OBJECT, COLLAPSE) or keyword == "device":

@@ -217,7 +217,7 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
     loader = _iterates_loader(loop)
     if isinstance(loop, ast.DictComp):
         stack: List[ast.AST] = [loop.key, loop.value]
-    elif isinstance(loop, _COMPREHENSIONS):
+    elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # _COMPREHENSIONS but DictComp
         stack = [loop.elt]
     else:
         stack = list(getattr(loop, "body", []) or [])

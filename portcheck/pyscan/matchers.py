@@ -10,12 +10,46 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+)
 
 from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
 
-Hit = Tuple[ast.AST, str]
+# What a matcher reports: a node, or a Span (a token inside one).
+Reported = Union[ast.AST, "Span"]
+# A matcher's hit: what to report with a label, and optionally a context of its own (a string inside
+# a guarded ternary is itself guarded).
+Hit = Union[Tuple[Reported, str], Tuple[Reported, str, Ctx]]
+
+
+class Located(Protocol):
+    """The position of what a matcher reports: every node it reports has one, and so has a Span."""
+
+    @property
+    def lineno(self) -> int: ...
+
+    @property
+    def col_offset(self) -> int: ...
+
+    @property
+    def end_lineno(self) -> Optional[int]: ...
+
+    @property
+    def end_col_offset(self) -> Optional[int]: ...
 # A pre-filter requirement: every clause must be met; a clause is met when one of its alternatives
 # is, and an alternative when all of its strings occur in the text.
 Alternative = Tuple[str, ...]

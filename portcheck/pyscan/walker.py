@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from types import MappingProxyType
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
@@ -28,14 +28,13 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable
-from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher
+from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
+from portcheck.pyscan.matchers import Hit as HandlerHit
 
-# A handler gets (node, parent, ctx, imports) and yields the nodes to report with a label, and
-# optionally a context of their own (a string inside a guarded ternary is itself guarded).
-HandlerHit = Union[Tuple[ast.AST, str], Tuple[ast.AST, str, Ctx]]
+# A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
 # A dispatcher gets the same arguments and yields (key, node, label, ctx) for every matcher that hit.
-Hit = Tuple[object, ast.AST, str, Ctx]
+Hit = Tuple[object, Reported, str, Ctx]
 Dispatch = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[Hit]]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from portcheck.report.model import Report
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 TOP_DIRECTORIES = 10
 TOP_RULES = 10
@@ -247,13 +250,14 @@ def rich(report: Report, console: Any, with_scores: bool = True) -> None:
     rules = rule_rows(report)
     if rules:
         table = Table(title="Top rules", title_justify="left", show_edge=False)
-        for name, justify in (
+        columns: Tuple[Tuple[str, JustifyMethod], ...] = (
             ("points", "right"),
             ("count", "right"),
             ("severity", "left"),
             ("fix", "left"),
             ("rule", "left"),
-        ):
+        )
+        for name, justify in columns:
             table.add_column(name, justify=justify)
         for r in rules:
             table.add_row(f"{r.points:.1f}", str(r.count), r.severity.value, _fix_label(r.fix), f"{r.code} {r.name}")
