@@ -74,7 +74,8 @@ def _check(target: str, spec: Any) -> Dict[str, Any]:
     key = f"autofix.{target}"
     if not isinstance(spec, dict):
         raise RecipeError(key, "expected a table with a 'kind'")
-    kind = KINDS.get(spec.get("kind"))  # type: ignore[arg-type]
+    named = spec.get("kind")
+    kind = KINDS.get(named) if isinstance(named, str) else None  # a TOML array or table is no recipe name
     if kind is None:
         raise RecipeError(f"{key}.kind", f"unknown recipe {spec.get('kind')!r} (known: {', '.join(sorted(KINDS))})")
     for name, value in spec.items():

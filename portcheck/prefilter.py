@@ -198,7 +198,7 @@ class Prefilter:
             for token in found:
                 gated.update(self.by_token.get(token, ()))
         needs = self._needs
-        return [i for i in sorted(gated) if needs[i] is None or any(holds(n, present) for n in needs[i])]  # type: ignore[union-attr]
+        return [i for i in sorted(gated) if (need := needs[i]) is None or any(holds(n, present) for n in need)]
 
     def _found(self, source: _Source) -> Optional[Set[str]]:
         """Every listed string in `text`, by the automaton; None when the pure-Python search must run."""

@@ -336,7 +336,7 @@ def read_failure(candidate: Candidate, display: str) -> Tuple[Optional[bytes], O
 def scan_one_targets(candidate: Candidate, group: Tuple[Settings, ...], display: str) -> Tuple[FileResult, ...]:
     data, failed = read_failure(candidate, display)
     if failed is not None or data is None:
-        return tuple(failed for _ in group)  # type: ignore[misc]
+        return tuple(failed for _ in group)  # type: ignore[misc]  # no data comes with a failure
     return scan_bytes_targets(data, display, candidate.kind, group)
 
 

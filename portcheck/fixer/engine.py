@@ -75,9 +75,10 @@ class _Apply(cst.CSTTransformer):
         self.plans = plans
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        result: Any = updated_node
         for plan in self.plans.get(id(original_node), ()):
-            updated_node = plan.build(updated_node)
-        return updated_node
+            result = plan.build(result)
+        return result
 
 
 TOP, ELSEWHERE, ABSENT = "top", "elsewhere", "absent"

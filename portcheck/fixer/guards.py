@@ -67,9 +67,10 @@ def _following(stmt: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> List[cs
 
 
 def _statement_of(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
-    while node is not None and not isinstance(node, cst.BaseStatement):
-        node = parents.get(id(node))  # type: ignore[assignment]
-    return node
+    current: Optional[cst.CSTNode] = node
+    while current is not None and not isinstance(current, cst.BaseStatement):
+        current = parents.get(id(current))
+    return current
 
 
 def _message(node: Optional[cst.CSTNode]) -> str:

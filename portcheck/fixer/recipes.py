@@ -48,8 +48,9 @@ from portcheck.torchfacts import (
     SEED_CALLS,
 )
 
-# The updated node a build receives has the type of the plan's original node, which varies by plan.
-Build = Callable[[Any], cst.CSTNode]
+# The updated node a build receives has the type of the plan's original node, which varies by plan;
+# a build may also remove its node or turn one statement into several (libcst's sentinels).
+Build = Callable[[Any], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[Any]]]
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
@@ -836,7 +837,7 @@ def rename_call(site: Site) -> Outcome:
         statement = site.parent(call)
         line = site.parent(statement) if statement is not None else None
         assert line is not None
-        return _fix(Plan(line, lambda updated: cst.RemovalSentinel.REMOVE, "drop-seed"), removals=removals)  # type: ignore[arg-type,return-value]
+        return _fix(Plan(line, lambda updated: cst.RemovalSentinel.REMOVE, "drop-seed"), removals=removals)
     order = [] if drop else _bind_args(call.args, to)
     if isinstance(order, Skip):
         return order
@@ -1183,14 +1184,14 @@ def default_tensor_type(site: Site) -> Outcome:
     first = f"torch.set_default_dtype({dtype})"
     second = f"torch.set_default_device({device})"
 
-    def build(updated: cst.CSTNode) -> cst.CSTNode:
+    def build(updated: cst.CSTNode) -> cst.FlattenSentinel[cst.SimpleStatementLine]:
         assert isinstance(updated, cst.SimpleStatementLine)
         return cst.FlattenSentinel(
             [
                 updated.with_changes(body=[cst.Expr(parse_expr(first))]),
                 cst.SimpleStatementLine(body=[cst.Expr(parse_expr(second))]),
             ]
-        )  # type: ignore[return-value]
+        )
 
     return _fix(Plan(line, build, "default-tensor-type"), written=[first, second, device])
 

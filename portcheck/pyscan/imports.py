@@ -59,7 +59,7 @@ class ImportTable:
                     assigns.append(stmt)
         table = cls.from_nodes(imports)
         for stmt in assigns:
-            local = stmt.targets[0].id  # type: ignore[attr-defined]
+            local = stmt.targets[0].id  # type: ignore[attr-defined]  # one Name target: filtered above
             if local in table.aliases:
                 continue
             name = table.resolve(stmt.value)

@@ -159,9 +159,9 @@ def qualified_chain(node: ast.AST, imports: ImportTable) -> List[Tuple[ast.AST, 
     if base is not None:
         names = [base]
         for link in reversed(links[:-1]):
-            names.append(names[-1] + "." + link.attr)  # type: ignore[attr-defined]
+            names.append(names[-1] + "." + link.attr)  # type: ignore[attr-defined]  # all links but the root are Attributes
         out = list(zip(links, reversed(names)))
-    node._portcheck_chain = out  # type: ignore[attr-defined]
+    node._portcheck_chain = out  # type: ignore[attr-defined]  # memo on the node, read back above
     return out
 
 
