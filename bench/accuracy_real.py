@@ -110,7 +110,9 @@ def scan_repo(repo_dir: Path, target: str) -> Dict[Tuple[str, int], Set[str]]:
     return found
 
 
-def score(labels: Sequence[Label], found: Mapping[Tuple[str, str, int], Set[str]]) -> Tuple[Dict[str, Tally], List[str]]:
+def score(
+    labels: Sequence[Label], found: Mapping[Tuple[str, str, int], Set[str]]
+) -> Tuple[Dict[str, Tally], List[str]]:
     """Tallies per category, and one line per miss or false positive."""
     tallies: Dict[str, Tally] = {c: Tally() for c in CATEGORIES}
     misses: List[str] = []
@@ -137,7 +139,9 @@ def _fmt(value: Optional[float]) -> str:
 
 
 def table(split: str, tallies: Mapping[str, Tally], repos: Sequence[str]) -> str:
-    total = Tally(sum(t.tp for t in tallies.values()), sum(t.fp for t in tallies.values()), sum(t.fn for t in tallies.values()))
+    total = Tally(
+        sum(t.tp for t in tallies.values()), sum(t.fp for t in tallies.values()), sum(t.fn for t in tallies.values())
+    )
     out = [f"{split}: {len(repos)} repositories", f"{'category':<14}{'TP':>5}{'FP':>5}{'FN':>5}  precision  recall"]
     for category, t in list(tallies.items()) + [("overall", total)]:
         if t.tp + t.fp + t.fn == 0:
@@ -165,8 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for split in SPLITS:
         if args.split and split != args.split:
             continue
-        mine = [l for l in labels if l.split == split]
-        repos = sorted({l.repo for l in mine})
+        mine = [label for label in labels if label.split == split]
+        repos = sorted({label.repo for label in mine})
         found: Dict[Tuple[str, str, int], Set[str]] = {}
         for repo in repos:
             for (path, line), cats in scan_repo(args.corpus / repo, args.target).items():

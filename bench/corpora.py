@@ -99,7 +99,12 @@ def unpack_python(wheel_file: Path, dest: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     with zipfile.ZipFile(wheel_file) as zf:
         for member in zf.namelist():
-            if not member.endswith(".py") or ".dist-info/" in member or member.startswith("/") or ".." in member.split("/"):
+            if (
+                not member.endswith(".py")
+                or ".dist-info/" in member
+                or member.startswith("/")
+                or ".." in member.split("/")
+            ):
                 continue
             target = tmp / member
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +146,9 @@ def sample_corpus(source: Corpus, n: int, base: Path) -> Corpus:
     dest = base / f"sample-{source.root.name}-{n}"
     chosen = every_kth(python_files(top), n)
     wanted = {p.relative_to(source.root).as_posix() for p in chosen}
-    have = {p.relative_to(dest).as_posix() for p in python_files(dest / top.name)} if (dest / top.name).is_dir() else set()
+    have = (
+        {p.relative_to(dest).as_posix() for p in python_files(dest / top.name)} if (dest / top.name).is_dir() else set()
+    )
     if wanted != have:
         shutil.rmtree(dest, ignore_errors=True)
         for p in chosen:

@@ -24,8 +24,20 @@ PEERS: Tuple[Peer, ...] = (
     # Fixit's default rules; `lint` exits 1 when it reports something.
     Peer("fixit 2.2.1 lint", "fixit", "fixit==2.2.1", ("fixit", "lint"), r"^\S+@\d+:\d+ \w+"),
     # A native linter as a reference point: its default rules, and every rule.
-    Peer("ruff (default rules)", "ruff", "ruff", ("ruff", "check", "--no-cache", "--output-format", "concise"), r"^\S+:\d+:\d+: [A-Z]+\d+"),
-    Peer("ruff --select ALL", "ruff", "ruff", ("ruff", "check", "--no-cache", "--output-format", "concise", "--select", "ALL"), r"^\S+:\d+:\d+: [A-Z]+\d+"),
+    Peer(
+        "ruff (default rules)",
+        "ruff",
+        "ruff",
+        ("ruff", "check", "--no-cache", "--output-format", "concise"),
+        r"^\S+:\d+:\d+: [A-Z]+\d+",
+    ),
+    Peer(
+        "ruff --select ALL",
+        "ruff",
+        "ruff",
+        ("ruff", "check", "--no-cache", "--output-format", "concise", "--select", "ALL"),
+        r"^\S+:\d+:\d+: [A-Z]+\d+",
+    ),
 )
 
 
@@ -57,8 +69,14 @@ def version(venvs: Path, peer: Peer) -> str:
     dist = peer.requirement.split("==")[0]
     try:
         out = subprocess.run(
-            [str(venv_bin(venvs, peer) / "python"), "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
-            check=True, capture_output=True, text=True,
+            [
+                str(venv_bin(venvs, peer) / "python"),
+                "-c",
+                f"import importlib.metadata as m; print(m.version({dist!r}))",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return "?"

@@ -84,7 +84,8 @@ def phases(path: Path, target: str) -> str:
     out = [
         f"corpus: {path} ({len(files):,} files, {total_bytes / 1e6:.1f} MB), target {target}, "
         f"{len(prepared.prefilter.rules)} Python rules, {len(prepared.prefilter.by_token)} pre-filter tokens",
-        f"files passing the pre-filter: {passed:,} of {len(files):,} ({parsed_bytes / max(total_bytes, 1):.1%} of the bytes); findings: {findings:,}",
+        f"files passing the pre-filter: {passed:,} of {len(files):,} "
+        f"({parsed_bytes / max(total_bytes, 1):.1%} of the bytes); findings: {findings:,}",
         "",
         "| stage | seconds | share |",
         "|---|---|---|",
@@ -129,8 +130,13 @@ def prefilter_report(path: Path, target: str, top: int) -> str:
         timings[name] = time.process_time() - start
     final = [name for name, _ in searches][1:]
     same = all(results[name] == results["pure Python"] for name in final)
-    out = [f"{len(texts):,} files, target {target}: {len(prefilter.rules)} rules, {len(prefilter.by_token)} gate tokens; "
-           f"the requirement searches agree: {same}", "", "| search | files passing | MB passing | CPU s |", "|---|---|---|---|"]
+    out = [
+        f"{len(texts):,} files, target {target}: {len(prefilter.rules)} rules, {len(prefilter.by_token)} gate tokens; "
+        f"the requirement searches agree: {same}",
+        "",
+        "| search | files passing | MB passing | CPU s |",
+        "|---|---|---|---|",
+    ]
     for name, seconds in timings.items():
         passing = [t for t, r in zip(texts, results[name]) if r]
         out.append(f"| {name} | {len(passing):,} | {sum(len(t) for t in passing) / 1e6:.1f} | {seconds:.3f} |")
@@ -206,15 +212,38 @@ def _function(frame: str) -> str:
 def py_spy(path: Path, top: int, results: Path) -> str:
     spy = _spy_binary()
     if spy is None:
-        return "py-spy is not installed: `python -m venv bench/.venvs/tools && bench/.venvs/tools/bin/pip install py-spy`\n"
+        return (
+            "py-spy is not installed: "
+            "`python -m venv bench/.venvs/tools && bench/.venvs/tools/bin/pip install py-spy`\n"
+        )
     results.mkdir(parents=True, exist_ok=True)
     raw = results / "scan.py-spy.txt"
     portcheck = Path(sys.executable).parent / "portcheck"
     argv = [str(portcheck)] if portcheck.exists() else [sys.executable, "-m", "portcheck"]
-    subprocess.run([spy, "record", "-r", "250", "-f", "raw", "-o", str(raw), "--", *argv,
-                    *_scan_argv(path, results / "profile-scan.json")], check=False, capture_output=True)
+    subprocess.run(
+        [
+            spy,
+            "record",
+            "-r",
+            "250",
+            "-f",
+            "raw",
+            "-o",
+            str(raw),
+            "--",
+            *argv,
+            *_scan_argv(path, results / "profile-scan.json"),
+        ],
+        check=False,
+        capture_output=True,
+    )
     own, inclusive, total = fold(raw.read_text(encoding="utf-8").splitlines())
-    out = [f"py-spy, 250 Hz: {total} samples ({total / 250:.2f} s of CPU)", "", "| self | inclusive | function |", "|---|---|---|"]
+    out = [
+        f"py-spy, 250 Hz: {total} samples ({total / 250:.2f} s of CPU)",
+        "",
+        "| self | inclusive | function |",
+        "|---|---|---|",
+    ]
     for name, n in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
         out.append(f"| {n / total:.1%} | {inclusive[name] / total:.1%} | `{name}` |")
     out += ["", "| inclusive | function |", "|---|---|"]

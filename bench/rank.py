@@ -112,7 +112,9 @@ def scan_repo(repo: Path, target: str, cache: Optional[Path]):
     return result
 
 
-def headline_scores(corpus: Path, names: Sequence[str], cache: Optional[Path]) -> Dict[str, Dict[str, Tuple[float, float]]]:
+def headline_scores(
+    corpus: Path, names: Sequence[str], cache: Optional[Path]
+) -> Dict[str, Dict[str, Tuple[float, float]]]:
     """name -> target -> (headline score, whole-tree score)."""
     from portcheck.catalog import load_catalog
     from portcheck.score import score_scan
@@ -127,14 +129,18 @@ def headline_scores(corpus: Path, names: Sequence[str], cache: Optional[Path]) -
     return out
 
 
-def rho_table(ranking: Sequence[Mapping[str, object]], value: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
+def rho_table(
+    ranking: Sequence[Mapping[str, object]], value: Mapping[str, Mapping[str, float]]
+) -> Dict[str, Dict[str, float]]:
     """target -> half -> rho between `value` (higher = less work) and the rank number."""
     table: Dict[str, Dict[str, float]] = {}
     for target in TARGETS:
         table[target] = {}
         for half in HALVES:
             rows = [r for r in ranking if half == "all" or r["half"] == half]
-            table[target][half] = spearman([value[str(r["name"])][target] for r in rows], [float(r[target]) for r in rows])
+            table[target][half] = spearman(
+                [value[str(r["name"])][target] for r in rows], [float(r[target]) for r in rows]
+            )
     return table
 
 
@@ -151,8 +157,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ranking", type=Path, default=HERE / "ranking.toml")
     parser.add_argument("--cache", type=Path, default=None, help="keep pickled scans here and reuse them")
     parser.add_argument("--table", action="store_true", help="print every repository's scores")
-    parser.add_argument("--tuning", action="store_true",
-                        help="show the tuning half only (while weights are tuned, the held-back half stays unseen)")
+    parser.add_argument(
+        "--tuning",
+        action="store_true",
+        help="show the tuning half only (while weights are tuned, the held-back half stays unseen)",
+    )
     args = parser.parse_args(argv)
 
     ranking = load_ranking(args.ranking)
@@ -173,10 +182,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             cells = " ".join(f"{int(r[t]):>3} {scores[n][t][0]:>5.1f} ({scores[n][t][1]:>5.1f})" for t in TARGETS)
             print(f"{n:<40} {r['half']:<5} {cells} {base[n]:>9.1f}")
         print("  (each target: hand rank, headline score, whole-tree score)")
-    print_rho("portcheck headline score vs ranking (Spearman's rho)",
-              rho_table(ranking, {n: {t: scores[n][t][0] for t in TARGETS} for n in names}), halves)
-    print_rho("baseline (pattern lines per 1k lines + .cu files) vs ranking",
-              rho_table(ranking, {n: {t: -base[n] for t in TARGETS} for n in names}), halves)
+    print_rho(
+        "portcheck headline score vs ranking (Spearman's rho)",
+        rho_table(ranking, {n: {t: scores[n][t][0] for t in TARGETS} for n in names}),
+        halves,
+    )
+    print_rho(
+        "baseline (pattern lines per 1k lines + .cu files) vs ranking",
+        rho_table(ranking, {n: {t: -base[n] for t in TARGETS} for n in names}),
+        halves,
+    )
     return 0
 
 

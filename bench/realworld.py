@@ -127,51 +127,104 @@ with open("tiny.pkl", "wb") as f:
     pickle.dump({{"G": G, "D": torch.nn.Identity(), "G_ema": G}}, f)
 """
 
-_NANOGPT_TRAIN = ("--dataset=tiny", "--max_iters=2", "--eval_interval=1", "--eval_iters=1", "--gradient_accumulation_steps=1",
-                  "--warmup_iters=1", "--lr_decay_iters=2")
+_NANOGPT_TRAIN = (
+    "--dataset=tiny",
+    "--max_iters=2",
+    "--eval_interval=1",
+    "--eval_iters=1",
+    "--gradient_accumulation_steps=1",
+    "--warmup_iters=1",
+    "--lr_decay_iters=2",
+)
 
 RECIPES: Tuple[Recipe, ...] = (
     Recipe(
-        "karpathy+nanoGPT", "train.py",
-        argv=(*_NANOGPT_TRAIN, *_NANOGPT_TINY), setup=_NANOGPT_DATA, expect="iter 2:", needs=("numpy",),
+        "karpathy+nanoGPT",
+        "train.py",
+        argv=(*_NANOGPT_TRAIN, *_NANOGPT_TINY),
+        setup=_NANOGPT_DATA,
+        expect="iter 2:",
+        needs=("numpy",),
     ),
     Recipe(
-        "karpathy+nanoGPT", "train.py", label="torchrun, 2 ranks", ranks=2,
-        argv=(*_NANOGPT_TRAIN, *_NANOGPT_TINY, "--gradient_accumulation_steps=2"), setup=_NANOGPT_DATA, expect="iter 2:", needs=("numpy",),
+        "karpathy+nanoGPT",
+        "train.py",
+        label="torchrun, 2 ranks",
+        ranks=2,
+        argv=(*_NANOGPT_TRAIN, *_NANOGPT_TINY, "--gradient_accumulation_steps=2"),
+        setup=_NANOGPT_DATA,
+        expect="iter 2:",
+        needs=("numpy",),
     ),
     Recipe(
-        "karpathy+nanoGPT", "sample.py",
-        argv=("--init_from=resume", "--out_dir=out", "--num_samples=1", "--max_new_tokens=8", "--start=ab", "--compile=False"),
-        stubs={"tiktoken.py": _NO_TIKTOKEN}, setup=_NANOGPT_CKPT, expect="---------------", needs=("numpy",),
+        "karpathy+nanoGPT",
+        "sample.py",
+        argv=(
+            "--init_from=resume",
+            "--out_dir=out",
+            "--num_samples=1",
+            "--max_new_tokens=8",
+            "--start=ab",
+            "--compile=False",
+        ),
+        stubs={"tiktoken.py": _NO_TIKTOKEN},
+        setup=_NANOGPT_CKPT,
+        expect="---------------",
+        needs=("numpy",),
     ),
     Recipe(
-        "NVlabs+stylegan3", "gen_images.py", label="stylegan2",
+        "NVlabs+stylegan3",
+        "gen_images.py",
+        label="stylegan2",
         argv=("--network=tiny.pkl", "--seeds=0-1", "--outdir=out", "--trunc=1"),
         setup=_STYLEGAN_NET.format(module="networks_stylegan2", synthesis="channel_base=256, channel_max=16"),
-        expect="Generating image for seed 1", needs=("numpy", "click", "PIL", "requests", "pkg_resources"),
+        expect="Generating image for seed 1",
+        needs=("numpy", "click", "PIL", "requests", "pkg_resources"),
     ),
     Recipe(
-        "NVlabs+stylegan3", "gen_images.py", label="stylegan3-t",
+        "NVlabs+stylegan3",
+        "gen_images.py",
+        label="stylegan3-t",
         argv=("--network=tiny.pkl", "--seeds=0", "--outdir=out", "--trunc=1"),
-        setup=_STYLEGAN_NET.format(module="networks_stylegan3", synthesis="channel_base=256, channel_max=16, num_layers=4"),
-        expect="Generating image for seed 0", needs=("numpy", "click", "PIL", "scipy", "requests", "pkg_resources"),
+        setup=_STYLEGAN_NET.format(
+            module="networks_stylegan3", synthesis="channel_base=256, channel_max=16, num_layers=4"
+        ),
+        expect="Generating image for seed 0",
+        needs=("numpy", "click", "PIL", "scipy", "requests", "pkg_resources"),
     ),
     Recipe(
-        "NVlabs+stylegan3", "gen_video.py",
+        "NVlabs+stylegan3",
+        "gen_video.py",
         argv=("--network=tiny.pkl", "--seeds=0-2", "--w-frames=2", "--output=out.mp4"),
         setup=_STYLEGAN_NET.format(module="networks_stylegan2", synthesis="channel_base=256, channel_max=16"),
         needs=("numpy", "click", "PIL", "scipy", "requests", "pkg_resources", "imageio", "imageio_ffmpeg"),
     ),
     Recipe(
-        "karpathy+llm.c", "train_gpt2.py", label="torchrun, 1 rank", ranks=1,
-        argv=("--model=d12", "--input_bin=tiny.bin", "--batch_size=1", "--sequence_length=8", "--total_batch_size=8",
-              "--num_iterations=1", "--write_tensors=0", "--dtype=float32"),
-        stubs={"tiktoken.py": _FAKE_TIKTOKEN}, setup=_LLMC_DATA, expect="step    1/1", needs=("numpy",), time_limit=600,
+        "karpathy+llm.c",
+        "train_gpt2.py",
+        label="torchrun, 1 rank",
+        ranks=1,
+        argv=(
+            "--model=d12",
+            "--input_bin=tiny.bin",
+            "--batch_size=1",
+            "--sequence_length=8",
+            "--total_batch_size=8",
+            "--num_iterations=1",
+            "--write_tensors=0",
+            "--dtype=float32",
+        ),
+        stubs={"tiktoken.py": _FAKE_TIKTOKEN},
+        setup=_LLMC_DATA,
+        expect="step    1/1",
+        needs=("numpy",),
+        time_limit=600,
     ),
 )
 
 
 # --- running ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Run:
@@ -205,8 +258,15 @@ def _last_error(text: str) -> str:
 
 
 def _env(extra: Mapping[str, str]) -> Dict[str, str]:
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONWARNINGS="ignore", HF_HUB_OFFLINE="1", WANDB_MODE="disabled")
+    env = dict(
+        os.environ,
+        CUDA_VISIBLE_DEVICES="",
+        OMP_NUM_THREADS="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONWARNINGS="ignore",
+        HF_HUB_OFFLINE="1",
+        WANDB_MODE="disabled",
+    )
     env.pop("PYTHONPATH", None)
     env.update(extra)
     return env
@@ -218,8 +278,14 @@ def _python(folder: Path, recipe: Recipe, extra: Mapping[str, str]) -> subproces
     if recipe.ranks:
         command[1:1] = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={recipe.ranks}"]
     try:
-        return subprocess.run(command, cwd=script.parent, env=_env({**recipe.env, **extra}), capture_output=True,
-                              text=True, timeout=recipe.time_limit)
+        return subprocess.run(
+            command,
+            cwd=script.parent,
+            env=_env({**recipe.env, **extra}),
+            capture_output=True,
+            text=True,
+            timeout=recipe.time_limit,
+        )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return subprocess.CompletedProcess(command, -9, out, f"TimeoutError: over {recipe.time_limit} s")
@@ -242,7 +308,9 @@ def _run(folder: Path, recipe: Recipe, library: Optional[Path] = None) -> Run:
     if library is not None:
         import accel
 
-        device = tuple(c for c in accel.read_reports(report).values() if c.get("allocations")) if report.is_dir() else ()
+        device = (
+            tuple(c for c in accel.read_reports(report).values() if c.get("allocations")) if report.is_dir() else ()
+        )
         if ok and not any(c.get("fallback_ops") for c in device):
             ok, detail = False, "ran, but put nothing on the device"
     return Run(ok, round(seconds, 1), result.returncode, detail, device)
@@ -257,7 +325,9 @@ def _diff(original: Path, fixed: Path) -> Tuple[str, int]:
             continue
         before, after = before_path.read_text(errors="replace"), path.read_text(errors="replace")
         if before != after:
-            chunks.extend(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{rel}", f"b/{rel}", n=2))
+            chunks.extend(
+                difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{rel}", f"b/{rel}", n=2)
+            )
     text = "".join(chunks)
     return text, sum(1 for line in text.splitlines() if line.startswith("@@"))
 
@@ -278,17 +348,31 @@ def run_recipe(recipe: Recipe, source: Path, library: Path, work: Path) -> Outco
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
             (folder / rel).write_text(text, encoding="utf-8")
         if recipe.setup:
-            setup = subprocess.run([sys.executable, "-c", textwrap.dedent(recipe.setup)], cwd=(folder / recipe.script).parent,
-                                   env=_env({}), capture_output=True, text=True, timeout=recipe.time_limit)
+            setup = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(recipe.setup)],
+                cwd=(folder / recipe.script).parent,
+                env=_env({}),
+                capture_output=True,
+                text=True,
+                timeout=recipe.time_limit,
+            )
             if setup.returncode:
                 return Outcome(recipe.name, "failed", f"setup failed: {_last_error(setup.stderr)}")
         folders[kind] = folder
     as_written = _run(folders["as-written"], recipe)
-    fix = subprocess.run([sys.executable, "-m", "portcheck", "fix", "--target", "generic", "--unsafe-fixes", "."],
-                         cwd=folders["fixed"], env=_env({}), capture_output=True, text=True, timeout=600)
+    fix = subprocess.run(
+        [sys.executable, "-m", "portcheck", "fix", "--target", "generic", "--unsafe-fixes", "."],
+        cwd=folders["fixed"],
+        env=_env({}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     diff, hunks = _diff(source, folders["fixed"])
     if fix.returncode not in (0, 1):
-        return Outcome(recipe.name, "failed", f"portcheck fix exited {fix.returncode}: {_last_error(fix.stderr)}", as_written)
+        return Outcome(
+            recipe.name, "failed", f"portcheck fix exited {fix.returncode}: {_last_error(fix.stderr)}", as_written
+        )
     fixed_cpu = _run(folders["fixed"], recipe)
     fixed_accel = _run(folders["fixed"], recipe, library)
     reasons = []
@@ -307,13 +391,19 @@ def _line(outcome: Outcome) -> str:
         return f"skipped  {outcome.name}: {outcome.reason}"
     parts = [f"{outcome.status:<7}  {outcome.name}"]
     if outcome.as_written is not None:
-        parts.append(f"as written: {'ran' if outcome.as_written.ok else 'fails'} ({outcome.as_written.detail or 'exit 0'})")
+        parts.append(
+            f"as written: {'ran' if outcome.as_written.ok else 'fails'} ({outcome.as_written.detail or 'exit 0'})"
+        )
     for label, run in (("fixed cpu", outcome.fixed_cpu), ("fixed testaccel", outcome.fixed_testaccel)):
         if run is not None:
             extra = ""
             if run.device:
-                extra = f", {len(run.device)} process(es), {sum(c['allocations'] for c in run.device)} device allocations"
-            parts.append(f"{label}: {'ok' if run.ok else 'FAIL'} {run.seconds}s{extra}" + ("" if run.ok else f" ({run.detail})"))
+                extra = (
+                    f", {len(run.device)} process(es), {sum(c['allocations'] for c in run.device)} device allocations"
+                )
+            parts.append(
+                f"{label}: {'ok' if run.ok else 'FAIL'} {run.seconds}s{extra}" + ("" if run.ok else f" ({run.detail})")
+            )
     if outcome.hunks:
         parts.append(f"{outcome.hunks} hunks")
     if outcome.reason and outcome.status == "failed" and outcome.as_written is None:

@@ -61,8 +61,13 @@ class Row:
             "findings": self.findings, "runs": [asdict(r) for r in self.runs],
         }
         if self.ok:
-            data.update(wall_s=self.wall_s, cpu_s=self.cpu_s, peak_rss_mb=self.peak_rss_mb, files_per_s=self.files_per_s,
-                        others_cores=self.others_cores)
+            data.update(
+                wall_s=self.wall_s,
+                cpu_s=self.cpu_s,
+                peak_rss_mb=self.peak_rss_mb,
+                files_per_s=self.files_per_s,
+                others_cores=self.others_cores,
+            )
         return data
 
 
@@ -143,7 +148,7 @@ class Report:
             "settings": self.settings,
             "rows": [r.to_dict() for r in self.rows],
             "ratios": [asdict(r) for r in self.ratios],
-            "scaling": [{"label": l, "size": s, "wall": w} for l, s, w in self.scaling],
+            "scaling": [{"label": label, "size": s, "wall": w} for label, s, w in self.scaling],
             "targets": [{**asdict(t), "met": t.met} for t in self.targets],
             "notes": list(self.notes),
         }

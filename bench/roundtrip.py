@@ -81,7 +81,11 @@ class Totals:
         self.files_changed += o.changed
         self.did_not_compile_before += not o.compiled_before
         self.scan_errors += o.scan_error is not None
-        for key, bad in (("crashes", o.crash is not None), ("compile_regressions", o.regression), ("non_idempotent", o.idempotent is False)):
+        for key, bad in (
+            ("crashes", o.crash is not None),
+            ("compile_regressions", o.regression),
+            ("non_idempotent", o.idempotent is False),
+        ):
             if bad:
                 setattr(self, key, getattr(self, key) + 1)
                 self.examples.setdefault(key, []).append(o.path + (f": {o.crash}" if key == "crashes" else ""))
@@ -93,7 +97,8 @@ class Totals:
     def line(self) -> str:
         return (
             f"{self.corpus}: {self.files} files, {self.files_with_findings} with findings ({self.findings} findings), "
-            f"{self.files_changed} changed by fix, {self.crashes} crashes, {self.compile_regressions} compile regressions, "
+            f"{self.files_changed} changed by fix, {self.crashes} crashes, "
+            f"{self.compile_regressions} compile regressions, "
             f"{self.non_idempotent} non-idempotent ({self.did_not_compile_before} did not compile before, "
             f"{self.scan_errors} scan errors; {self.seconds:.0f} s)"
         )
@@ -186,9 +191,9 @@ def run_shard(root: Path, rels: Sequence[str], target: str, unsafe: bool) -> Ite
         finished = set()
         for line in proc.stdout:
             if line.startswith(START):
-                started = line[len(START):].rstrip("\n")
+                started = line[len(START) :].rstrip("\n")
             elif line.startswith(DONE):
-                outcome = Outcome(**json.loads(line[len(DONE):]))
+                outcome = Outcome(**json.loads(line[len(DONE) :]))
                 finished.add(outcome.path)
                 started = None
                 yield outcome
@@ -196,8 +201,11 @@ def run_shard(root: Path, rels: Sequence[str], target: str, unsafe: bool) -> Ite
         todo = [r for r in todo if r not in finished]
         if started is not None:
             todo.remove(started)
-            yield Outcome(path=started, compiled_before=compiles((root / started).read_bytes(), started),
-                          crash=f"the worker process died (exit code {code})")
+            yield Outcome(
+                path=started,
+                compiled_before=compiles((root / started).read_bytes(), started),
+                crash=f"the worker process died (exit code {code})",
+            )
         elif todo:
             raise RuntimeError(f"worker exited with code {code} before taking {todo[0]}")
 
@@ -213,7 +221,9 @@ def copy_tree(src: Path, rels: Sequence[str], dest: Path) -> None:
         shutil.copyfile(src / rel, target)
 
 
-def run_corpus(name: str, src: Path, target: str, unsafe: bool, jobs: int, limit: Optional[int], progress: bool = True) -> Tuple[Totals, List[Outcome]]:
+def run_corpus(
+    name: str, src: Path, target: str, unsafe: bool, jobs: int, limit: Optional[int], progress: bool = True
+) -> Tuple[Totals, List[Outcome]]:
     rels = python_files(src)
     if limit:
         step = max(1, len(rels) // limit)
@@ -283,8 +293,18 @@ def corpora_to_run(args) -> List[Tuple[str, Path]]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", action="append", default=[], metavar="NAME=PATH", help="a folder of Python sources (repeatable); replaces the default corpora")
-    parser.add_argument("--reuse-transformers", action="store_true", help=f"use {SHARED_TRANSFORMERS} instead of building the transformers corpus")
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="a folder of Python sources (repeatable); replaces the default corpora",
+    )
+    parser.add_argument(
+        "--reuse-transformers",
+        action="store_true",
+        help=f"use {SHARED_TRANSFORMERS} instead of building the transformers corpus",
+    )
     parser.add_argument("--no-torch", action="store_true", help="skip the torch corpus")
     parser.add_argument("--target", default="generic", choices=["generic", "cpu", "neuron", "xla"])
     parser.add_argument("--unsafe-fixes", action="store_true")
@@ -304,7 +324,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for key, paths in totals.examples.items():
             for p in paths[:10]:
                 print(f"  {key}: {p}")
-        report = {"totals": asdict(totals), "target": args.target, "unsafe_fixes": args.unsafe_fixes, "files": [asdict(o) for o in outcomes]}
+        report = {
+            "totals": asdict(totals),
+            "target": args.target,
+            "unsafe_fixes": args.unsafe_fixes,
+            "files": [asdict(o) for o in outcomes],
+        }
         (results_dir / f"roundtrip-{name}.json").write_text(json.dumps(report, indent=1) + "\n")
         failed |= totals.failed
     return 1 if failed else 0

@@ -111,9 +111,18 @@ class Bench:
             argv += ["--target", target]
         return argv + ([] if cache else ["--no-cache"])
 
-    def cold(self, key: str, label: str, group: str, corpus: corpora.Corpus, repeats: int, target: Optional[str] = None) -> Row:
-        return self.run(key, label, group, self.scan_argv(corpus, key, cache=False, target=target), corpus, repeats,
-                        json_out=self.logs / f"{key}.json")
+    def cold(
+        self, key: str, label: str, group: str, corpus: corpora.Corpus, repeats: int, target: Optional[str] = None
+    ) -> Row:
+        return self.run(
+            key,
+            label,
+            group,
+            self.scan_argv(corpus, key, cache=False, target=target),
+            corpus,
+            repeats,
+            json_out=self.logs / f"{key}.json",
+        )
 
     # -- the rows ------------------------------------------------------------------------------
     def warm(self, corpus: corpora.Corpus, cold: Row) -> Row:
@@ -136,7 +145,9 @@ class Bench:
         except (OSError, subprocess.TimeoutExpired) as exc:
             return self.unavailable(key, label, "portcheck", corpus, str(exc))
         if helptext.returncode != 0 or "--diff" not in helptext.stdout:
-            return self.unavailable(key, label, "portcheck", corpus, "`portcheck fix --diff` is not available in this build")
+            return self.unavailable(
+                key, label, "portcheck", corpus, "`portcheck fix --diff` is not available in this build"
+            )
         argv = self.pc + ["fix", "--diff", *(str(p) for p in corpus.paths)]
         if "--jobs" in helptext.stdout:
             argv += ["-j", str(self.args.jobs)]
@@ -150,9 +161,25 @@ class Bench:
     def one_file(self, corpus: corpora.Corpus) -> Row:
         path = corpus.root / ONE_FILE
         single = corpora.Corpus(corpus.root, (path,), 1, path.stat().st_size, path.read_bytes().count(b"\n"))
-        argv = self.pc + ["scan", str(path), "-q", "--no-cache", "--output-format", "json", "-o", str(self.logs / "portcheck.one-file.json")]
-        return self.run("portcheck.one-file", f"portcheck scan, one file ({path.name}), interpreter start included",
-                        "portcheck", argv, single, max(5, self.args.repeats), json_out=self.logs / "portcheck.one-file.json")
+        argv = self.pc + [
+            "scan",
+            str(path),
+            "-q",
+            "--no-cache",
+            "--output-format",
+            "json",
+            "-o",
+            str(self.logs / "portcheck.one-file.json"),
+        ]
+        return self.run(
+            "portcheck.one-file",
+            f"portcheck scan, one file ({path.name}), interpreter start included",
+            "portcheck",
+            argv,
+            single,
+            max(5, self.args.repeats),
+            json_out=self.logs / "portcheck.one-file.json",
+        )
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -162,16 +189,24 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=3, help="runs of each portcheck command (median reported) [3]")
     p.add_argument("--peer-repeats", type=int, default=1, help="runs of each peer command [1]")
     p.add_argument("--fix-repeats", type=int, default=3, help="runs of `portcheck fix --diff` [3]")
-    p.add_argument("--targets", default=",".join(SCAN_TARGETS), help=f"cold-scan rows, one per target [{','.join(SCAN_TARGETS)}]")
-    p.add_argument("--busy-cores", type=float, default=BUSY_CORES,
-                   help=f"run a portcheck command again when others kept more cores busy than this [{BUSY_CORES}]; "
-                        "on a machine that is never quiet, raise it and read the others' cores column")
+    p.add_argument(
+        "--targets", default=",".join(SCAN_TARGETS), help=f"cold-scan rows, one per target [{','.join(SCAN_TARGETS)}]"
+    )
+    p.add_argument(
+        "--busy-cores",
+        type=float,
+        default=BUSY_CORES,
+        help=f"run a portcheck command again when others kept more cores busy than this [{BUSY_CORES}]; "
+        "on a machine that is never quiet, raise it and read the others' cores column",
+    )
     p.add_argument("--jobs", type=int, default=2, help="portcheck worker processes (-j) [2]")
     p.add_argument("--max-copies", type=int, default=4, choices=(1, 2, 4), help="largest copy count for linearity [4]")
     p.add_argument("--no-peers", action="store_true", help="skip TorchFix, Fixit and ruff")
     p.add_argument("--no-torch", action="store_true", help="skip the torch corpus")
     p.add_argument("--corpora", default=str(HERE / "corpora"), help="where corpora and wheels go [bench/corpora]")
-    p.add_argument("--venvs", default=str(HERE / ".venvs"), help="where the peers' virtual environments go [bench/.venvs]")
+    p.add_argument(
+        "--venvs", default=str(HERE / ".venvs"), help="where the peers' virtual environments go [bench/.venvs]"
+    )
     p.add_argument("--results", default=str(HERE / "results"), help="where JSON results go [bench/results]")
     args = p.parse_args(argv)
     if args.quick:  # only where the command line left the default
@@ -185,15 +220,22 @@ def versions(bench: Bench, venvs: Path, used: Sequence[peers.Peer]) -> Dict[str,
     out = subprocess.run(bench.pc + ["--version"], capture_output=True, text=True)
     found = {"portcheck": out.stdout.strip().rsplit(" ", 1)[-1] or "?", "python": sys.version.split()[0]}
     try:
-        import libcst  # noqa: F401
         from importlib.metadata import version
+
+        import libcst  # noqa: F401
 
         found["libcst"] = version("libcst")
     except Exception:  # noqa: BLE001 - informative only
         pass
     probe = subprocess.run(
-        [sys.executable, "-c", "from portcheck.scanner import Settings, prepare; print(getattr(prepare(Settings()).prefilter, 'accelerated', False))"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "from portcheck.scanner import Settings, prepare; "
+            "print(getattr(prepare(Settings()).prefilter, 'accelerated', False))",
+        ],
+        capture_output=True,
+        text=True,
     )
     found["pre-filter"] = "automaton (ahocorasick_rs)" if probe.stdout.strip() == "True" else "pure Python"
     for peer in used:
@@ -230,7 +272,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     colds = {}
     for target in [t for t in args.targets.split(",") if t]:
         key = "portcheck.cold.transformers" if target == "generic" else f"portcheck.cold-{target}.transformers"
-        colds[target] = bench.cold(key, f"portcheck scan --target {target}, cold (--no-cache)", "portcheck", tf, args.repeats, target)
+        colds[target] = bench.cold(
+            key, f"portcheck scan --target {target}, cold (--no-cache)", "portcheck", tf, args.repeats, target
+        )
     cold = colds.get("generic") or next(iter(colds.values()))
     warm = bench.warm(tf, cold)
     bench.fix_diff(tf)
@@ -244,29 +288,53 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     peer_rows = []
     for peer in used_peers:
         peer_rows.append(
-            bench.run(f"sample.{peer.venv}.{len(peer_rows)}", peer.name, "sample", peers.command(venvs, peer, sample.paths),
-                      sample, args.peer_repeats, ok_codes=(0, 1), timeout_s=1800, marker=peer.finding_marker, cwd=sample.root,
-                      retry_busy=peer.venv == "ruff")  # a TorchFix or Fixit run is too long to repeat
+            bench.run(
+                f"sample.{peer.venv}.{len(peer_rows)}",
+                peer.name,
+                "sample",
+                peers.command(venvs, peer, sample.paths),
+                sample,
+                args.peer_repeats,
+                ok_codes=(0, 1),
+                timeout_s=1800,
+                marker=peer.finding_marker,
+                cwd=sample.root,
+                retry_busy=peer.venv == "ruff",
+            )  # a TorchFix or Fixit run is too long to repeat
         )
 
     # linearity
     linear = []
     for count in (c for c in (1, 2, 4) if c <= args.max_copies):
         grown = corpora.copies(tf, count, base)
-        linear.append(bench.cold(f"linear.{count}x", f"portcheck scan, cold, {count}x transformers", "linearity", grown,
-                                 1 if count > 1 else args.repeats))
+        linear.append(
+            bench.cold(
+                f"linear.{count}x",
+                f"portcheck scan, cold, {count}x transformers",
+                "linearity",
+                grown,
+                1 if count > 1 else args.repeats,
+            )
+        )
 
     torchfix = next((r for r in peer_rows if r.label.startswith("torchfix") and r.ok), None)
     pc_rows = [r for r in bench.rows if r.ok and r.label.startswith("portcheck")]
     scale = scaling(linear)
-    four = next((w / s for l, s, w in scale if round(s) == 4), None)
+    four = next((w / s for _, s, w in scale if round(s) == 4), None)
+
     def wall(row: Optional[Row]) -> Optional[float]:
         return row.wall_s if row is not None and row.ok else None
 
     fix = next((r for r in bench.rows if r.key == "portcheck.fix-diff.transformers"), None)
     # The goals of the second performance round (bench/README.md).
     targets = (
-        Target("TorchFix wall / portcheck wall, sample", torchfix.wall_s / mine.wall_s if torchfix and mine.ok else None, 150, "x", True),
+        Target(
+            "TorchFix wall / portcheck wall, sample",
+            torchfix.wall_s / mine.wall_s if torchfix and mine.ok else None,
+            150,
+            "x",
+            True,
+        ),
         Target("cold scan, transformers, generic", wall(colds.get("generic")), 3, "s"),
         Target("cold scan, transformers, neuron", wall(colds.get("neuron")), 3.5, "s"),
         Target("cold scan, transformers, xla", wall(colds.get("xla")), 3.5, "s"),
@@ -274,7 +342,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         Target("warm rescan, transformers", wall(warm), 0.3, "s"),
         Target("one-file run", wall(one), 0.25, "s"),
         Target("fix --diff, transformers", wall(fix), 6, "s"),
-        Target("peak RSS of all processes, any portcheck run", max(r.peak_rss_mb for r in pc_rows) if pc_rows else None, 400, "MB"),
+        Target(
+            "peak RSS of all processes, any portcheck run",
+            max(r.peak_rss_mb for r in pc_rows) if pc_rows else None,
+            400,
+            "MB",
+        ),
         Target("wall(4x) / (4 x wall(1x))", four, 1.15, ""),
     )
     report = Report(
@@ -286,7 +359,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ratios=tuple(ratios(mine, peer_rows)),
         scaling=tuple(scale),
         targets=targets,
-        notes=tuple(bench.notes) + (
+        notes=tuple(bench.notes)
+        + (
             f"sample: every k-th .py file of the sorted transformers file list, k = {tf.files} // {args.sample}",
             f"portcheck runs with -j {args.jobs}; TorchFix and Fixit use their default worker count (all cores)",
         ),

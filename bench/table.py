@@ -49,12 +49,25 @@ def render(report: Report) -> str:
     out: List[str] = []
     m = report.machine
     out.append(f"portcheck benchmark, {report.started}")
-    out.append(f"machine: {m.get('cpu_model', '?')}, {m.get('nproc', '?')} cores, {m.get('mem_total_gb', '?')} GB RAM, load before {m.get('loadavg', '?')}")
+    out.append(
+        f"machine: {m.get('cpu_model', '?')}, {m.get('nproc', '?')} cores, {m.get('mem_total_gb', '?')} GB RAM, "
+        f"load before {m.get('loadavg', '?')}"
+    )
     out.append("versions: " + ", ".join(f"{k} {v}" for k, v in report.versions.items()))
-    out.append("wall and CPU: median of the runs; peak RSS: the largest total over all processes of one run; runs: count [min–max wall];")
-    out.append("others' cores: how many cores other processes on the machine kept busy during the runs (median; near 0 when quiet)")
+    out.append(
+        "wall and CPU: median of the runs; peak RSS: the largest total over all processes of one run; "
+        "runs: count [min–max wall];"
+    )
+    out.append(
+        "others' cores: how many cores other processes on the machine kept busy during the runs "
+        "(median; near 0 when quiet)"
+    )
     out.append("")
-    for group, title in (("portcheck", "portcheck on the corpora"), ("sample", "the fixed sample, all tools"), ("linearity", "linearity (copies of the corpus)")):
+    for group, title in (
+        ("portcheck", "portcheck on the corpora"),
+        ("sample", "the fixed sample, all tools"),
+        ("linearity", "linearity (copies of the corpus)"),
+    ):
         rows = [r for r in report.rows if r.group == group]
         if not rows:
             continue
@@ -65,12 +78,18 @@ def render(report: Report) -> str:
     if report.ratios:
         out.append("## peer / portcheck on the sample (x times more)")
         out.append("")
-        out.append(markdown(("peer", "wall", "CPU", "peak RSS"), [(r.peer, f"{r.wall:,.1f}x", f"{r.cpu:,.1f}x", f"{r.rss:,.1f}x") for r in report.ratios]))
+        out.append(
+            markdown(
+                ("peer", "wall", "CPU", "peak RSS"),
+                [(r.peer, f"{r.wall:,.1f}x", f"{r.cpu:,.1f}x", f"{r.rss:,.1f}x") for r in report.ratios],
+            )
+        )
         out.append("")
     if report.scaling:
         out.append("## scaling (relative to 1x)")
         out.append("")
-        out.append(markdown(("input", "size", "wall"), [(l, f"{s:.2f}x", f"{w:.2f}x") for l, s, w in report.scaling]))
+        rows = [(label, f"{s:.2f}x", f"{w:.2f}x") for label, s, w in report.scaling]
+        out.append(markdown(("input", "size", "wall"), rows))
         out.append("")
     if report.targets:
         out.append("## targets")

@@ -8,21 +8,26 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple, cast
 
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
-from portcheck.source import python_lines
 from portcheck.pyscan.context import Ctx
 from portcheck.pyscan.imports import ImportTable
-from portcheck.pyscan.matchers import ImportMatcher
+from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.walker import build_dispatch, walk
+from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
 GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
-_PY2_HINTS = ("Missing parentheses in call to 'print'", "Missing parentheses in call to 'exec'", "invalid decimal literal", "leading zeros in decimal integer literals")
+_PY2_HINTS = (
+    "Missing parentheses in call to 'print'",
+    "Missing parentheses in call to 'exec'",
+    "invalid decimal literal",
+    "leading zeros in decimal integer literals",
+)
 _CUDA_CONTEXT = re.compile(r"cuda|nccl", re.IGNORECASE)
 
 
@@ -43,7 +48,11 @@ def parse_python(text: str, filename: str = "<unknown>") -> ast.Module:
             return ast.parse(text, filename=filename, type_comments=False)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
-        if any(h in msg for h in _PY2_HINTS) or re.search(r"^\s*print\s+[\"'\w]", text, re.MULTILINE) and "print(" not in text:
+        if (
+            any(h in msg for h in _PY2_HINTS)
+            or re.search(r"^\s*print\s+[\"'\w]", text, re.MULTILINE)
+            and "print(" not in text
+        ):
             msg = f"looks like Python 2 code ({msg})"
         raise ParseFailure(f"syntax error: {msg}", exc.lineno, exc.offset) from None
     except (RecursionError, MemoryError):
@@ -58,7 +67,16 @@ def _char_col(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
-def _finding(entry: CompiledRule, target: Target, path: str, lines: Sequence[str], node: ast.AST, label: str, ctx: Ctx, is_import: bool) -> Optional[Finding]:
+def _finding(
+    entry: CompiledRule,
+    target: Target,
+    path: str,
+    lines: Sequence[str],
+    reported: Reported,
+    label: str,
+    ctx: Ctx,
+    is_import: bool,
+) -> Optional[Finding]:
     rule = entry.rule
     severity = rule.severity_for(target)
     if severity is Severity.OFF:
@@ -70,6 +88,7 @@ def _finding(entry: CompiledRule, target: Target, path: str, lines: Sequence[str
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, GUARD_NOTE
+    node = cast(Located, reported)  # a matcher reports only what has a position
     line = node.lineno
     end_line = getattr(node, "end_lineno", None) or line
     src = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -101,20 +120,26 @@ def _overlaps(a: Finding, b: Finding) -> bool:
     return (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
 
 
-Match = Tuple[int, bool, ast.AST, str, Ctx]  # (rule index, from an import matcher, node, label, context)
+Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matcher, node, label, context)
 
 
 def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule]) -> List[Match]:
     """Every match of `rules` in a parsed module, in one walk; the same for every target."""
     imports = ImportTable.from_module(module)
     dispatch = build_dispatch(
-        ((index, isinstance(matcher, ImportMatcher)), matcher) for index, entry in enumerate(rules) for matcher in entry.matchers
+        ((index, isinstance(matcher, ImportMatcher)), matcher)
+        for index, entry in enumerate(rules)
+        for matcher in entry.matchers
     )
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
-    return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in walk(module, imports, dispatch, root)]
+    # The dispatch keys are the (rule index, from an import matcher) pairs given above.
+    hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
+    return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
 
 
-def findings_for(matches: Sequence[Match], rules: Sequence[CompiledRule], target: Target, path: str, lines: Sequence[str]) -> List[Finding]:
+def findings_for(
+    matches: Sequence[Match], rules: Sequence[CompiledRule], target: Target, path: str, lines: Sequence[str]
+) -> List[Finding]:
     """A target's findings from the matches: its severities, without its `off` rules; unsuppressed, unsorted."""
     findings: List[Finding] = []
     fallbacks: List[Finding] = []
@@ -174,7 +199,9 @@ def analyze_python_targets(
     try:
         module = parse_python(text, path)
     except ParseFailure as exc:
-        return [[] for _ in targets], FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
+        return [[] for _ in targets], FileError(
+            path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse"
+        )
     lines = python_lines(text)
     matches = match_module(module, text, rules)
     return [apply_suppressions(findings_for(matches, rules, t, path, lines), lines) for t in targets], None

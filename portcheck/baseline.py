@@ -57,7 +57,9 @@ def _relative(path: str, root: Path, cwd: Path) -> str:
     return rel.replace(os.sep, "/")
 
 
-def fingerprint_all(findings: Iterable[Finding], root: Path, cwd: Optional[Path] = None) -> List[Tuple[Finding, Fingerprint]]:
+def fingerprint_all(
+    findings: Iterable[Finding], root: Path, cwd: Optional[Path] = None
+) -> List[Tuple[Finding, Fingerprint]]:
     """Each finding with its fingerprint; occurrence indexes follow the findings' sorted order."""
     cwd = cwd or Path.cwd()
     counts: Dict[Tuple[str, str, str], int] = {}
@@ -78,13 +80,16 @@ def fingerprint_all(findings: Iterable[Finding], root: Path, cwd: Optional[Path]
 def dumps(fingerprints: Iterable[Fingerprint]) -> str:
     """The baseline file's text: versioned, sorted, one finding per line so diffs stay readable."""
     rows = sorted(set(fingerprints))
-    lines = ['{', f'  "portcheck-baseline": {FORMAT},', f'  "tool-version": {json.dumps(__version__)},']
+    lines = ["{", f'  "portcheck-baseline": {FORMAT},', f'  "tool-version": {json.dumps(__version__)},']
     if not rows:
         lines.append('  "findings": []')
     else:
         lines.append('  "findings": [')
         body = [
-            "    " + json.dumps({"path": r.path, "code": r.code, "source": r.source, "occurrence": r.occurrence}, ensure_ascii=False)
+            "    "
+            + json.dumps(
+                {"path": r.path, "code": r.code, "source": r.source, "occurrence": r.occurrence}, ensure_ascii=False
+            )
             for r in rows
         ]
         lines.append(",\n".join(body))
@@ -156,7 +161,9 @@ def load_baseline(path: Path) -> Baseline:
         if not stat.S_ISREG(st.st_mode):
             raise BaselineError(f"{path}: not a regular file; a baseline must be one")
         if st.st_size > MAX_BASELINE_BYTES:
-            raise BaselineError(f"{path}: baseline too large ({st.st_size:,} bytes; the limit is {MAX_BASELINE_BYTES:,})")
+            raise BaselineError(
+                f"{path}: baseline too large ({st.st_size:,} bytes; the limit is {MAX_BASELINE_BYTES:,})"
+            )
         try:
             data = handle.read(MAX_BASELINE_BYTES + 1)
         except OSError as exc:

@@ -133,7 +133,7 @@ class Bucket:
         key = os.path.abspath(file)
         self.seen.add(key)
         entry = self.entries.get(key)
-        if not _valid(entry) or entry[0] != kind:
+        if entry is None or not _valid(entry) or entry[0] != kind:
             return None
         _, digest, blob = entry
         try:
@@ -344,7 +344,7 @@ def clean_command(path: Optional[Path]) -> None:
         removed = clean(Path(root))
     except CleanError as exc:
         click.echo(f"portcheck: error: {exc}", err=True)
-        raise click.exceptions.Exit(2)
+        raise click.exceptions.Exit(2) from None
     if removed:
         click.echo(f"portcheck: removed {folder}", err=True)
     else:

@@ -155,7 +155,8 @@ def _compile_matchers(path: Path, code: str, match: Any) -> Tuple[tuple, tuple]:
 
 
 def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
-    code = data.get("code") if isinstance(data.get("code"), str) else ""
+    raw_code = data.get("code")
+    code = raw_code if isinstance(raw_code, str) else ""
     for key in _REQUIRED:
         if key not in data:
             raise _fail(path, code, key, "missing")
@@ -246,7 +247,9 @@ def load_catalog() -> Catalog:
     return load_files(rules_dir().glob("*.toml"))
 
 
-def select_rules(catalog: Catalog, target: Target, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> Tuple[CompiledRule, ...]:
+def select_rules(
+    catalog: Catalog, target: Target, select: Sequence[str] = (), ignore: Sequence[str] = ()
+) -> Tuple[CompiledRule, ...]:
     """The rules that apply: not `off` for the target, selected by code prefix or category, not ignored."""
 
     def hit(rule: Rule, patterns: Sequence[str]) -> bool:

@@ -33,7 +33,9 @@ def cache_folder() -> Optional[Path]:
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA")
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.path.expanduser("~"), ".cache") if os.path.expanduser("~") != "~" else None)
+        base = os.environ.get("XDG_CACHE_HOME") or (
+            os.path.join(os.path.expanduser("~"), ".cache") if os.path.expanduser("~") != "~" else None
+        )
     return Path(base) / "portcheck" if base else None
 
 

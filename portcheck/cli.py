@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import click
 
@@ -43,7 +43,7 @@ class TargetType(click.ParamType):
 
 
 def _split(values: Sequence[str]) -> Tuple[str, ...]:
-    out = []
+    out: List[str] = []
     for v in values:
         out.extend(p.strip() for p in v.split(",") if p.strip())
     return tuple(out)
@@ -94,7 +94,7 @@ def _write(text: str, output_file: Optional[str], color: bool = False) -> None:
         try:
             write_output(Path(output_file), text)
         except OSError as exc:
-            raise _fail(f"cannot write {output_file}: {exc.strerror or exc}")
+            raise _fail(f"cannot write {output_file}: {exc.strerror or exc}") from None
     else:
         # click strips ANSI codes off a terminal; colour we chose (FORCE_COLOR into a pipe) must survive.
         click.echo(text, nl=False, color=True if color else None)
@@ -136,12 +136,15 @@ class PortcheckGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
-            raise click.exceptions.Exit(130)
+            raise click.exceptions.Exit(130) from None
         except Exception as exc:  # an internal error: one line, exit 2, traceback on request
             if os.environ.get("PORTCHECK_DEBUG"):
                 raise
-            click.echo(f"portcheck: internal error: {type(exc).__name__}: {exc} (set PORTCHECK_DEBUG=1 for a traceback)", err=True)
-            raise click.exceptions.Exit(EXIT_ERROR)
+            click.echo(
+                f"portcheck: internal error: {type(exc).__name__}: {exc} (set PORTCHECK_DEBUG=1 for a traceback)",
+                err=True,
+            )
+            raise click.exceptions.Exit(EXIT_ERROR) from None
 
 
 @click.group(cls=PortcheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -160,39 +163,85 @@ def _load(paths: Sequence[Path], config_file: Optional[str], overrides: dict):
     try:
         catalog = load_catalog()
     except CatalogError as exc:
-        raise _fail(f"rule catalog: {exc}")
+        raise _fail(f"rule catalog: {exc}") from None
     try:
         config = load_config(paths[0] if paths else Path("."), Path(config_file) if config_file else None)
     except ConfigError as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc)) from None
     _check_rule_patterns(catalog, config, overrides.get("select") or (), overrides.get("ignore") or ())
     return catalog, config.merged(**overrides)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-t", "--target", type=TargetType(SCAN_TARGETS),
-              help="Backend to score against, any case; all: every backend [default: the config's, else generic].")
+@click.option(
+    "-t",
+    "--target",
+    type=TargetType(SCAN_TARGETS),
+    help="Backend to score against, any case; all: every backend [default: the config's, else generic].",
+)
 @click.option("--select", multiple=True, help="Rule codes, prefixes, categories or names to enable (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes, categories or names to disable (comma-separated).")
 @click.option("--exclude", multiple=True, help="Globs to exclude (replaces the configured list).")
 @click.option("--extend-exclude", multiple=True, help="Globs to exclude in addition to the configured ones.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this config file instead of searching for one.")
-@click.option("--output-format", "fmt", type=click.Choice(FORMATS, case_sensitive=False), default="text", show_default=True,
-              help="text for people; json and sarif for tools; github for workflow annotations; "
-                   "markdown for a pull-request comment; html for a self-contained page.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help="Use this config file instead of searching for one.",
+)
+@click.option(
+    "--output-format",
+    "fmt",
+    type=click.Choice(FORMATS, case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="text for people; json and sarif for tools; github for workflow annotations; "
+    "markdown for a pull-request comment; html for a self-contained page.",
+)
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
-@click.option("--fail-under", type=click.FloatRange(0, 100), help="Exit 1 when the readiness score (with --target all: the lowest of the three) is below this; findings alone then do not fail.")
-@click.option("--fail-on", type=click.Choice(["blocker", "major", "minor", "info"]), help="Lowest severity that makes the scan fail [default: info].")
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 100),
+    help="Exit 1 when the readiness score (with --target all: the lowest of the three) is below this; "
+    "findings alone then do not fail.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["blocker", "major", "minor", "info"]),
+    help="Lowest severity that makes the scan fail [default: info].",
+)
 @click.option("--statistics", is_flag=True, help="Add a table of findings per rule (count, code, name, fixable).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="Report and fail only on findings not in this baseline file.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline and exit 0.")
+@click.option(
+    "--baseline", type=click.Path(dir_okay=False), help="Report and fail only on findings not in this baseline file."
+)
+@click.option(
+    "--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline and exit 0."
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), help="Worker processes [default: all cores].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fmt, output_file, fail_under, fail_on,
-         statistics, exit_zero, baseline, write_baseline, no_cache, jobs, quiet):
+def scan(
+    paths,
+    target,
+    select,
+    ignore,
+    exclude,
+    extend_exclude,
+    config_file,
+    fmt,
+    output_file,
+    fail_under,
+    fail_on,
+    statistics,
+    exit_zero,
+    baseline,
+    write_baseline,
+    no_cache,
+    jobs,
+    quiet,
+):
     """Scan PATHS (default: the current folder) for CUDA lock-in and score readiness per target.
 
     Exit codes: 0 nothing to report, 1 findings (or a score below --fail-under), 2 usage,
@@ -224,7 +273,7 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
         try:  # before the scan: a bad baseline should not cost a full scan to report
             known = load_baseline(Path(baseline))
         except BaselineError as exc:
-            raise _fail(str(exc))
+            raise _fail(str(exc)) from None
     cache = None
     if not no_cache:
         from portcheck.cache import Cache
@@ -246,7 +295,7 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
         try:
             count = write_bl(Path(write_baseline), list(scans.values()))
         except OSError as exc:
-            raise _fail(f"cannot write {write_baseline}: {exc.strerror or exc}")
+            raise _fail(f"cannot write {write_baseline}: {exc.strerror or exc}") from None
         click.echo(f"portcheck: wrote {count} finding{'s' if count != 1 else ''} to {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_OK)
     shown = dict(scans)
@@ -257,22 +306,32 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
     result = shown[Target(primary)]
 
     rescored = len(targets) > 1 or known is not None  # scored below from the per-target scans instead
-    report = build_report(result, catalog, targets=targets, statistics=statistics, baseline_scan=None,
-                          with_scores=not rescored, per_target=shown if len(targets) > 1 else None,
-                          parts=config.parts)
+    report = build_report(
+        result,
+        catalog,
+        targets=targets,
+        statistics=statistics,
+        baseline_scan=None,
+        with_scores=not rescored,
+        per_target=shown if len(targets) > 1 else None,
+        parts=config.parts,
+    )
     if rescored:
         import dataclasses
 
         from portcheck.score import score_scan
 
         # Scores always describe the whole code base, not just the findings a baseline lets through.
-        fields = {"scores": {t: score_scan(scans[t], catalog, t, config.parts) for t in targets}}
+        scores = {t: score_scan(scans[t], catalog, t, config.parts) for t in targets}
+        report = dataclasses.replace(report, scores=scores)
         if known is not None:
             from portcheck.baseline import baseline_only
 
             # "Before" is the code without the findings the baseline does not know.
-            fields["baseline_scores"] = {t: score_scan(baseline_only(scans[t], known), catalog, t, config.parts) for t in targets}
-        report = dataclasses.replace(report, **fields)
+            baseline_scores = {
+                t: score_scan(baseline_only(scans[t], known), catalog, t, config.parts) for t in targets
+            }
+            report = dataclasses.replace(report, baseline_scores=baseline_scores)
     render = renderer(fmt)
     color = _use_color(output_file) and fmt == "text"
     text = render(report, color=color)
@@ -291,21 +350,34 @@ def scan(paths, target, select, ignore, exclude, extend_exclude, config_file, fm
 
 
 @main.command()
-@click.option("-t", "--target", type=TargetType(SCAN_TARGETS), default="all", show_default=True,
-              help="Show severities for this backend only (rules that are off for it are left out).")
-@click.option("--output-format", "fmt", type=click.Choice(["text", "json"], case_sensitive=False), default="text",
-              show_default=True, help="text: a table; json: a list of rules for tools.")
+@click.option(
+    "-t",
+    "--target",
+    type=TargetType(SCAN_TARGETS),
+    default="all",
+    show_default=True,
+    help="Show severities for this backend only (rules that are off for it are left out).",
+)
+@click.option(
+    "--output-format",
+    "fmt",
+    type=click.Choice(["text", "json"], case_sensitive=False),
+    default="text",
+    show_default=True,
+    help="text: a table; json: a list of rules for tools.",
+)
 def rules(target, fmt):
     """List the rule catalog with each rule's severity per target."""
     import json
 
     from portcheck.catalog import CatalogError, load_catalog
-    from portcheck.model import TARGETS as ALL_TARGETS, Severity, Target
+    from portcheck.model import TARGETS as ALL_TARGETS
+    from portcheck.model import Severity, Target
 
     try:
         catalog = load_catalog()
     except CatalogError as exc:
-        raise _fail(f"rule catalog: {exc}")
+        raise _fail(f"rule catalog: {exc}") from None
     targets = ALL_TARGETS if target == "all" else (Target(target),)
     entries = [e.rule for e in catalog.rules]
     if target != "all":
@@ -313,9 +385,13 @@ def rules(target, fmt):
     if fmt == "json":
         data = [
             {
-                "code": r.code, "name": r.name, "category": r.category, "summary": r.summary,
+                "code": r.code,
+                "name": r.name,
+                "category": r.category,
+                "summary": r.summary,
                 "severity": {t.value: r.severity_for(t).value for t in targets},
-                "fix_safety": r.fix_safety.value, "fixable": r.fixable,
+                "fix_safety": r.fix_safety.value,
+                "fixable": r.fixable,
             }
             for r in entries
         ]

@@ -20,7 +20,18 @@ from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 from portcheck.filetypes import classify
 
 SKIP_DIRS = frozenset(
-    {"build", "dist", "node_modules", "site-packages", "__pycache__", "venv", "env", ".venv", "__pypackages__", ".portcheck_cache"}
+    {
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        "__pycache__",
+        "venv",
+        "env",
+        ".venv",
+        "__pypackages__",
+        ".portcheck_cache",
+    }
 )
 
 
@@ -38,9 +49,18 @@ class Problem:
 
 
 _POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "blank": " \t", "cntrl": "\x00-\x1f\x7f", "digit": "0-9",
-    "graph": "!-~", "lower": "a-z", "print": " -~", "punct": "!-/:-@[-`{-~", "space": " \t\n\r\x0b\x0c",
-    "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+    "alnum": "0-9A-Za-z",
+    "alpha": "A-Za-z",
+    "blank": " \t",
+    "cntrl": "\x00-\x1f\x7f",
+    "digit": "0-9",
+    "graph": "!-~",
+    "lower": "a-z",
+    "print": " -~",
+    "punct": "!-/:-@[-`{-~",
+    "space": " \t\n\r\x0b\x0c",
+    "upper": "A-Z",
+    "xdigit": "0-9A-Fa-f",
 }
 
 
@@ -131,7 +151,9 @@ def _write_set(spans: List[Tuple[int, int]], negated: bool) -> str:
         j = k + 1
     text = ("]" if ord("]") in chars else "") + "".join(body)
     # "\\" is doubled by pathspec into a literal backslash; "[" and "^" are literal past the start.
-    text += ("\\" if ord("\\") in chars else "") + ("[" if ord("[") in chars else "") + ("^" if ord("^") in chars else "")
+    text += (
+        ("\\" if ord("\\") in chars else "") + ("[" if ord("[") in chars else "") + ("^" if ord("^") in chars else "")
+    )
     text += "-" if ord("-") in chars else ""
     if not negated and text.startswith("^"):
         text = text[1:] + "^" if len(text) > 1 else ""
@@ -190,7 +212,7 @@ class GitIgnore:
         subject = rel + "/" if is_dir else rel
         verdict = None
         for pattern in self.rules:
-            if pattern.regex.match(subject):
+            if pattern.regex is not None and pattern.regex.match(subject):
                 verdict = bool(pattern.include)
         return verdict
 
@@ -317,7 +339,11 @@ def _git_root(start: Path) -> Optional[Path]:
 
 
 def _walk(
-    top: Path, root: Path, exclude: Sequence[str], respect_gitignore: bool, problems: List[Problem],
+    top: Path,
+    root: Path,
+    exclude: Sequence[str],
+    respect_gitignore: bool,
+    problems: List[Problem],
     limit: Optional[Path] = None,
 ) -> Iterator[Tuple[Path, str]]:
     # .gitignore files from the git root down to `top` apply too.

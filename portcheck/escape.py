@@ -11,7 +11,9 @@ from typing import Any
 # C0 controls but tab, DEL, C1 controls, lone surrogates, and the bidirectional overrides that make
 # text read differently from what it is ("Trojan Source").
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_NEWLINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_NEWLINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 # Bytes that are not UTF-8 in a file name, as os.fsdecode gives them (PEP 383 surrogate escapes).
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
 _BACKTICKS = re.compile("`+")
@@ -76,8 +78,13 @@ def neutral_report(report: Any) -> Any:
     files = []
     for fr in report.scan.files:
         findings = tuple(
-            dataclasses.replace(f, path=neutral(f.path), message=neutral(f.message), source_line=neutral(f.source_line),
-                                note=neutral(f.note))
+            dataclasses.replace(
+                f,
+                path=neutral(f.path),
+                message=neutral(f.message),
+                source_line=neutral(f.source_line),
+                note=neutral(f.note),
+            )
             for f in fr.findings
         )
         error = fr.error
@@ -90,6 +97,6 @@ def neutral_report(report: Any) -> Any:
 
 def _neutral_card(card: Any) -> Any:
     dirs = getattr(card, "directories", None)
-    if not dirs or not dataclasses.is_dataclass(card):
+    if not dirs or not dataclasses.is_dataclass(card) or isinstance(card, type):
         return card
     return dataclasses.replace(card, directories=type(dirs)(dataclasses.replace(d, path=neutral(d.path)) for d in dirs))

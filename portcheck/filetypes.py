@@ -11,10 +11,26 @@ _KINDS = (
     ("notebook", ("*.ipynb",)),
     ("python", ("*.py",)),
     ("cuda", ("*.cu", "*.cuh")),
-    ("requirements", ("requirements*.txt", "*requirements*.txt", "*-requirements.txt", "constraints*.txt", "requirements*.in")),
+    (
+        "requirements",
+        ("requirements*.txt", "*requirements*.txt", "*-requirements.txt", "constraints*.txt", "requirements*.in"),
+    ),
     ("pyproject", ("pyproject.toml",)),
     ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml", "env*.yml")),
-    ("dockerfile", ("Dockerfile", "Dockerfile.*", "*.Dockerfile", "*.dockerfile", "Containerfile", "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")),
+    (
+        "dockerfile",
+        (
+            "Dockerfile",
+            "Dockerfile.*",
+            "*.Dockerfile",
+            "*.dockerfile",
+            "Containerfile",
+            "docker-compose*.yml",
+            "docker-compose*.yaml",
+            "compose*.yml",
+            "compose*.yaml",
+        ),
+    ),
     ("shell", ("*.sh", "*.bash", "*.zsh", "*.slurm", "*.sbatch")),
     # Run configurations (YAML, Hydra/OmegaConf) and `.env` files: `device: cuda`, `backend: nccl`.
     # Dot-files such as `.pre-commit-config.yaml` configure tools, not runs.

@@ -74,16 +74,21 @@ def _check(target: str, spec: Any) -> Dict[str, Any]:
     key = f"autofix.{target}"
     if not isinstance(spec, dict):
         raise RecipeError(key, "expected a table with a 'kind'")
-    kind = KINDS.get(spec.get("kind"))  # type: ignore[arg-type]
+    named = spec.get("kind")
+    kind = KINDS.get(named) if isinstance(named, str) else None  # a TOML array or table is no recipe name
     if kind is None:
         raise RecipeError(f"{key}.kind", f"unknown recipe {spec.get('kind')!r} (known: {', '.join(sorted(KINDS))})")
     for name, value in spec.items():
         param = kind.param(name)
         if param is None:
             known = ", ".join(p.name for p in kind.params) or "none"
-            raise RecipeError(f"{key}.{name}", f"recipe {kind.kind!r} has no parameter {name!r} (its parameters: {known})")
+            raise RecipeError(
+                f"{key}.{name}", f"recipe {kind.kind!r} has no parameter {name!r} (its parameters: {known})"
+            )
         if not isinstance(value, param.type) or (param.type is str and not value):
-            raise RecipeError(f"{key}.{name}", f"expected a {'non-empty string' if param.type is str else param.type.__name__}")
+            raise RecipeError(
+                f"{key}.{name}", f"expected a {'non-empty string' if param.type is str else param.type.__name__}"
+            )
     for param in kind.params:
         if param.required and param.name not in spec:
             raise RecipeError(f"{key}.{param.name}", f"recipe {kind.kind!r} needs {param.name!r}")

@@ -48,7 +48,9 @@ def cap_findings(findings: Sequence[T]) -> Tuple[List[T], Optional[str]]:
 def too_many_to_fix(findings: int) -> Optional[str]:
     if findings <= MAX_FINDINGS_PER_FILE:
         return None
-    return f"{findings:,} findings to fix; the limit is {MAX_FINDINGS_PER_FILE:,} per file, so the file was left unchanged"
+    return (
+        f"{findings:,} findings to fix; the limit is {MAX_FINDINGS_PER_FILE:,} per file, so the file was left unchanged"
+    )
 
 
 def too_big_to_fix(text: str) -> Optional[str]:

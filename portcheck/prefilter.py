@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import bisect
 import re
+from types import ModuleType
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from portcheck.catalog import CompiledRule
 from portcheck.pyscan.matchers import Attr, Member, Word
 
+_aho: Optional[ModuleType]
 try:  # optional: every token in one pass over the text (Aho-Corasick, compiled); see bench/PROFILE.md
-    import ahocorasick_rs as _aho
+    import ahocorasick_rs
+
+    _aho = ahocorasick_rs
 except ImportError:  # the containment search below gives the same answer
     _aho = None
 
@@ -172,10 +176,11 @@ class Prefilter:
     def candidate_indices(self, text: str) -> List[int]:
         source = _Source(text)
         found = self._found(source)
+        present: Callable[[str], bool]
         if found is None:
             memo: Dict[str, bool] = {}
 
-            def present(token: str) -> bool:
+            def search(token: str) -> bool:
                 known = memo.get(token)
                 if known is None:
                     if token.startswith(_PREFIXES):
@@ -185,6 +190,7 @@ class Prefilter:
                         known = memo[token] = token in text
                 return known
 
+            present = search
             gated = self._gate_search(text, memo)
         else:
             present = found.__contains__
@@ -192,7 +198,7 @@ class Prefilter:
             for token in found:
                 gated.update(self.by_token.get(token, ()))
         needs = self._needs
-        return [i for i in sorted(gated) if needs[i] is None or any(holds(n, present) for n in needs[i])]  # type: ignore[union-attr]
+        return [i for i in sorted(gated) if (need := needs[i]) is None or any(holds(n, present) for n in need)]
 
     def _found(self, source: _Source) -> Optional[Set[str]]:
         """Every listed string in `text`, by the automaton; None when the pure-Python search must run."""

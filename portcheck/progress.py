@@ -45,7 +45,11 @@ def progress_bar(total: int, stream: Optional[TextIO] = None, min_files: int = M
     columns = (TextColumn("Scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("files"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("scan", total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+
+        yield advance
 
 
 # The name the CLI looks up.

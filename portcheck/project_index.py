@@ -27,7 +27,7 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.pyscan.context import is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
@@ -37,7 +37,13 @@ from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 EXTENSION_NAME = re.compile(r"^(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$")
 _LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _KERNEL_DECORATORS = frozenset(
-    {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit", "triton.runtime.autotuner.autotune"}
+    {
+        "triton.jit",
+        "triton.autotune",
+        "triton.heuristics",
+        "triton.runtime.jit.jit",
+        "triton.runtime.autotuner.autotune",
+    }
 )
 _KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
 # Files without any of these cannot define a CUDA-bound name (users are found by name later).
@@ -114,7 +120,7 @@ def module_name(path: str) -> Tuple[str, bool]:
     return ".".join(parts), package
 
 
-def _span_of(node: ast.AST) -> Span:
+def _span_of(node: Union[ast.expr, ast.stmt, ast.alias]) -> Span:
     line = node.lineno
     col = node.col_offset + 1
     end_line = getattr(node, "end_lineno", None) or line
@@ -122,15 +128,15 @@ def _span_of(node: ast.AST) -> Span:
     return line, col, end_line, end_col
 
 
-def callee_span(func: ast.AST) -> Span:
+def callee_span(func: ast.expr) -> Span:
     """The span of a callee's last name: `op` in `fused.op`, the whole name in `op`."""
-    if isinstance(func, ast.Attribute) and getattr(func, "end_lineno", None) is not None:
-        end_line, end_col = func.end_lineno, func.end_col_offset
+    end_line, end_col = getattr(func, "end_lineno", None), getattr(func, "end_col_offset", None)
+    if isinstance(func, ast.Attribute) and end_line is not None and end_col is not None:
         return end_line, end_col - len(func.attr) + 1, end_line, end_col + 1
     return _span_of(func)
 
 
-def _alias_span(alias: ast.alias, stmt: ast.AST) -> Span:
+def _alias_span(alias: ast.alias, stmt: ast.stmt) -> Span:
     if getattr(alias, "lineno", None) is not None:  # Python 3.10+
         return _span_of(alias)
     return _span_of(stmt)
@@ -158,8 +164,8 @@ class _Collector:
             node, inside, conditional = stack.pop()
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
-                branches = [node.body] if not isinstance(node.body, list) else node.body
-                branches = list(branches) + (node.orelse if isinstance(node.orelse, list) else [node.orelse])
+                branches: List[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
+                branches += node.orelse if isinstance(node.orelse, list) else [node.orelse]
                 stack.extend((c, inside or cuda, True) for c in reversed(branches))
                 stack.append((node.test, inside or cuda, conditional))
                 continue
@@ -170,7 +176,11 @@ class _Collector:
                     loads = True
                 elif qualified == "importlib.import_module" and node.args:
                     arg = node.args[0]
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and EXTENSION_NAME.match(arg.value.rsplit(".", 1)[-1]):
+                    if (
+                        isinstance(arg, ast.Constant)
+                        and isinstance(arg.value, str)
+                        and EXTENSION_NAME.match(arg.value.rsplit(".", 1)[-1])
+                    ):
                         loads = True
                 callee = func.value if isinstance(func, ast.Subscript) else func
                 ref = dotted(callee)
@@ -218,28 +228,36 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     imports = ImportTable.from_module(tree)
     bindings: List[Binding] = []
     top_level = {id(n) for n in _module_level(tree)}
-    for stmt in _import_nodes(tree):
-        top = id(stmt) in top_level
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
+    for imp in _import_nodes(tree):
+        top = id(imp) in top_level
+        if isinstance(imp, ast.Import):
+            for alias in imp.names:
                 local = alias.asname or alias.name.split(".", 1)[0]
                 module = alias.name if alias.asname else alias.name.split(".", 1)[0]
-                bindings.append(Binding(local, module, None, 0, _alias_span(alias, stmt), stmt.lineno, top))
+                bindings.append(Binding(local, module, None, 0, _alias_span(alias, imp), imp.lineno, top))
         else:
-            for alias in stmt.names:
+            for alias in imp.names:
                 if alias.name == "*":
                     continue
                 bindings.append(
-                    Binding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level, _alias_span(alias, stmt), stmt.lineno, top)
+                    Binding(
+                        alias.asname or alias.name,
+                        imp.module or "",
+                        alias.name,
+                        imp.level,
+                        _alias_span(alias, imp),
+                        imp.lineno,
+                        top,
+                    )
                 )
     collector = _Collector(tree, imports)
     definitions: List[Definition] = []
     global_loads: Dict[str, str] = {}  # name -> how it was bound (`<load>`, `<kernel>`, a callee)
-    for stmt, declared in _global_assignments(tree, "global " in text):
+    for assign, declared in _global_assignments(tree, "global " in text):
         # `x = load(...)`, `x = loader(...)` at module level, or in a function that declares `global x`.
-        target = stmt.targets[0]
+        target = assign.targets[0]
         if isinstance(target, ast.Name) and (declared is None or target.id in declared):
-            how = _bound_by_load(stmt.value, imports)
+            how = _bound_by_load(assign.value, imports)
             if how is not None:
                 global_loads.setdefault(target.id, how)
     at_import = False  # module-level code builds or loads an extension: importing the module does
@@ -251,7 +269,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             uses, loads = collector.uses(stmt.body, record_sites=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
-            definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name}))))
+            definitions.append(
+                Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name})))
+            )
         else:
             _, loads = collector.uses([stmt], record_sites=True)
             at_import = at_import or loads
@@ -283,11 +303,13 @@ def _module_level(tree: ast.Module) -> Iterable[ast.AST]:
             stack.extend(handler.body)
 
 
-def _import_nodes(tree: ast.AST) -> Iterable[ast.AST]:
+def _import_nodes(tree: ast.AST) -> Iterable[Union[ast.Import, ast.ImportFrom]]:
     return import_statements(tree)
 
 
-def _global_assignments(tree: ast.Module, has_globals: bool = True) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
+def _global_assignments(
+    tree: ast.Module, has_globals: bool = True
+) -> Iterable[Tuple[ast.Assign, Optional[FrozenSet[str]]]]:
     """Single-target assignments that bind module-level names: those at module level (under `if`,
     `try`, `with`), paired with None, and those in functions, paired with the names the function
     declares `global`."""
@@ -339,7 +361,9 @@ class Project:
             parts = name.split(".")
             for i in range(len(parts)):
                 self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
-        self.defs: Dict[Symbol, Definition] = {(s.module, d.name): d for s in self.modules.values() for d in s.definitions}
+        self.defs: Dict[Symbol, Definition] = {
+            (s.module, d.name): d for s in self.modules.values() for d in s.definitions
+        }
         self.binds: Dict[Symbol, Binding] = {(s.module, b.local): b for s in self.modules.values() for b in s.imports}
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
@@ -459,7 +483,7 @@ def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
             extensions.add(key)
             bound.add(key)
     # Extension imports are CUDA-bound wherever they are imported.
-    for (module, local), binding in project.binds.items():
+    for module, local in project.binds:
         sym = project.target(module, local)
         if sym is not None and sym[0] == "<ext>":
             extensions.add(sym)
@@ -565,7 +589,7 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
     them, directly or through other modules, and the changed modules themselves."""
     project = Project(summaries)
     importers: Dict[str, Set[str]] = {}
-    for (module, local), binding in project.binds.items():
+    for (module, _local), binding in project.binds.items():
         absolute = project.absolute(binding, module)
         for name in (absolute, f"{absolute}.{binding.name}" if binding.name else None):
             if name:
@@ -602,7 +626,9 @@ def _words(text: str, cache: Dict[str, FrozenSet[str]], key: str) -> FrozenSet[s
     return found
 
 
-def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
+def index_project(
+    texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None
+) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
     """Summaries of the files that can take part, found in rounds: files that may define a CUDA-bound
     name, then files that mention one of the names found so far, until no file is added.
     `texts` maps display paths to source text; `summary_cache` (keyed by path and text digest) is
@@ -641,7 +667,9 @@ def index_project(texts: Mapping[str, str], summary_cache: Optional[Dict[str, Mo
         # A module can use a CUDA-bound name only by importing it from its module (or a package that
         # re-exports it): the file must spell that module's last name and the bound name.
         defining = {m.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
-        defining |= {m.rsplit(".", 2)[-2] for m, n in resolved.bound if m != "<ext>" and n and "." in m}  # re-exported by its package
+        defining |= {
+            m.rsplit(".", 2)[-2] for m, n in resolved.bound if m != "<ext>" and n and "." in m
+        }  # re-exported by its package
         names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
         owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
@@ -725,12 +753,21 @@ def project_findings(results, candidates, displays, settings):
                     label = f"`{site.label}` ({site.kind})"
                     out.append(
                         Finding(
-                            path=path, line=line, column=col, end_line=end_line, end_column=end_col,
-                            code=entry.rule.code, name=entry.rule.name, category=entry.rule.category,
-                            severity=sev, message=entry.message.replace("{match}", label), fixable=False,
+                            path=path,
+                            line=line,
+                            column=col,
+                            end_line=end_line,
+                            end_column=end_col,
+                            code=entry.rule.code,
+                            name=entry.rule.name,
+                            category=entry.rule.category,
+                            severity=sev,
+                            message=entry.message.replace("{match}", label),
+                            fixable=False,
                             fix_safety=entry.rule.fix_safety,
                             source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                            guarded=site.guarded, note=note,
+                            guarded=site.guarded,
+                            note=note,
                         )
                     )
             ignored = _per_file_ignored(path, settings)

@@ -14,6 +14,7 @@ from portcheck.model import FileResult
 
 if TYPE_CHECKING:
     from portcheck.cache import FileKey
+    from portcheck.scanner import Settings
 
 # Below this many files to scan, starting workers costs more than it saves: forking and joining
 # a pool takes tens of milliseconds, a typical file a few.
@@ -35,7 +36,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-Group = Tuple[object, ...]  # scanner.Settings that differ only in their target
+Group = Tuple["Settings", ...]  # settings that differ only in their target
 KeyedGroup = Tuple[Tuple[FileResult, ...], Optional["FileKey"]]
 
 
@@ -48,21 +49,23 @@ def scan_keyed(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
     try:
         st = os.stat(candidate.path)
         if st.st_size > MAX_BYTES:
-            return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
+            return scan_one_targets(candidate, group, display), None
         with open(candidate.path, "rb") as handle:
             data = handle.read()
     except OSError:
         # scan_one_targets turns every read failure into the right FileError; such results are not cached.
-        return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
+        return scan_one_targets(candidate, group, display), None
     # The stat is taken before the read: if the file changes in between, the next run sees a new
     # stat, hashes the bytes, and finds the digest of what was really scanned.
-    return scan_bytes_targets(data, display, candidate.kind, group), FileKey(st.st_size, st.st_mtime_ns, content_digest(data))  # type: ignore[arg-type]
+    return scan_bytes_targets(data, display, candidate.kind, group), FileKey(
+        st.st_size, st.st_mtime_ns, content_digest(data)
+    )
 
 
 def scan_plain(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
     from portcheck.scanner import scan_one_targets
 
-    return scan_one_targets(candidate, group, display), None  # type: ignore[arg-type]
+    return scan_one_targets(candidate, group, display), None
 
 
 def _work_keyed(args) -> KeyedGroup:
@@ -76,16 +79,20 @@ def _work_plain(args) -> KeyedGroup:
 def _prepare(group: Group) -> None:
     from portcheck.scanner import prepare
 
-    prepare(group if len(group) > 1 else group[0])  # type: ignore[arg-type]
+    prepare(group if len(group) > 1 else group[0])
 
 
 def _init_worker(group: Group) -> None:
     _prepare(group)
 
 
+def _no_advance(n: int = 1) -> None:
+    return None
+
+
 @contextmanager
 def _no_progress(total: int) -> Iterator[Advance]:
-    yield lambda n=1: None
+    yield _no_advance
 
 
 def _scan_many(work: Sequence[tuple], keyed: bool, jobs: int) -> Iterator[KeyedGroup]:

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from portcheck import limits
-from portcheck.analyze import ParseFailure, analyze_python_targets, apply_suppressions, findings_for, match_module, parse_python
+from portcheck.analyze import (
+    ParseFailure,
+    analyze_python_targets,
+    apply_suppressions,
+    findings_for,
+    match_module,
+    parse_python,
+)
 from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, discover, matches_any
 from portcheck.escape import path_text
@@ -112,12 +119,16 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
     return apply_suppressions(out, lines)
 
 
-def _notebook_findings(data: str, path: str, prepared: Prepared, target: Target) -> Tuple[List[Finding], Optional[FileError]]:
+def _notebook_findings(
+    data: str, path: str, prepared: Prepared, target: Target
+) -> Tuple[List[Finding], Optional[FileError]]:
     per_target, error, _ = _notebook(data, path, prepared, (target,))
     return per_target[0], error
 
 
-def _notebook(data: str, path: str, prepared: Prepared, targets: Sequence[Target]) -> Tuple[List[List[Finding]], Optional[FileError], int]:
+def _notebook(
+    data: str, path: str, prepared: Prepared, targets: Sequence[Target]
+) -> Tuple[List[List[Finding]], Optional[FileError], int]:
     """Findings per target, the reason the notebook could not be read, and its lines of code (all code cells)."""
     from portcheck.notebook import NotebookError, code_cells
 
@@ -129,12 +140,17 @@ def _notebook(data: str, path: str, prepared: Prepared, targets: Sequence[Target
     return findings, error, sum(count_lines(c.source) for c in cells)
 
 
-def _cell_findings(cells, path: str, prepared: Prepared, targets: Sequence[Target]) -> Tuple[List[List[Finding]], Optional[FileError]]:
+def _cell_findings(
+    cells, path: str, prepared: Prepared, targets: Sequence[Target]
+) -> Tuple[List[List[Finding]], Optional[FileError]]:
     from portcheck.notebook import join_cells, locate, shell_view
 
     source, mapping = join_cells(cells)
     # Shell escapes (`!nvidia-smi`, `%%bash` cells) are comments to the parser: scan them as shell.
-    shells = [_text_findings(prepared.text_rules, "shell", shell_view(cells), path, t) if prepared.text_rules else [] for t in targets]
+    shells = [
+        _text_findings(prepared.text_rules, "shell", shell_view(cells), path, t) if prepared.text_rules else []
+        for t in targets
+    ]
     rules = prepared.prefilter.candidates(source)
     if not rules and not any(shells):
         return [[] for _ in targets], None
@@ -184,7 +200,9 @@ def _per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
     return tuple(codes)
 
 
-def analyze_text(text: str, path: str, kind: str, prepared: Prepared, settings: Settings, verdicts: bool = True) -> Tuple[List[Finding], Optional[FileError], int]:
+def analyze_text(
+    text: str, path: str, kind: str, prepared: Prepared, settings: Settings, verdicts: bool = True
+) -> Tuple[List[Finding], Optional[FileError], int]:
     """(findings, why the file could not be analysed, lines of code) for decoded text of `kind`: the one
     path scan, fix, the API and the pre-commit hook share. With `verdicts`, each finding says what
     `portcheck fix` does with it (see portcheck.fixer.verdict)."""
@@ -231,11 +249,22 @@ def _with_verdicts(
         # files, or one served from the cache, stays light.
         from portcheck.fixer.verdict import FixSettings, fix_verdicts
 
-        findings = fix_verdicts(text, path, kind, findings, prepared.by_code, Target(settings.target),
-                                FixSettings(settings.min_torch, settings.literal_device))
+        findings = fix_verdicts(
+            text,
+            path,
+            kind,
+            findings,
+            prepared.by_code,
+            Target(settings.target),
+            FixSettings(settings.min_torch, settings.literal_device),
+        )
     else:
-        findings = [replace(f, fixable=False, fix_safety=FixSafety.NONE) if f.fixable or f.fix_safety is not FixSafety.NONE else f
-                    for f in findings]
+        findings = [
+            replace(f, fixable=False, fix_safety=FixSafety.NONE)
+            if f.fixable or f.fix_safety is not FixSafety.NONE
+            else f
+            for f in findings
+        ]
     findings.sort(key=Finding.sort_key)
     return findings
 
@@ -260,7 +289,11 @@ def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings,
 
     try:
         if looks_binary(data):
-            return alone(FileResult(path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind))
+            return alone(
+                FileResult(
+                    path=path, error=FileError(path, "binary file (contains null bytes)", kind="decode"), kind=kind
+                )
+            )
         try:
             src = decode_python(data) if kind == "python" else decode_text(data)
         except DecodeError as exc:
@@ -303,7 +336,7 @@ def read_failure(candidate: Candidate, display: str) -> Tuple[Optional[bytes], O
 def scan_one_targets(candidate: Candidate, group: Tuple[Settings, ...], display: str) -> Tuple[FileResult, ...]:
     data, failed = read_failure(candidate, display)
     if failed is not None or data is None:
-        return tuple(failed for _ in group)  # type: ignore[misc]
+        return tuple(failed for _ in group)  # type: ignore[misc]  # no data comes with a failure
     return scan_bytes_targets(data, display, candidate.kind, group)
 
 
@@ -352,7 +385,11 @@ def scan_paths_targets(
     candidates, problems = discover(paths, root, excludes, config.respect_gitignore)
     group = tuple(settings_from(config, t) for t in targets)
     unreadable: List[FileResult] = [
-        FileResult(path=display_path(p.path, cwd), error=FileError(display_path(p.path, cwd), p.message, kind="read"), kind="unknown")
+        FileResult(
+            path=display_path(p.path, cwd),
+            error=FileError(display_path(p.path, cwd), p.message, kind="read"),
+            kind="unknown",
+        )
         for p in problems
     ]
     displays = [display_path(c.path, cwd) for c in candidates]

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from portcheck.model import FileResult, Finding, FixSafety, Rule, ScanResult, Severity, Target
+from portcheck.model import FileResult, Finding, Rule, ScanResult, Severity, Target
 from portcheck.parts import PARTS, PRODUCT, part_of
 
 ROOT = "."  # the directory table's name for everything scanned
@@ -70,7 +70,9 @@ TRITON_RULE = "KRN003"
 _TRITON_DEF = re.compile(r"^@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b")
 # A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only where
 # it works: the project already has a path without it, so the finding weighs one level less.
-_PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")
+_PLATFORM_MARKER = re.compile(
+    r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b"
+)
 # Package rules, and how an import names its package: an import of the project's own package is not a dependency.
 PACKAGE_CATEGORY = "package"
 _IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)")
@@ -143,8 +145,13 @@ class FileScore:
     findings: int
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"path": self.path, "score": self.score, "score_after_fix": self.score_after_fix,
-                "lines": self.lines, "findings": self.findings}
+        return {
+            "path": self.path,
+            "score": self.score,
+            "score_after_fix": self.score_after_fix,
+            "lines": self.lines,
+            "findings": self.findings,
+        }
 
 
 @dataclass(frozen=True)
@@ -158,8 +165,15 @@ class DirectoryScore:
     findings: int
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"path": self.path, "score": self.score, "score_after_fix": self.score_after_fix, "grade": self.grade,
-                "lines": self.lines, "files": self.files, "findings": self.findings}
+        return {
+            "path": self.path,
+            "score": self.score,
+            "score_after_fix": self.score_after_fix,
+            "grade": self.grade,
+            "lines": self.lines,
+            "files": self.files,
+            "findings": self.findings,
+        }
 
 
 @dataclass(frozen=True)
@@ -174,8 +188,14 @@ class PartScore:
     findings: int
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"part": self.part, "score": self.score, "score_after_fix": self.score_after_fix, "grade": self.grade,
-                "files": self.files, "findings": self.findings}
+        return {
+            "part": self.part,
+            "score": self.score,
+            "score_after_fix": self.score_after_fix,
+            "grade": self.grade,
+            "files": self.files,
+            "findings": self.findings,
+        }
 
 
 @dataclass(frozen=True)
@@ -187,7 +207,13 @@ class Blocker:
     caps: bool  # False when the rule has a pure-PyTorch fallback
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"code": self.code, "name": self.name, "count": self.count, "files": list(self.files), "caps_score": self.caps}
+        return {
+            "code": self.code,
+            "name": self.name,
+            "count": self.count,
+            "files": list(self.files),
+            "caps_score": self.caps,
+        }
 
 
 @dataclass(frozen=True)
@@ -204,8 +230,16 @@ class RuleImpact:
     work: float = 0.0  # the rule's share of the scope's work W
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"code": self.code, "name": self.name, "severity": self.severity.value, "fix": self.fix,
-                "count": self.count, "files": self.files, "points": self.points, "work": self.work}
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "fix": self.fix,
+            "count": self.count,
+            "files": self.files,
+            "points": self.points,
+            "work": self.work,
+        }
 
 
 @dataclass(frozen=True)
@@ -316,14 +350,25 @@ def _kernel_size(lines: int) -> float:
     return max(KERNEL_FLOOR, math.sqrt(max(lines, 1) / KERNEL_LINES))
 
 
-def _unit(fr: FileResult, rules: Mapping[str, Rule], scanned: Target, target: Target,
-          own: frozenset = frozenset(), patterns: Optional[Mapping[str, Sequence[str]]] = None) -> Unit:
+def _unit(
+    fr: FileResult,
+    rules: Mapping[str, Rule],
+    scanned: Target,
+    target: Target,
+    own: frozenset = frozenset(),
+    patterns: Optional[Mapping[str, Sequence[str]]] = None,
+) -> Unit:
     env_file = fr.kind in ENV_KINDS
     severities = [target_severity(f, rules.get(f.code), scanned, target) for f in fr.findings]
     # A kernel source file weighs its size once, carried by its most severe whole-file finding (unguarded first).
-    sources = [k for k, f in enumerate(fr.findings)
-               if f.code in KERNEL_SOURCE_RULES and fr.kind not in ENV_KINDS and fr.kind != "python"
-               and severities[k] is not Severity.OFF]
+    sources = [
+        k
+        for k, f in enumerate(fr.findings)
+        if f.code in KERNEL_SOURCE_RULES
+        and fr.kind not in ENV_KINDS
+        and fr.kind != "python"
+        and severities[k] is not Severity.OFF
+    ]
     sized = min(sources, key=lambda k: (-severities[k].rank, fr.findings[k].guarded, k), default=-1)
     items = []
     for k, f in enumerate(fr.findings):
@@ -333,7 +378,9 @@ def _unit(fr: FileResult, rules: Mapping[str, Rule], scanned: Target, target: Ta
             continue
         env = env_file or (rule is not None and rule.repo_level and posixpath.basename(fr.path) == SETUP_PY)
         if env:
-            severity = min(severity, Severity.MINOR, key=lambda s: s.rank)  # environment evidence weighs at most a minor
+            severity = min(
+                severity, Severity.MINOR, key=lambda s: s.rank
+            )  # environment evidence weighs at most a minor
             if _PLATFORM_MARKER.search(f.source_line):
                 severity = severity.lowered()
         factor = CATEGORY_FACTOR.get(f.category, 1.0)
@@ -346,22 +393,25 @@ def _unit(fr: FileResult, rules: Mapping[str, Rule], scanned: Target, target: Ta
             size, kernel = _kernel_size(fr.lines), not f.guarded
         elif f.code == TRITON_RULE and _TRITON_DEF.match(f.source_line):
             size, kernel = _kernel_size(int(TRITON_LINES)), not f.guarded
-        items.append(Item(
-            path=fr.path,
-            code=f.code,
-            name=f.name,
-            category=f.category,
-            severity=severity,
-            fix=fix_class(f, rule, target),
-            caps=severity is Severity.BLOCKER and not env and not (rule is not None and rule.has_fallback),
-            env=env,
-            factor=factor,
-            size=size,
-            kernel=kernel and not env,
-        ))
+        items.append(
+            Item(
+                path=fr.path,
+                code=f.code,
+                name=f.name,
+                category=f.category,
+                severity=severity,
+                fix=fix_class(f, rule, target),
+                caps=severity is Severity.BLOCKER and not env and not (rule is not None and rule.has_fallback),
+                env=env,
+                factor=factor,
+                size=size,
+                kernel=kernel and not env,
+            )
+        )
     weight = 0.0 if env_file or fr.error is not None else float(max(fr.lines, 1))
-    return Unit(path=fr.path, lines=fr.lines, kind=fr.kind, weight=weight, items=tuple(items),
-                part=part_of(fr.path, patterns))
+    return Unit(
+        path=fr.path, lines=fr.lines, kind=fr.kind, weight=weight, items=tuple(items), part=part_of(fr.path, patterns)
+    )
 
 
 def penalty(items: Iterable[Item], after_fix: bool) -> float:
@@ -375,8 +425,7 @@ def penalty(items: Iterable[Item], after_fix: bool) -> float:
         if i.size <= 0:
             groups[(i.code, i.severity.value, i.fix)].append(i)
     return kernels + math.fsum(
-        max(i.weight(after_fix) for i in group) * len(group) ** REPEAT
-        for _, group in sorted(groups.items())
+        max(i.weight(after_fix) for i in group) * len(group) ** REPEAT for _, group in sorted(groups.items())
     )
 
 
@@ -389,7 +438,9 @@ def score_of_work(work: float) -> float:
 
 def file_score(items: Sequence[Item], after_fix: bool) -> float:
     """A file's score from its own work; 100 exactly only when nothing scored remains."""
-    work = penalty([i for i in items if not i.env], after_fix) + min(ENV_MAX, penalty([i for i in items if i.env], after_fix))
+    work = penalty([i for i in items if not i.env], after_fix) + min(
+        ENV_MAX, penalty([i for i in items if i.env], after_fix)
+    )
     if work <= 0.0:
         return 100.0
     return min(BELOW_PERFECT, score_of_work(work))
@@ -457,15 +508,17 @@ def _directories(units: Sequence[Unit]) -> Tuple[Tuple[DirectoryScore, ...], int
         if d != ROOT and score >= 100.0:
             clean += 1
             continue
-        out.append(DirectoryScore(
-            path=d,
-            score=score,
-            score_after_fix=_round(scope_score(group, True)[0]),
-            grade=grade_for(score),
-            lines=sum(u.lines for u in group),
-            files=len(group),
-            findings=sum(len(u.items) for u in group),
-        ))
+        out.append(
+            DirectoryScore(
+                path=d,
+                score=score,
+                score_after_fix=_round(scope_score(group, True)[0]),
+                grade=grade_for(score),
+                lines=sum(u.lines for u in group),
+                files=len(group),
+                findings=sum(len(u.items) for u in group),
+            )
+        )
     out.sort(key=lambda s: (s.score, s.score_after_fix, s.path))
     return tuple(out), clean
 
@@ -505,16 +558,18 @@ def _rule_impacts(units: Sequence[Unit], score: float, work: float) -> Tuple[Rul
     for code, items in by_code.items():
         without = _without(units, code)
         top = max(items, key=lambda i: i.severity.rank)
-        out.append(RuleImpact(
-            code=code,
-            name=items[0].name,
-            severity=top.severity,
-            fix=_usual_fix(items),
-            count=len(items),
-            files=len({i.path for i in items}),
-            points=max(0.0, _round(_round(scope_score(without, False)[0]) - score)),
-            work=_round(max(0.0, work - scope_work(without, False)[0])),
-        ))
+        out.append(
+            RuleImpact(
+                code=code,
+                name=items[0].name,
+                severity=top.severity,
+                fix=_usual_fix(items),
+                count=len(items),
+                files=len({i.path for i in items}),
+                points=max(0.0, _round(_round(scope_score(without, False)[0]) - score)),
+                work=_round(max(0.0, work - scope_work(without, False)[0])),
+            )
+        )
     out.sort(key=lambda r: (-r.points, -r.work, -r.severity.rank, -r.count, r.code))
     return tuple(out)
 
@@ -523,8 +578,13 @@ def _effort(units: Sequence[Unit], score: float, scope: _Scope) -> Effort:
     items = [i for u in units for i in u.items]
     severities = Counter(i.severity for i in items)
     fixes = Counter(i.fix for i in items)
-    kernel_units = [u for u in units if u.kind not in ENV_KINDS and u.kind != "python"
-                    and any(i.category == "kernel" and i.size > 0 for i in u.items)]
+    kernel_units = [
+        u
+        for u in units
+        if u.kind not in ENV_KINDS
+        and u.kind != "python"
+        and any(i.category == "kernel" and i.size > 0 for i in u.items)
+    ]
     blockers: Dict[str, List[Item]] = defaultdict(list)
     for i in items:
         if i.severity is Severity.BLOCKER:
@@ -535,8 +595,13 @@ def _effort(units: Sequence[Unit], score: float, scope: _Scope) -> Effort:
         kernel_lines=sum(u.lines for u in kernel_units),
         kernel_files=len(kernel_units),
         blockers=tuple(
-            Blocker(code=code, name=group[0].name, count=len(group), files=tuple(sorted({i.path for i in group})),
-                    caps=any(i.caps for i in group))
+            Blocker(
+                code=code,
+                name=group[0].name,
+                count=len(group),
+                files=tuple(sorted({i.path for i in group})),
+                caps=any(i.caps for i in group),
+            )
             for code, group in sorted(blockers.items())
         ),
         rules=_rule_impacts(units, score, scope.work),
@@ -553,24 +618,36 @@ def _why(score: float, effort: Effort, headline: str, parts: Sequence[PartScore]
     out = []
     capping = [b.code for b in effort.blockers if b.caps]
     if effort.kernels >= MANY_KERNELS and score >= MANY_KERNELS_CAP - 0.05 and effort.blocker_cap == MANY_KERNELS_CAP:
-        out.append(f"{effort.kernels} custom kernels with no fallback cap the score at {MANY_KERNELS_CAP:.0f} (re-engineering)")
+        out.append(
+            f"{effort.kernels} custom kernels with no fallback cap the score at {MANY_KERNELS_CAP:.0f} (re-engineering)"
+        )
     elif capping and score >= effort.blocker_cap - 0.05:
-        out.append(f"{len(capping)} blocker rule{'s' if len(capping) != 1 else ''} with no fallback "
-                   f"({', '.join(capping)}) cap{'s' if len(capping) == 1 else ''} the score at {effort.blocker_cap:.0f}")
+        out.append(
+            f"{len(capping)} blocker rule{'s' if len(capping) != 1 else ''} with no fallback "
+            f"({', '.join(capping)}) cap{'s' if len(capping) == 1 else ''} the score at {effort.blocker_cap:.0f}"
+        )
     if effort.kernel_files or effort.triton_kernels:
         pieces = []
         if effort.kernel_files:
-            pieces.append(f"{effort.kernel_lines:,} lines of CUDA in {effort.kernel_files} file{'s' if effort.kernel_files != 1 else ''}")
+            pieces.append(
+                f"{effort.kernel_lines:,} lines of CUDA in {effort.kernel_files} "
+                f"file{'s' if effort.kernel_files != 1 else ''}"
+            )
         if effort.triton_kernels:
             pieces.append(f"{effort.triton_kernels} Triton kernel{'s' if effort.triton_kernels != 1 else ''}")
         out.append("custom kernels: " + ", ".join(pieces))
     shown = [r for r in effort.rules if r.work > 0][:top]
     for r in shown:
         share = 100.0 * r.work / effort.work if effort.work > 0 else 0.0
-        out.append(f"{r.code} {r.name}: {r.count} finding{'s' if r.count != 1 else ''} in {r.files} "
-                   f"file{'s' if r.files != 1 else ''}, {share:.0f}% of the work")
+        out.append(
+            f"{r.code} {r.name}: {r.count} finding{'s' if r.count != 1 else ''} in {r.files} "
+            f"file{'s' if r.files != 1 else ''}, {share:.0f}% of the work"
+        )
     if effort.environment_penalty > 0:
-        out.append(f"environment files (images, pins, launchers): {effort.environment_penalty:.1f} work points, bounded at {ENV_MAX:.0f}")
+        out.append(
+            f"environment files (images, pins, launchers): {effort.environment_penalty:.1f} work points, "
+            f"bounded at {ENV_MAX:.0f}"
+        )
     others = [p for p in parts if p.part != headline]
     if headline == PRODUCT and others:
         out.append("scored beside product code: " + ", ".join(f"{p.part} {p.score:.1f} {p.grade}" for p in others))
@@ -584,8 +661,16 @@ def _part_scores(units: Sequence[Unit]) -> Tuple[PartScore, ...]:
         if not group:
             continue
         score = _round(scope_score(group, False)[0])
-        out.append(PartScore(part=part, score=score, score_after_fix=_round(scope_score(group, True)[0]),
-                             grade=grade_for(score), files=len(group), findings=sum(len(u.items) for u in group)))
+        out.append(
+            PartScore(
+                part=part,
+                score=score,
+                score_after_fix=_round(scope_score(group, True)[0]),
+                grade=grade_for(score),
+                files=len(group),
+                findings=sum(len(u.items) for u in group),
+            )
+        )
     return tuple(out)
 
 
@@ -617,8 +702,9 @@ def score_units(units: Sequence[Unit], target: Target) -> ScoreCard:
     )
 
 
-def score_scan(scan: ScanResult, catalog: Any, target: Target,
-               parts: Optional[Mapping[str, Sequence[str]]] = None) -> ScoreCard:
+def score_scan(
+    scan: ScanResult, catalog: Any, target: Target, parts: Optional[Mapping[str, Sequence[str]]] = None
+) -> ScoreCard:
     """The scan's ScoreCard for `target`. `catalog` supplies fix recipes and fallbacks; None scores from findings
     alone. `parts` replaces the path patterns of the parts it names (`[tool.portcheck.parts]`)."""
     target = Target(target)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, overload
 
 from portcheck.filetypes import KINDS
 from portcheck.pyscan.matchers import MatcherError, _str_list
@@ -18,7 +18,9 @@ from portcheck.pyscan.matchers import MatcherError, _str_list
 TextHit = Tuple[int, int, int, int, str]
 
 _TEXT_KINDS = frozenset(KINDS) | {"setup-py"}
-_HASH_COMMENTS = frozenset({"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config", "dotenv"})
+_HASH_COMMENTS = frozenset(
+    {"requirements", "dockerfile", "shell", "conda", "pyproject", "setup-py", "cmake", "config", "dotenv"}
+)
 _SLASH_COMMENTS = frozenset({"cpp", "cuda"})
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _QUOTED = re.compile(r""""([^"]*)"|'([^']*)'""")
@@ -33,10 +35,41 @@ _SETUP_REGION = re.compile(
 _PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|conda|mamba|micromamba)\s+install\b(.*)")
 # pip/conda options whose next word is a value, not a package
 _OPTION_VALUES = frozenset(
-    {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-f", "--find-links", "-i", "--index-url",
-     "--extra-index-url", "-t", "--target", "--prefix", "--root", "--src", "-n", "--name", "-p", "--python",
-     "--platform", "--python-version", "--implementation", "--abi", "--global-option", "--config-settings", "-C",
-     "--channel", "--trusted-host", "--cache-dir", "--log", "--progress-bar", "--upgrade-strategy"}
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-f",
+        "--find-links",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--src",
+        "-n",
+        "--name",
+        "-p",
+        "--python",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--global-option",
+        "--config-settings",
+        "-C",
+        "--channel",
+        "--trusted-host",
+        "--cache-dir",
+        "--log",
+        "--progress-bar",
+        "--upgrade-strategy",
+    }
 )
 
 
@@ -105,7 +138,9 @@ class TextMatcher:
         self.files = frozenset(_str_list(params, "files"))
         bad = self.files - _TEXT_KINDS
         if bad:
-            raise MatcherError(f"unknown file kind '{sorted(bad)[0]}' in 'files' (known: {', '.join(sorted(_TEXT_KINDS))})")
+            raise MatcherError(
+                f"unknown file kind '{sorted(bad)[0]}' in 'files' (known: {', '.join(sorted(_TEXT_KINDS))})"
+            )
 
     def applies(self, kind: str) -> bool:
         return kind in self.files
@@ -178,6 +213,14 @@ def _unclosed(fragment: str) -> str:
     return stack[-1] if stack else ""
 
 
+@overload
+def _regex(params: Mapping[str, Any], key: str, flags: int, required: Literal[True]) -> re.Pattern: ...
+
+
+@overload
+def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]: ...
+
+
 def _regex(params: Mapping[str, Any], key: str, flags: int, required: bool) -> Optional[re.Pattern]:
     pattern = params.get(key)
     if pattern is None and not required:
@@ -229,7 +272,9 @@ def _conda_deps(lines: Sequence[str]) -> Iterator[Dep]:
 
 _PYPROJECT_ARRAYS = {"project": ("dependencies",), "build-system": ("requires",)}
 _PYPROJECT_ALL_ARRAYS = ("project.optional-dependencies", "dependency-groups")
-_PYPROJECT_KEYED = re.compile(r"^tool\.(?:poetry(?:\.group\.[^.]+)?\.(?:dev-)?dependencies|pixi\.(?:pypi-)?dependencies|pdm\.dev-dependencies)$")
+_PYPROJECT_KEYED = re.compile(
+    r"^tool\.(?:poetry(?:\.group\.[^.]+)?\.(?:dev-)?dependencies|pixi\.(?:pypi-)?dependencies|pdm\.dev-dependencies)$"
+)
 
 
 def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
@@ -329,7 +374,9 @@ class RequirementMatcher(TextMatcher):
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
-        packages = [normalize(p) if not any(c in p for c in "*?[") else p.lower() for p in _str_list(params, "packages")]
+        packages = [
+            normalize(p) if not any(c in p for c in "*?[") else p.lower() for p in _str_list(params, "packages")
+        ]
         self.exact = frozenset(p for p in packages if not any(c in p for c in "*?["))
         self.globs = tuple(p for p in packages if p not in self.exact)
         self.exclude = frozenset(normalize(p) for p in _str_list(params, "exclude", required=False))
@@ -372,7 +419,9 @@ class ProjectMatcher(TextMatcher):
         return iter(())
 
 
-TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher, ProjectMatcher)}
+TEXT_MATCHERS: Dict[str, Type[TextMatcher]] = {
+    m.kind: m for m in (LineMatcher, RequirementMatcher, FileMatcher, ProjectMatcher)
+}
 
 
 def build_text(params: Mapping[str, Any]) -> TextMatcher:

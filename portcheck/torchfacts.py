@@ -9,7 +9,9 @@ import re
 from typing import Dict, FrozenSet, Iterable, Tuple
 
 # Calls whose second positional argument (or `map_location`) says where a checkpoint is loaded.
-LOAD_CALLS: FrozenSet[str] = frozenset({"torch.load", "torch.jit.load", "safetensors.torch.load_file", "safetensors.safe_open"})
+LOAD_CALLS: FrozenSet[str] = frozenset(
+    {"torch.load", "torch.jit.load", "safetensors.torch.load_file", "safetensors.safe_open"}
+)
 
 # Calls that take a device type (a string such as "cuda"), not a device.
 MESH_CALLS: FrozenSet[str] = frozenset(
@@ -36,7 +38,9 @@ AMP_CALLS: FrozenSet[str] = frozenset(
 DEVICE_TYPE_CALLS: FrozenSet[str] = AMP_CALLS | MESH_CALLS
 
 # Checks that ask whether CUDA is there; the second set also counts the generic spelling.
-CUDA_CHECK_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"})
+CUDA_CHECK_CALLS: FrozenSet[str] = frozenset(
+    {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
+)
 AVAILABILITY_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available"})
 
 # The torch.cuda memory-statistics family: numbers about CUDA's caching allocator. They are fixed as
@@ -45,10 +49,23 @@ AVAILABILITY_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torc
 MEMORY_STATS: FrozenSet[str] = frozenset(
     f"torch.cuda.{name}"
     for name in (
-        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
-        "memory_stats_as_nested_dict", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
-        "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached",
-        "memory_summary", "memory_snapshot", "mem_get_info", "list_gpu_processes", "memory.mem_get_info",
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+        "memory_stats",
+        "memory_stats_as_nested_dict",
+        "reset_peak_memory_stats",
+        "reset_accumulated_memory_stats",
+        "reset_max_memory_allocated",
+        "reset_max_memory_cached",
+        "memory_cached",
+        "max_memory_cached",
+        "memory_summary",
+        "memory_snapshot",
+        "mem_get_info",
+        "list_gpu_processes",
+        "memory.mem_get_info",
     )
 )
 MEMORY_COMPANIONS: FrozenSet[str] = MEMORY_STATS | frozenset({"torch.cuda.synchronize", "torch.cuda.empty_cache"})
@@ -67,8 +84,14 @@ CUDA_ONLY_STRINGS: FrozenSet[str] = frozenset({"nccl"})
 # Seeding: `torch.manual_seed` seeds every device, so a CUDA seed beside it with the same argument is
 # the same statement once fixed.
 SEED_CALLS: FrozenSet[str] = frozenset(
-    {"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
-     "torch.cuda.random.manual_seed", "torch.cuda.random.manual_seed_all"}
+    {
+        "torch.manual_seed",
+        "torch.random.manual_seed",
+        "torch.cuda.manual_seed",
+        "torch.cuda.manual_seed_all",
+        "torch.cuda.random.manual_seed",
+        "torch.cuda.random.manual_seed_all",
+    }
 )
 
 
@@ -102,8 +125,13 @@ POSITIONAL_ONLY: Dict[str, Tuple[str, ...]] = {
 }
 # APIs a fix writes that take no argument at all.
 NO_ARGUMENTS: FrozenSet[str] = frozenset(
-    {"torch.accelerator.device_count", "torch.accelerator.current_device_index", "torch.accelerator.is_available",
-     "torch.accelerator.empty_cache", "torch_xla.sync"}
+    {
+        "torch.accelerator.device_count",
+        "torch.accelerator.current_device_index",
+        "torch.accelerator.is_available",
+        "torch.accelerator.empty_cache",
+        "torch_xla.sync",
+    }
 )
 
 # What an accelerator-only query stands for where there is no accelerator, when the call is guarded
@@ -122,6 +150,9 @@ NO_FALLBACK: FrozenSet[str] = frozenset({"torch.accelerator.get_memory_info"})
 CUDA_TENSOR_TYPES: Dict[str, str] = {
     f"torch.cuda.{name}Tensor": dtype
     for name, dtype in (
-        ("Float", "torch.float32"), ("Double", "torch.float64"), ("Half", "torch.float16"), ("BFloat16", "torch.bfloat16"),
+        ("Float", "torch.float32"),
+        ("Double", "torch.float64"),
+        ("Half", "torch.float16"),
+        ("BFloat16", "torch.bfloat16"),
     )
 }

@@ -3,7 +3,8 @@
 #   bash tests/run.sh [pytest args...]
 # Creates .venv/, installs portcheck with its test and docs extras (tests/test_docs.py builds the
 # documentation site with `mkdocs build --strict`), a CPU build of torch (for the tests that run fixed
-# code), and Debian's chromium (for the HTML report test) when apt-get is available.
+# code), and Debian's chromium (for the HTML report test) when apt-get is available. The lint and
+# type checks (ruff, mypy; pinned in the test extra) run inside pytest: tests/test_self_check.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -134,7 +134,9 @@ def test_the_build_is_cached_and_stays_out_of_this_process(library):
 
 def test_without_the_extension_torch_sees_no_accelerator(tmp_path):
     # The control: a CPU-only torch has no accelerator, so everything below comes from testaccel.
-    result = _python("import torch; print(torch.accelerator.current_accelerator(), torch.accelerator.is_available())", {}, tmp_path)
+    result = _python(
+        "import torch; print(torch.accelerator.current_accelerator(), torch.accelerator.is_available())", {}, tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["None", "False"]
 
@@ -148,7 +150,19 @@ def test_torch_accelerator_reports_testaccel(facts):
 
 def test_tensors_live_on_the_device_and_compute_like_the_cpu(facts):
     assert facts["device"] == "testaccel:0" and facts["is_testaccel"] is True
-    for key in ("round_trip", "matmul", "reduce", "in_place", "view_shares_storage", "view_values", "fill", "zeros", "cross_device_copy", "conv", "conv_grads"):
+    for key in (
+        "round_trip",
+        "matmul",
+        "reduce",
+        "in_place",
+        "view_shares_storage",
+        "view_values",
+        "fill",
+        "zeros",
+        "cross_device_copy",
+        "conv",
+        "conv_grads",
+    ):
         assert facts[key] is True, key
     assert facts["empty_like"] == "testaccel:0"
     assert facts["tensor_method"] == "testaccel:0"
@@ -211,8 +225,14 @@ dist.destroy_process_group()
 def test_two_ranks_train_on_the_device_over_the_relay_backend(library, tmp_path):
     (tmp_path / "ddp.py").write_text(DDP, encoding="utf-8")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", **accel.bootstrap_env(library))
-    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "ddp.py"],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "ddp.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
     assert lines == [

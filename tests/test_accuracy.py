@@ -166,7 +166,9 @@ def evaluate(
     """
     source = source or {}
     hits = {key for key, cats in found.items() if labels.get(key, frozenset()) & set(cats)}
-    fps = tuple(Miss(k, labels.get(k, frozenset()), found[k], source.get(k, "")) for k in sorted(set(found) - hits, key=_order))
+    fps = tuple(
+        Miss(k, labels.get(k, frozenset()), found[k], source.get(k, "")) for k in sorted(set(found) - hits, key=_order)
+    )
     fns = tuple(Miss(k, labels[k], found.get(k, {}), source.get(k, "")) for k in sorted(set(labels) - hits, key=_order))
     per_category = []
     for cat in CATEGORIES:
@@ -194,7 +196,8 @@ def _ratio(value: Optional[float]) -> str:
 def format_report(ev: Evaluation, target: str = TARGET) -> str:
     lines = [
         f"portcheck on tests/accuracy (target {target}): {ev.labelled} labelled lines, {ev.flagged} flagged lines",
-        f"precision {ev.precision:.3f} ({ev.true_positives}/{ev.flagged})   recall {ev.recall:.3f} ({ev.true_positives}/{ev.labelled})",
+        f"precision {ev.precision:.3f} ({ev.true_positives}/{ev.flagged})   "
+        f"recall {ev.recall:.3f} ({ev.true_positives}/{ev.labelled})",
         "",
         f"{'category':<14}{'labelled':>9}{'flagged':>9}{'precision':>11}{'recall':>8}",
     ]
@@ -245,8 +248,12 @@ def test_labels_are_read_from_python_text_and_notebook_cells(tmp_path):
     (tmp_path / "a.py").write_text("import torch\nx.cuda()  # expect: device\ny = 1  # not a label\n")
     (tmp_path / "k.cu").write_text("#include <cuda.h>  // expect: kernel\n")
     (tmp_path / "requirements.txt").write_text("flash-attn==2.5  # expect: package, kernel\n")
-    nb = {"cells": [{"cell_type": "markdown", "source": ["x.cuda()  # expect: device\n"]},
-                    {"cell_type": "code", "source": ["import torch\n", "t.cuda()  # expect: device"]}]}
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["x.cuda()  # expect: device\n"]},
+            {"cell_type": "code", "source": ["import torch\n", "t.cuda()  # expect: device"]},
+        ]
+    }
     (tmp_path / "n.ipynb").write_text(json.dumps(nb))
     corpus = read_corpus(tmp_path)
     assert corpus.labels == {
@@ -321,7 +328,9 @@ def test_the_report_command_prints_the_figures_for_a_target(capsys):
 def test_example_project_is_flagged_in_every_file():
     result = scan_folder(EXAMPLES, "generic")
     assert not result.errors, [(e.path, e.message) for e in result.errors]
-    expected = sorted(p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*") if p.is_file() and p.name != "README.md")
+    expected = sorted(
+        p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*") if p.is_file() and p.name != "README.md"
+    )
     flagged = sorted({relative_to(EXAMPLES, f.path) for f in result.findings})
     assert flagged == expected
 
@@ -385,10 +394,10 @@ def test_real_labels_score_true_and_false_positives_and_misses(tmp_path):
 def test_committed_real_labels_are_well_formed():
     bench = _real_bench()
     labels = bench.read_labels()
-    assert len(labels) >= 300 and len({l.repo for l in labels}) >= 15
-    assert {l.split for l in labels} == {"dev", "held-out"}
-    assert all(l.category in CATEGORIES or l.category == "none" for l in labels)
-    assert all(len(l.sha1) == 40 for l in labels)
+    assert len(labels) >= 300 and len({label.repo for label in labels}) >= 15
+    assert {label.split for label in labels} == {"dev", "held-out"}
+    assert all(label.category in CATEGORIES or label.category == "none" for label in labels)
+    assert all(len(label.sha1) == 40 for label in labels)
     halves = {}
     for label in labels:
         halves.setdefault(label.repo, set()).add(label.split)

@@ -1,4 +1,5 @@
-"""The Python API: `portcheck.scan(...)` and `portcheck.fix(...)` stay callable once the modules behind them are loaded."""
+"""The Python API: `portcheck.scan(...)` and `portcheck.fix(...)` stay callable once the modules behind them are
+loaded."""
 
 import portcheck
 import portcheck.fixer  # noqa: F401  (loading the packages must not shadow the API functions)

@@ -117,7 +117,12 @@ def test_latin1_coding_cookie(tmp_path, monkeypatch):
     [hit] = findings_for(report, "legacy.py")
     line = text.splitlines()[1]
     start = line.index('"cuda"')
-    assert (hit["code"], hit["line"], hit["column"], hit["end_column"]) == ("DEV001", 2, start + 1, start + len('"cuda"') + 1)
+    assert (hit["code"], hit["line"], hit["column"], hit["end_column"]) == (
+        "DEV001",
+        2,
+        start + 1,
+        start + len('"cuda"') + 1,
+    )
 
 
 def test_utf8_bom(tmp_path, monkeypatch):
@@ -142,7 +147,9 @@ def test_foreign_line_endings(tmp_path, monkeypatch, newline):
     assert hits == [("DEV001", 3, lines[2].index('"cuda"') + 1, 3), ("DEV002", 4, lines[3].index("w.cuda") + 1, 4)]
 
 
-@pytest.mark.parametrize("separator", ["\u2028", "\x0c", "\x1c", "\x85"], ids=["line-separator", "form-feed", "file-separator", "next-line"])
+@pytest.mark.parametrize(
+    "separator", ["\u2028", "\x0c", "\x1c", "\x85"], ids=["line-separator", "form-feed", "file-separator", "next-line"]
+)
 def test_characters_that_are_not_python_line_ends(tmp_path, monkeypatch, separator):
     # str.splitlines() ends a line at these; Python does not, so line numbers must not shift.
     text = f's = "a{separator}b"  # {separator}\nm.to("cuda")  # noqa\nx = "\u00e9"; n.to("cuda")\n'
@@ -338,7 +345,13 @@ def test_notebook_with_one_broken_cell(tmp_path, monkeypatch):
     cells = [
         {"cell_type": "code", "source": ["import torch\n"], "metadata": {}, "outputs": [], "execution_count": None},
         {"cell_type": "code", "source": ["def f(:\n"], "metadata": {}, "outputs": [], "execution_count": None},
-        {"cell_type": "code", "source": ["%matplotlib inline\n", "m = m.cuda()\n"], "metadata": {}, "outputs": [], "execution_count": None},
+        {
+            "cell_type": "code",
+            "source": ["%matplotlib inline\n", "m = m.cuda()\n"],
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+        },
     ]
     doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     project = project_with(tmp_path, {"nb.ipynb": json.dumps(doc).encode()})
@@ -351,8 +364,20 @@ def test_notebook_with_one_broken_cell(tmp_path, monkeypatch):
 @pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
 def test_notebook_cells_with_foreign_line_endings(tmp_path, monkeypatch, newline):
     cells = [
-        {"cell_type": "code", "source": f"import torch{newline}x = x.cuda(){newline}", "metadata": {}, "outputs": [], "execution_count": None},
-        {"cell_type": "code", "source": f"y = y.cuda(){newline}", "metadata": {}, "outputs": [], "execution_count": None},
+        {
+            "cell_type": "code",
+            "source": f"import torch{newline}x = x.cuda(){newline}",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+        },
+        {
+            "cell_type": "code",
+            "source": f"y = y.cuda(){newline}",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+        },
     ]
     doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     project = project_with(tmp_path, {"nb.ipynb": json.dumps(doc).encode()})
@@ -446,7 +471,9 @@ def test_config_wrong_type(tmp_path, monkeypatch, body, key):
 
 
 def test_pyproject_wrong_type(tmp_path, monkeypatch):
-    project = project_with(tmp_path, {"pyproject.toml": b'[project]\nname = "x"\n[tool.portcheck]\nexclude = {a = 1}\n'})
+    project = project_with(
+        tmp_path, {"pyproject.toml": b'[project]\nname = "x"\n[tool.portcheck]\nexclude = {a = 1}\n'}
+    )
     line = one_line_error(run_config(project, monkeypatch))
     assert "pyproject.toml" in line and "'exclude'" in line
 

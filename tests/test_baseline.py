@@ -62,7 +62,9 @@ def test_unchanged_code_passes(project):
 
 
 def test_edits_that_shift_or_reindent_lines_keep_findings_known(project):
-    shifted = '"""Training."""\nimport os\n\n\n' + ORIGINAL.replace("x = torch.zeros(3).cuda()", "if True:\n    x   =  torch.zeros(3).cuda()")
+    shifted = '"""Training."""\nimport os\n\n\n' + ORIGINAL.replace(
+        "x = torch.zeros(3).cuda()", "if True:\n    x   =  torch.zeros(3).cuda()"
+    )
     edit(project, shifted)
     assert len(json_scan()["findings"]) == 2
     result = cli("--baseline", "baseline.json")
@@ -166,7 +168,11 @@ def test_target_all_records_every_target(project):
         ('{"portcheck-baseline": 99, "findings": []}', "unsupported format"),
         ('{"portcheck-baseline": 1}', "'findings'"),
         ('{"portcheck-baseline": 1, "findings": [{"path": "a.py"}]}', "findings[0]"),
-        ('{"portcheck-baseline": 1, "findings": [{"path": "a.py", "code": "DEV002", "source": "x", "occurrence": "0"}]}', "occurrence"),
+        (
+            '{"portcheck-baseline": 1, "findings": '
+            '[{"path": "a.py", "code": "DEV002", "source": "x", "occurrence": "0"}]}',
+            "occurrence",
+        ),
     ],
 )
 def test_malformed_baseline_is_an_error_naming_the_file(project, content, problem):
@@ -188,13 +194,27 @@ def test_missing_baseline_is_an_error(project):
 
 def _finding(path: str, line: int, source: str, code: str = "DEV002") -> Finding:
     return Finding(
-        path=path, line=line, column=1, end_line=line, end_column=2, code=code, name="n", category="device",
-        severity=Severity.MINOR, message="m", fixable=False, source_line=source,
+        path=path,
+        line=line,
+        column=1,
+        end_line=line,
+        end_column=2,
+        code=code,
+        name="n",
+        category="device",
+        severity=Severity.MINOR,
+        message="m",
+        fixable=False,
+        source_line=source,
     )
 
 
 def test_fingerprints_collapse_whitespace_and_count_repeats(tmp_path):
-    findings = [_finding("a.py", 9, "x  =  t.cuda()"), _finding("a.py", 2, "x = t.cuda()"), _finding("b.py", 1, "x = t.cuda()")]
+    findings = [
+        _finding("a.py", 9, "x  =  t.cuda()"),
+        _finding("a.py", 2, "x = t.cuda()"),
+        _finding("b.py", 1, "x = t.cuda()"),
+    ]
     prints = [fp for _, fp in fingerprint_all(findings, tmp_path, tmp_path)]
     assert prints == [
         Fingerprint("a.py", "DEV002", "x = t.cuda()", 0),

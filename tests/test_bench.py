@@ -57,7 +57,9 @@ def test_measure_counts_the_whole_process_tree(tmp_path):
 def test_measure_sees_other_processes_keeping_the_machine_busy():
     import subprocess
 
-    spinner = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 3\nwhile time.time() < end: pass"])
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 3\nwhile time.time() < end: pass"]
+    )
     try:
         time.sleep(0.2)
         m = measure([sys.executable, "-c", "import time; time.sleep(1)"])
@@ -150,7 +152,11 @@ def test_failed_or_missing_rows_give_no_ratio():
 
 
 def test_scaling_is_relative_to_the_first_row():
-    rows = [_row("1x", 2.0, 2.0, 50, size=1000), _row("2x", 3.0, 4.0, 50, size=2000), _row("4x", 6.0, 8.0, 50, size=4000)]
+    rows = [
+        _row("1x", 2.0, 2.0, 50, size=1000),
+        _row("2x", 3.0, 4.0, 50, size=2000),
+        _row("4x", 6.0, 8.0, 50, size=4000),
+    ]
     assert scaling(rows) == [("1x", 1.0, 1.0), ("2x", 2.0, 1.5), ("4x", 4.0, 3.0)]
 
 

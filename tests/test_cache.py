@@ -105,8 +105,13 @@ def test_warm_scan_matches_a_fresh_scan_without_rescanning(project, counted):
     "change",
     [
         pytest.param(lambda p: p.write_text(PROJECT["clean.py"] + "y = y.cuda()\n", encoding="utf-8"), id="grows"),
-        pytest.param(lambda p: p.write_text(PROJECT["clean.py"].replace("(2, 2)", "(2, 3)"), encoding="utf-8"), id="same-size"),
-        pytest.param(lambda p: p.write_text(PROJECT["clean.py"].replace("Linear(2, 2)", "Linear(2,2).cuda()"), encoding="utf-8"), id="new-finding"),
+        pytest.param(
+            lambda p: p.write_text(PROJECT["clean.py"].replace("(2, 2)", "(2, 3)"), encoding="utf-8"), id="same-size"
+        ),
+        pytest.param(
+            lambda p: p.write_text(PROJECT["clean.py"].replace("Linear(2, 2)", "Linear(2,2).cuda()"), encoding="utf-8"),
+            id="new-finding",
+        ),
     ],
 )
 def test_a_changed_file_is_rescanned(project, counted, change):
@@ -223,11 +228,26 @@ def test_a_corrupt_cache_is_ignored(project, counted):
 
 def test_round_trip_keeps_every_field():
     finding = Finding(
-        path="a.ipynb", line=3, column=5, end_line=4, end_column=2, code="DEV002", name="dot-cuda-call", category="device",
-        severity=Severity.MAJOR, message="m", fixable=True, fix_safety=FixSafety.UNSAFE, cell=2, source_line="x.cuda()",
-        guarded=True, note="lowered",
+        path="a.ipynb",
+        line=3,
+        column=5,
+        end_line=4,
+        end_column=2,
+        code="DEV002",
+        name="dot-cuda-call",
+        category="device",
+        severity=Severity.MAJOR,
+        message="m",
+        fixable=True,
+        fix_safety=FixSafety.UNSAFE,
+        cell=2,
+        source_line="x.cuda()",
+        guarded=True,
+        note="lowered",
     )
-    result = FileResult(path="a.ipynb", findings=(finding,), error=FileError("a.ipynb", "bad", 1, 2, "parse"), lines=7, kind="notebook")
+    result = FileResult(
+        path="a.ipynb", findings=(finding,), error=FileError("a.ipynb", "bad", 1, 2, "parse"), lines=7, kind="notebook"
+    )
     assert decode_result(encode_result(result), "a.ipynb") == result
     moved = decode_result(encode_result(result), "b/a.ipynb")
     assert moved.path == moved.findings[0].path == moved.error.path == "b/a.ipynb"
@@ -258,7 +278,13 @@ def test_cache_folder_ignores_itself_for_git(project):
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     cached(project)
     assert (project / CACHE_DIR / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert status.stdout.strip()  # the project files are untracked...
     assert CACHE_DIR not in status.stdout  # ...but the cache is not listed
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -45,7 +44,9 @@ def _catalog():
 
 
 def _summary(catalog):
-    return catalog.digest, [(r.rule, r.message, r.fallback, r.guard, len(r.matchers), len(r.text_matchers)) for r in catalog.rules]
+    return catalog.digest, [
+        (r.rule, r.message, r.fallback, r.guard, len(r.matchers), len(r.text_matchers)) for r in catalog.rules
+    ]
 
 
 def test_a_second_run_parses_no_toml_and_builds_the_same_catalog(cache_home, parses, monkeypatch):
@@ -121,7 +122,14 @@ def test_the_cache_never_goes_into_the_scanned_project(cache_home, tmp_path, mon
     (project / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n", encoding="utf-8")
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("PORTCHECK_NO_CATALOG_CACHE", None)
-    done = subprocess.run([sys.executable, "-m", "portcheck", "scan", "--no-cache", "train.py"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "portcheck", "scan", "--no-cache", "train.py"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert sorted(p.name for p in project.iterdir()) == ["train.py"]
     assert cc.cache_file(cache_home).is_file()

@@ -69,7 +69,12 @@ def test_a_rule_page_and_explain_say_the_same_things():
     for entry in load_catalog().rules:
         rule = entry.rule
         page, terminal = explain_markdown(rule), explain_text(rule)
-        for part in (rule.summary, rule.fix, rule.bad.strip("\n").splitlines()[0], rule.good.strip("\n").splitlines()[0]):
+        for part in (
+            rule.summary,
+            rule.fix,
+            rule.bad.strip("\n").splitlines()[0],
+            rule.good.strip("\n").splitlines()[0],
+        ):
             assert part in page and part in terminal, (rule.code, part)
         for heading in ("## What it does", "## Why it matters", "## Example", "## Use instead", "## Fix"):
             assert heading in page, (rule.code, heading)
@@ -98,7 +103,11 @@ def test_mkdocs_builds_the_site_with_warnings_as_errors(tmp_path):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, env=env, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "site" / "rules" / "DEV002" / "index.html").is_file()

@@ -4,8 +4,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from helpers import scan_snippet
+
 from portcheck.cli import main
 from portcheck.scanner import Settings, scan_bytes
 
@@ -26,7 +26,11 @@ def test_positions_are_one_based_character_columns():
         "print(f'device: {\"cuda\"}')\n",
         "raise ValueError(\"device must be 'cuda'\")\n",
         "parser.add_argument('--x', help='e.g. cuda:0')\n",
-        "import torch\ndevice = torch.accelerator.current_accelerator(check_available=True) or torch.device('cpu')\nmodel.to(device)\n",
+        (
+            "import torch\n"
+            "device = torch.accelerator.current_accelerator(check_available=True) or torch.device('cpu')\n"
+            "model.to(device)\n"
+        ),
     ],
 )
 def test_prose_and_portable_code_are_not_flagged(src):
@@ -64,7 +68,19 @@ def test_coding_cookie_is_honoured():
     assert [(f.code, f.line, f.column) for f in result.findings] == [("DEV002", 2, 13)]
 
 
-JSON_FINDING_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "category", "severity", "message", "fixable"}
+JSON_FINDING_KEYS = {
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "code",
+    "name",
+    "category",
+    "severity",
+    "message",
+    "fixable",
+}
 
 
 def test_json_schema(tmp_path, monkeypatch):

@@ -151,8 +151,9 @@ def test_every_emitted_call_resolves_and_binds(capsys):
     with capsys.disabled():
         print(
             f"\nemitted calls: {tally.calls} in {counts['fixed texts']} fixed texts; bound {tally.bound}, "
-            f"resolved but not inspectable {tally.not_inspectable}, torch_xla {tally.xla}, the file's own {tally.other}; "
-            f"missing attributes {len(tally.missing)}, not binding {len(tally.unbound)}, newer than min-torch {len(tally.too_new)}"
+            f"resolved but not inspectable {tally.not_inspectable}, torch_xla {tally.xla}, "
+            f"the file's own {tally.other}; missing attributes {len(tally.missing)}, "
+            f"not binding {len(tally.unbound)}, newer than min-torch {len(tally.too_new)}"
         )
     assert tally.bound > 50
     assert tally.missing == []

@@ -84,15 +84,19 @@ def _scan_target(rule) -> str:
     """A target the rule is on for (XLA rules are off for the generic scan)."""
     from portcheck.model import Severity
 
-    return next(t.value for t in (Target.GENERIC, Target.NEURON, Target.XLA) if rule.severity_for(t) is not Severity.OFF)
+    return next(
+        t.value for t in (Target.GENERIC, Target.NEURON, Target.XLA) if rule.severity_for(t) is not Severity.OFF
+    )
 
 
 # The explanations show fragments; they run after the imports such code has. Findings on the
 # prelude's own lines do not count.
 PRELUDE = (
-    "import torch\nimport torch.nn as nn\nimport torch.distributed as dist\nimport triton\nimport triton.language as tl\n"
+    "import torch\nimport torch.nn as nn\nimport torch.distributed as dist\n"
+    "import triton\nimport triton.language as tl\n"
     "import torch_xla\nimport torch_xla.core.xla_model as xm\nfrom torch.utils.data import DataLoader\n"
-    "from torch.distributed.device_mesh import init_device_mesh\nfrom torch.utils.cpp_extension import CUDAExtension, load_inline\n"
+    "from torch.distributed.device_mesh import init_device_mesh\n"
+    "from torch.utils.cpp_extension import CUDAExtension, load_inline\n"
 )
 LIGHTNING = "import pytorch_lightning as pl\n"
 XLA_LOADER = "import torch_xla.distributed.parallel_loader as pl\n"

@@ -32,7 +32,9 @@ fix-safety = "{safety}"
 _ALL = ("generic", "cpu", "neuron", "xla")
 
 
-def _rule(code: str, name: str, match: str, autofix: Optional[Dict[str, str]], safety: str = "safe", category: str = "device") -> str:
+def _rule(
+    code: str, name: str, match: str, autofix: Optional[Dict[str, str]], safety: str = "safe", category: str = "device"
+) -> str:
     text = _HEAD.format(code=code, name=name, category=category, safety=safety) + f"match = {match}\n"
     if autofix:
         text += "autofix = { " + ", ".join(f"{t} = {spec}" for t, spec in autofix.items()) + " }\n"
@@ -43,75 +45,169 @@ def _same(spec: str, targets=_ALL) -> Dict[str, str]:
     return {t: spec for t in targets}
 
 
-_POSITIONS = '["to", "device-call", "parameter-default", "assignment", "argparse-default", "dict-value", "set-default-device", "device-keyword"]'
+_POSITIONS = (
+    '["to", "device-call", "parameter-default", "assignment", "argparse-default", "dict-value", '
+    '"set-default-device", "device-keyword"]'
+)
 
 CATALOG_TOML = "".join(
     [
-        _rule("TST001", "device-string", f'{{ kind = "device-string", devices = ["cuda"], positions = {_POSITIONS} }}', _same('{ kind = "device-string" }')),
+        _rule(
+            "TST001",
+            "device-string",
+            f'{{ kind = "device-string", devices = ["cuda"], positions = {_POSITIONS} }}',
+            _same('{ kind = "device-string" }'),
+        ),
         _rule("TST002", "dot-cuda", '{ kind = "method", names = ["cuda"] }', _same('{ kind = "dot-cuda" }')),
         _rule(
-            "TST003", "device-compare", '[{ kind = "device-compare", devices = ["cuda"] }, { kind = "attribute", names = ["is_cuda"] }]',
-            _same('{ kind = "device-compare" }'), safety="unsafe",
+            "TST003",
+            "device-compare",
+            '[{ kind = "device-compare", devices = ["cuda"] }, { kind = "attribute", names = ["is_cuda"] }]',
+            _same('{ kind = "device-compare" }'),
+            safety="unsafe",
         ),
-        _rule("TST004", "availability", '{ kind = "call", names = ["torch.cuda.is_available"] }', _same('{ kind = "availability" }'), category="runtime"),
         _rule(
-            "TST005", "synchronize", '{ kind = "call", names = ["torch.cuda.synchronize"] }',
-            {**_same('{ kind = "rename-call", to = "torch.accelerator.synchronize", guard = true }', ("generic", "cpu", "neuron")),
-             "xla": '{ kind = "rename-call", to = "torch_xla.sync" }'},
+            "TST004",
+            "availability",
+            '{ kind = "call", names = ["torch.cuda.is_available"] }',
+            _same('{ kind = "availability" }'),
             category="runtime",
         ),
         _rule(
-            "TST006", "seed", '{ kind = "reference", names = ["torch.cuda.manual_seed", "torch.cuda.manual_seed_all"] }',
-            _same('{ kind = "rename-call", to = "torch.manual_seed" }'), category="runtime",
+            "TST005",
+            "synchronize",
+            '{ kind = "call", names = ["torch.cuda.synchronize"] }',
+            {
+                **_same(
+                    '{ kind = "rename-call", to = "torch.accelerator.synchronize", guard = true }',
+                    ("generic", "cpu", "neuron"),
+                ),
+                "xla": '{ kind = "rename-call", to = "torch_xla.sync" }',
+            },
+            category="runtime",
         ),
         _rule(
-            "TST007", "empty-cache", '{ kind = "call", names = ["torch.cuda.empty_cache"] }',
-            _same('{ kind = "rename-call", to = "torch.accelerator.empty_cache", guard = true }', ("generic", "cpu", "neuron")), category="runtime",
+            "TST006",
+            "seed",
+            '{ kind = "reference", names = ["torch.cuda.manual_seed", "torch.cuda.manual_seed_all"] }',
+            _same('{ kind = "rename-call", to = "torch.manual_seed" }'),
+            category="runtime",
         ),
         _rule(
-            "TST008", "set-device", '{ kind = "reference", names = ["torch.cuda.set_device"] }',
-            _same('{ kind = "rename-call", to = "torch.accelerator.set_device_index", guard = true }', ("generic", "cpu", "neuron")),
+            "TST007",
+            "empty-cache",
+            '{ kind = "call", names = ["torch.cuda.empty_cache"] }',
+            _same(
+                '{ kind = "rename-call", to = "torch.accelerator.empty_cache", guard = true }',
+                ("generic", "cpu", "neuron"),
+            ),
+            category="runtime",
+        ),
+        _rule(
+            "TST008",
+            "set-device",
+            '{ kind = "reference", names = ["torch.cuda.set_device"] }',
+            _same(
+                '{ kind = "rename-call", to = "torch.accelerator.set_device_index", guard = true }',
+                ("generic", "cpu", "neuron"),
+            ),
             category="distributed",
         ),
-        _rule("TST009", "old-autocast", '{ kind = "reference", names = ["torch.cuda.amp.autocast"] }', _same('{ kind = "autocast" }'), category="amp"),
         _rule(
-            "TST010", "autocast-device", '{ kind = "device-string", devices = ["cuda"], positions = ["autocast"] }',
-            _same('{ kind = "autocast" }'), category="amp",
-        ),
-        _rule("TST011", "old-grad-scaler", '{ kind = "reference", names = ["torch.cuda.amp.GradScaler"] }', {"all": '{ kind = "grad-scaler" }'}, category="amp"),
-        _rule(
-            "TST012", "old-custom-fwd", '{ kind = "reference", names = ["torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd"] }',
-            _same('{ kind = "custom-fwd" }'), category="amp",
+            "TST009",
+            "old-autocast",
+            '{ kind = "reference", names = ["torch.cuda.amp.autocast"] }',
+            _same('{ kind = "autocast" }'),
+            category="amp",
         ),
         _rule(
-            "TST013", "nccl", '{ kind = "call", names = ["torch.distributed.init_process_group"], argument = { keyword = "backend", position = 0, values = ["nccl"] } }',
-            _same('{ kind = "process-group-backend" }'), category="distributed",
+            "TST010",
+            "autocast-device",
+            '{ kind = "device-string", devices = ["cuda"], positions = ["autocast"] }',
+            _same('{ kind = "autocast" }'),
+            category="amp",
         ),
         _rule(
-            "TST014", "int-device", '{ kind = "int-device", positions = ["to", "device-call", "device-keyword", "device-map", "device-ids"] }',
-            _same('{ kind = "int-device" }'), safety="unsafe",
+            "TST011",
+            "old-grad-scaler",
+            '{ kind = "reference", names = ["torch.cuda.amp.GradScaler"] }',
+            {"all": '{ kind = "grad-scaler" }'},
+            category="amp",
         ),
         _rule(
-            "TST015", "pin-memory-device", '{ kind = "call", names = ["torch.utils.data.DataLoader"], argument = { keyword = "pin_memory_device", present = true } }',
-            _same('{ kind = "remove-keyword", keyword = "pin_memory_device" }'), category="runtime",
+            "TST012",
+            "old-custom-fwd",
+            '{ kind = "reference", names = ["torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd"] }',
+            _same('{ kind = "custom-fwd" }'),
+            category="amp",
         ),
         _rule(
-            "TST016", "cudagraphs", '{ kind = "call", names = ["torch.compile"], argument = { keyword = "backend", values = ["cudagraphs"] } }',
-            _same('{ kind = "replace-string", value = "inductor" }'), category="runtime",
+            "TST013",
+            "nccl",
+            '{ kind = "call", names = ["torch.distributed.init_process_group"], '
+            'argument = { keyword = "backend", position = 0, values = ["nccl"] } }',
+            _same('{ kind = "process-group-backend" }'),
+            category="distributed",
         ),
         _rule(
-            "TST017", "map-location", '{ kind = "device-string", devices = ["cuda"], positions = ["map-location"] }',
+            "TST014",
+            "int-device",
+            '{ kind = "int-device", positions = ["to", "device-call", "device-keyword", "device-map", "device-ids"] }',
+            _same('{ kind = "int-device" }'),
+            safety="unsafe",
+        ),
+        _rule(
+            "TST015",
+            "pin-memory-device",
+            '{ kind = "call", names = ["torch.utils.data.DataLoader"], '
+            'argument = { keyword = "pin_memory_device", present = true } }',
+            _same('{ kind = "remove-keyword", keyword = "pin_memory_device" }'),
+            category="runtime",
+        ),
+        _rule(
+            "TST016",
+            "cudagraphs",
+            '{ kind = "call", names = ["torch.compile"], argument = { keyword = "backend", values = ["cudagraphs"] } }',
+            _same('{ kind = "replace-string", value = "inductor" }'),
+            category="runtime",
+        ),
+        _rule(
+            "TST017",
+            "map-location",
+            '{ kind = "device-string", devices = ["cuda"], positions = ["map-location"] }',
             _same('{ kind = "map-location" }'),
         ),
         _rule(
-            "TST018", "current-stream", '{ kind = "call", names = ["torch.cuda.current_stream"] }',
-            _same('{ kind = "rename-call", to = "torch.accelerator.current_stream", drop-args = true }', ("generic", "cpu")), category="runtime",
+            "TST018",
+            "current-stream",
+            '{ kind = "call", names = ["torch.cuda.current_stream"] }',
+            _same(
+                '{ kind = "rename-call", to = "torch.accelerator.current_stream", drop-args = true }',
+                ("generic", "cpu"),
+            ),
+            category="runtime",
         ),
-        _rule("TST019", "device-name", '{ kind = "call", names = ["torch.cuda.get_device_name"] }', None, safety="none", category="runtime"),
-        _rule("TST020", "tensor-type", '{ kind = "reference", names = ["torch.cuda.FloatTensor", "torch.cuda.HalfTensor"] }', {"all": '{ kind = "default-tensor-type" }'}),
         _rule(
-            "TST021", "pin-memory", '{ kind = "call", names = ["torch.utils.data.DataLoader"], argument = { keyword = "pin_memory_device", present = true } }',
-            {"all": '{ kind = "pin-memory" }'}, category="runtime",
+            "TST019",
+            "device-name",
+            '{ kind = "call", names = ["torch.cuda.get_device_name"] }',
+            None,
+            safety="none",
+            category="runtime",
+        ),
+        _rule(
+            "TST020",
+            "tensor-type",
+            '{ kind = "reference", names = ["torch.cuda.FloatTensor", "torch.cuda.HalfTensor"] }',
+            {"all": '{ kind = "default-tensor-type" }'},
+        ),
+        _rule(
+            "TST021",
+            "pin-memory",
+            '{ kind = "call", names = ["torch.utils.data.DataLoader"], '
+            'argument = { keyword = "pin_memory_device", present = true } }',
+            {"all": '{ kind = "pin-memory" }'},
+            category="runtime",
         ),
     ]
 )
@@ -141,14 +237,18 @@ def _prepared(catalog: Catalog, target):
     return _PREPARED[key][1]
 
 
-def findings_in(source: str, options: FixOptions, catalog: Optional[Catalog] = None, kind: str = "python", path: str = "example.py") -> List[Finding]:
+def findings_in(
+    source: str, options: FixOptions, catalog: Optional[Catalog] = None, kind: str = "python", path: str = "example.py"
+) -> List[Finding]:
     catalog = catalog or synthetic_catalog()
     found, error = collect(source, path, kind, _prepared(catalog, options.scan_target), options.scan_target)
     assert error is None, error
     return found
 
 
-def run_fix(source: str, target: str = "generic", unsafe: bool = True, catalog: Optional[Catalog] = None, **options) -> TextFix:
+def run_fix(
+    source: str, target: str = "generic", unsafe: bool = True, catalog: Optional[Catalog] = None, **options
+) -> TextFix:
     """Fix `source` with the synthetic catalog (or `catalog`)."""
     catalog = catalog or synthetic_catalog()
     opts = FixOptions(target=target, unsafe=unsafe, **options)
@@ -189,7 +289,11 @@ def _load_one(tmp_path, autofix: str):
     from portcheck.catalog import CatalogError
 
     path = tmp_path / "bad.toml"
-    path.write_text(_rule("BAD001", "bad", '{ kind = "call", names = ["torch.cuda.synchronize"] }', None) + f"autofix = {autofix}\n", encoding="utf-8")
+    path.write_text(
+        _rule("BAD001", "bad", '{ kind = "call", names = ["torch.cuda.synchronize"] }', None)
+        + f"autofix = {autofix}\n",
+        encoding="utf-8",
+    )
     with pytest.raises(CatalogError) as info:
         load_files([path])
     return str(info.value)
@@ -198,7 +302,11 @@ def _load_one(tmp_path, autofix: str):
 @pytest.mark.parametrize(
     "autofix,key,words",
     [
-        ('{ generic = { kind = "rename-call", tto = "torch.accelerator.synchronize" } }', "autofix.generic.tto", "no parameter 'tto'"),
+        (
+            '{ generic = { kind = "rename-call", tto = "torch.accelerator.synchronize" } }',
+            "autofix.generic.tto",
+            "no parameter 'tto'",
+        ),
         ('{ generic = { kind = "rename-call" } }', "autofix.generic.to", "needs 'to'"),
         ('{ generic = { kind = "rename-call", to = "x", guard = "yes" } }', "autofix.generic.guard", "expected a bool"),
         ('{ gpu = { kind = "dot-cuda" } }', "autofix.gpu", "unknown fix target"),

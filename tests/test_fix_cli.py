@@ -17,7 +17,8 @@ from portcheck.fixer.summary import EXPLAIN_HINT
 MOVES = "import torch\nmodel = Net().cuda()\nx = batch.cuda(non_blocking=True)\n"
 FIXED_MOVES = (
     "import torch\n\n"
-    'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'
+    "DEVICE = torch.device(torch.accelerator.current_accelerator().type "
+    'if torch.accelerator.is_available() else "cpu")\n'
     "model = Net().to(DEVICE)\nx = batch.to(DEVICE, non_blocking=True)\n"
 )
 CHECKS = "def f(x):\n    if x.is_cuda:\n        return 1\n    return 0\n"
@@ -124,7 +125,11 @@ def test_a_file_the_rewriter_fails_on_is_named_on_one_line_and_exits_1_not_2(pro
     assert result.exit_code == 1, result.output
     assert (project / "odd.py").read_bytes() == odd
     assert (project / "train.py").read_text() == FIXED_MOVES
-    assert re.search(r"^Not changed: 1 file:\n  odd\.py: could not be fixed: ValueError: [^\n]*default_indent[^\n]*\n", result.stderr, re.MULTILINE), result.stderr
+    assert re.search(
+        r"^Not changed: 1 file:\n  odd\.py: could not be fixed: ValueError: [^\n]*default_indent[^\n]*\n",
+        result.stderr,
+        re.MULTILINE,
+    ), result.stderr
 
 
 @pytest.mark.parametrize("args", [["--target", "tpu"], ["--no-such-flag"]])
@@ -165,7 +170,8 @@ def test_the_example_projects_training_script(project):
     shutil.copy(EXAMPLE, project / "train.py")
     result = invoke("--diff", "--unsafe-fixes", "train.py")
     for line in (
-        '+DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n',
+        "+DEVICE = torch.device(torch.accelerator.current_accelerator().type "
+        'if torch.accelerator.is_available() else "cpu")\n',
         '+    parser.add_argument("--device", default=DEVICE.type, help="device to train on")\n',
         "+    if torch.accelerator.is_available():\n+        torch.accelerator.set_device_index(local_rank)\n",
         "+    dist.init_process_group(backend=torch.distributed.get_default_backend_for_device(DEVICE))\n",

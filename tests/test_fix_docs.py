@@ -12,7 +12,10 @@ DOC = (Path(__file__).resolve().parent.parent / "docs" / "fixing.md").read_text(
 
 def _recipe_rows():
     table = DOC.split("Per recipe (", 1)[1].split("\n### ", 1)[0]
-    return {m.group(1): (m.group(2), m.group(3)) for m in re.finditer(r"^\| `([a-z-]+)` \| (.+?) \| (.+?) \|$", table, re.MULTILINE)}
+    return {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"^\| `([a-z-]+)` \| (.+?) \| (.+?) \|$", table, re.MULTILINE)
+    }
 
 
 def test_the_contract_is_stated():

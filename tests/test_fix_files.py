@@ -8,16 +8,26 @@ import stat
 from pathlib import Path
 
 import pytest
+from test_fix_catalog import synthetic_catalog
 
 from portcheck.config import Config
 from portcheck.fixer import fix_paths
-from test_fix_catalog import synthetic_catalog
 
-GENERIC = 'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+GENERIC = (
+    'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+)
 
 
 def run(folder: Path, write: bool = True, target: str = "generic", **config):
-    return fix_paths([folder], target=target, unsafe=True, write=write, config=Config(**config), catalog=synthetic_catalog(), cwd=folder)
+    return fix_paths(
+        [folder],
+        target=target,
+        unsafe=True,
+        write=write,
+        config=Config(**config),
+        catalog=synthetic_catalog(),
+        cwd=folder,
+    )
 
 
 def test_crlf_file_stays_crlf_including_inserted_lines(tmp_path):
@@ -26,7 +36,9 @@ def test_crlf_file_stays_crlf_including_inserted_lines(tmp_path):
     report = run(tmp_path)
     data = path.read_bytes()
     assert data == (
-        b"import torch\r\n\r\n" + GENERIC.encode() + b"\r\n\r\n\r\ndef f(x):\r\n    # note\r\n    return x.to(DEVICE)\r\n"
+        b"import torch\r\n\r\n"
+        + GENERIC.encode()
+        + b"\r\n\r\n\r\ndef f(x):\r\n    # note\r\n    return x.to(DEVICE)\r\n"
     )
     assert report.files[0].written
 
@@ -36,7 +48,9 @@ def test_crlf_file_gets_crlf_in_added_imports_and_guards(tmp_path):
     path.write_bytes(b"from torch.cuda import synchronize\r\nsynchronize()\r\n")
     run(tmp_path)
     data = path.read_bytes()
-    assert data == b"import torch\r\n\r\nif torch.accelerator.is_available():\r\n    torch.accelerator.synchronize()\r\n"
+    assert (
+        data == b"import torch\r\n\r\nif torch.accelerator.is_available():\r\n    torch.accelerator.synchronize()\r\n"
+    )
 
 
 def test_bom_is_kept(tmp_path):
@@ -53,7 +67,9 @@ def test_latin1_cookie_file_is_written_back_in_latin1(tmp_path):
     path.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nname = 'caf\xe9'\nx = torch.ones(1).to('cuda')\n")
     run(tmp_path)
     assert path.read_bytes() == (
-        b"# -*- coding: latin-1 -*-\nimport torch\n\n" + GENERIC.encode() + b"\nname = 'caf\xe9'\nx = torch.ones(1).to(DEVICE)\n"
+        b"# -*- coding: latin-1 -*-\nimport torch\n\n"
+        + GENERIC.encode()
+        + b"\nname = 'caf\xe9'\nx = torch.ones(1).to(DEVICE)\n"
     )
 
 
@@ -119,7 +135,10 @@ def test_file_without_fixable_findings_is_not_rewritten(tmp_path):
 
 
 def test_second_run_changes_nothing(tmp_path):
-    (tmp_path / "a.py").write_text("import torch\nfrom torch.cuda.amp import autocast\nwith autocast():\n    x = y.cuda()\ntorch.cuda.synchronize()\n")
+    (tmp_path / "a.py").write_text(
+        "import torch\nfrom torch.cuda.amp import autocast\nwith autocast():\n    x = y.cuda()\n"
+        "torch.cuda.synchronize()\n"
+    )
     first = run(tmp_path)
     assert first.changed
     text = (tmp_path / "a.py").read_text()
@@ -182,14 +201,26 @@ def _cell(source, kind="code"):
 
 
 def _notebook(cells, indent=1, trailing="\n"):
-    doc = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    doc = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return json.dumps(doc, indent=indent, ensure_ascii=False) + trailing
 
 
 NOTEBOOK_CELLS = [
     _cell(["# Données\n", "Notes on cuda."], "markdown"),
     _cell(["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]),
-    _cell(["model = torch.nn.Linear(2, 2).cuda()\n", "for _ in range(2):\n", "    !echo step\n", "x = torch.zeros(2).to(\"cuda\")"]),
+    _cell(
+        [
+            "model = torch.nn.Linear(2, 2).cuda()\n",
+            "for _ in range(2):\n",
+            "    !echo step\n",
+            'x = torch.zeros(2).to("cuda")',
+        ]
+    ),
     _cell("%%bash\necho cuda\n"),
     _cell("y = model(x)\ntorch.cuda.synchronize()"),
     _cell(["print(y)"]),
@@ -205,7 +236,14 @@ def test_notebook_is_fixed_cell_by_cell_keeping_its_layout(tmp_path):
     expected_cells = [
         NOTEBOOK_CELLS[0],
         _cell(["%matplotlib inline\n", "import torch\n", "\n", GENERIC + "\n", "!nvidia-smi"]),
-        _cell(["model = torch.nn.Linear(2, 2).to(DEVICE)\n", "for _ in range(2):\n", "    !echo step\n", "x = torch.zeros(2).to(DEVICE)"]),
+        _cell(
+            [
+                "model = torch.nn.Linear(2, 2).to(DEVICE)\n",
+                "for _ in range(2):\n",
+                "    !echo step\n",
+                "x = torch.zeros(2).to(DEVICE)",
+            ]
+        ),
         NOTEBOOK_CELLS[3],
         _cell("y = model(x)\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()"),
         NOTEBOOK_CELLS[5],
@@ -218,7 +256,9 @@ def test_notebook_is_fixed_cell_by_cell_keeping_its_layout(tmp_path):
 @pytest.mark.parametrize("indent,trailing", [(2, ""), (4, "\n"), (None, "")])
 def test_notebook_indentation_and_trailing_newline_are_kept(tmp_path, indent, trailing):
     path = tmp_path / "nb.ipynb"
-    path.write_text(_notebook([_cell(["import torch\n", "x = y.cuda()"])], indent=indent, trailing=trailing), encoding="utf-8")
+    path.write_text(
+        _notebook([_cell(["import torch\n", "x = y.cuda()"])], indent=indent, trailing=trailing), encoding="utf-8"
+    )
     run(tmp_path)
     assert path.read_text(encoding="utf-8") == _notebook(
         [_cell(["import torch\n", "\n", GENERIC + "\n", "x = y.to(DEVICE)"])], indent=indent, trailing=trailing
@@ -258,7 +298,8 @@ def test_notebook_imports_are_not_repeated_and_not_dropped_when_other_cells_use_
     report = run(tmp_path)
     sources = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]]
     assert sources == [
-        "import torch\nfrom torch.cuda import synchronize\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()",
+        "import torch\nfrom torch.cuda import synchronize\n"
+        "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()",
         "callback = synchronize",
         "if torch.accelerator.is_available():\n    torch.accelerator.synchronize()",
     ]

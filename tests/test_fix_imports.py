@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+from test_fix_catalog import fixed
 
 from portcheck.fixer.imports import fix_imports
 from portcheck.fixer.names import Binding
-from test_fix_catalog import fixed
 
 CUDA = Binding("cuda", "torch.cuda", "torch", "cuda")
 

@@ -7,22 +7,28 @@ import json
 from pathlib import Path
 
 import pytest
+from test_fix_catalog import synthetic_catalog
 
 from portcheck.config import Config
 from portcheck.fixer.notebook import render_source, source_spans
 from portcheck.fixer.paths import fix_paths
-from test_fix_catalog import synthetic_catalog
 
-GENERIC = 'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+GENERIC = (
+    'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+)
 
 
 def colab_notebook(cells, escape_html: bool = True) -> str:
     """A notebook as Colab saves it: two-space indent, nbformat keys first, `<`, `>` and `&` escaped
     as \\u003c, \\u003e and \\u0026, other non-ASCII text raw, no final newline."""
     doc = {
-        "nbformat": 4, "nbformat_minor": 0,
-        "metadata": {"colab": {"provenance": [], "gpuType": "T4"}, "kernelspec": {"name": "python3", "display_name": "Python 3"},
-                     "accelerator": "GPU"},
+        "nbformat": 4,
+        "nbformat_minor": 0,
+        "metadata": {
+            "colab": {"provenance": [], "gpuType": "T4"},
+            "kernelspec": {"name": "python3", "display_name": "Python 3"},
+            "accelerator": "GPU",
+        },
         "cells": cells,
     }
     text = json.dumps(doc, indent=2, ensure_ascii=False)
@@ -32,14 +38,22 @@ def colab_notebook(cells, escape_html: bool = True) -> str:
 
 
 def code(source, outputs=()):
-    return {"cell_type": "code", "source": source, "metadata": {"id": "c0ffee"}, "execution_count": None, "outputs": list(outputs)}
+    return {
+        "cell_type": "code",
+        "source": source,
+        "metadata": {"id": "c0ffee"},
+        "execution_count": None,
+        "outputs": list(outputs),
+    }
 
 
-HTML_OUTPUT = {"output_type": "display_data", "data": {"text/html": ["<div class=\"x\">café & co</div>"]}, "metadata": {}}
+HTML_OUTPUT = {"output_type": "display_data", "data": {"text/html": ['<div class="x">café & co</div>']}, "metadata": {}}
 
 
 def fix(folder: Path, write: bool = True):
-    return fix_paths([folder], target="generic", unsafe=True, write=write, config=Config(), catalog=synthetic_catalog(), cwd=folder)
+    return fix_paths(
+        [folder], target="generic", unsafe=True, write=write, config=Config(), catalog=synthetic_catalog(), cwd=folder
+    )
 
 
 @pytest.mark.parametrize("escape_html", [True, False])
@@ -64,8 +78,10 @@ def test_a_colab_notebook_is_fixed_and_keeps_its_layout(tmp_path, escape_html):
 
 def test_only_the_changed_span_differs(tmp_path):
     # Odd spacing everywhere: nothing but the fixed cell's source may move.
-    text = ('{ "nbformat" : 4 ,\t"cells" : [ { "cell_type":"code" , "source" : "a = 1" } ,\n'
-            '{"cell_type":"code","metadata":{},"outputs":[],"source":[\n      "x = y.cuda()"\n    ]} ] ,"metadata" : { } }')
+    text = (
+        '{ "nbformat" : 4 ,\t"cells" : [ { "cell_type":"code" , "source" : "a = 1" } ,\n'
+        '{"cell_type":"code","metadata":{},"outputs":[],"source":[\n      "x = y.cuda()"\n    ]} ] ,"metadata" : { } }'
+    )
     path = tmp_path / "odd.ipynb"
     path.write_text(text, encoding="utf-8")
     fix(tmp_path)
@@ -73,11 +89,15 @@ def test_only_the_changed_span_differs(tmp_path):
     start, end = source_spans(text)[2]
     new_start, new_end = source_spans(after)[2]
     assert after[:new_start] == text[:start] and after[new_end:] == text[end:]
-    assert after[new_start:new_end].startswith('[\n      "import torch\\n",\n') and after[new_start:new_end].endswith('"\n    ]')
+    assert after[new_start:new_end].startswith('[\n      "import torch\\n",\n') and after[new_start:new_end].endswith(
+        '"\n    ]'
+    )
 
 
 def test_source_spans_find_each_cells_source_value():
-    text = '{"metadata": {"source": 1}, "cells": [{"source": "a"}, {"cell_type": "markdown", "source": ["b\\n", "c"]}, 3]}'
+    text = (
+        '{"metadata": {"source": 1}, "cells": [{"source": "a"}, {"cell_type": "markdown", "source": ["b\\n", "c"]}, 3]}'
+    )
     spans = source_spans(text)
     assert {k: json.loads(text[s:e]) for k, (s, e) in spans.items()} == {1: "a", 2: ["b\n", "c"]}
 

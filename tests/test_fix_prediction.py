@@ -37,9 +37,17 @@ def check_prediction(source: Path, tmp_path: Path, target: Target, unsafe: bool)
     assert sum(len(f.applied) for f in report.files) == promised
     after, rescan = _scores(work, target)
     if not unsafe:
-        wrong = {path: (b[1], after.get(path, (100.0, 100.0))[0]) for path, b in before.items() if b[1] != after.get(path, (100.0, 100.0))[0]}
+        wrong = {
+            path: (b[1], after.get(path, (100.0, 100.0))[0])
+            for path, b in before.items()
+            if b[1] != after.get(path, (100.0, 100.0))[0]
+        }
         assert not wrong, f"predicted vs measured score after fix: {wrong}"
-    still = [f"{f.path}:{f.line} {f.code}" for f in rescan.findings if f.fixable or (unsafe and f.fix_safety is FixSafety.UNSAFE)]
+    still = [
+        f"{f.path}:{f.line} {f.code}"
+        for f in rescan.findings
+        if f.fixable or (unsafe and f.fix_safety is FixSafety.UNSAFE)
+    ]
     assert not still, f"still reported fixable after fix: {still}"
     return promised
 
@@ -57,10 +65,23 @@ def test_the_runtime_scripts_get_what_the_scan_promised(tmp_path):
 # Folders of fetched public repositories (bench/README.md); the suite runs these only when it is set.
 CORPUS = Path(os.environ.get("PORTCHECK_REAL_CORPUS", "/nonexistent-real-corpus"))
 REPOS = [
-    "karpathy+nanoGPT", "karpathy+build-nanogpt", "karpathy+llm.c", "openai+guided-diffusion", "openai+CLIP", "facebookresearch+DiT",
-    "facebookresearch+mae", "facebookresearch+dino", "rosinality+stylegan2-pytorch", "NVlabs+stylegan3", "state-spaces+mamba",
-    "lucidrains+denoising-diffusion-pytorch", "ultralytics+yolov5", "pytorch+torchtitan", "huggingface+accelerate",
-    "facebookresearch+detectron2", "EleutherAI+gpt-neox",
+    "karpathy+nanoGPT",
+    "karpathy+build-nanogpt",
+    "karpathy+llm.c",
+    "openai+guided-diffusion",
+    "openai+CLIP",
+    "facebookresearch+DiT",
+    "facebookresearch+mae",
+    "facebookresearch+dino",
+    "rosinality+stylegan2-pytorch",
+    "NVlabs+stylegan3",
+    "state-spaces+mamba",
+    "lucidrains+denoising-diffusion-pytorch",
+    "ultralytics+yolov5",
+    "pytorch+torchtitan",
+    "huggingface+accelerate",
+    "facebookresearch+detectron2",
+    "EleutherAI+gpt-neox",
 ]
 
 

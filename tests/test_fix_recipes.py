@@ -5,10 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from test_fix_catalog import fixed, run_fix, skipped_reasons
 
-GENERIC = 'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+GENERIC = (
+    'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+)
 CHECKED = 'DEVICE = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
 CPU = 'DEVICE = torch.device("cpu")'
 
@@ -330,10 +331,10 @@ def test_is_cuda_becomes_a_device_type_check_with_parentheses_where_needed():
 
 def test_device_check_on_xla_and_cpu():
     source = "if x.device.type == 'cuda' or y.is_cuda:\n    pass\n"
-    assert fixed(source, "xla") == "if x.device.type == \"xla\" or y.device.type == \"xla\":\n    pass\n"
+    assert fixed(source, "xla") == 'if x.device.type == "xla" or y.device.type == "xla":\n    pass\n'
     # On the cpu target the check is true on the CPU: the accelerator branch still runs there.
     assert fixed(source, "cpu") == (
-        "import torch\n\nDEVICE = torch.device(\"cpu\")\n\n"
+        'import torch\n\nDEVICE = torch.device("cpu")\n\n'
         "if x.device.type == DEVICE.type or y.device.type == DEVICE.type:\n    pass\n"
     )
 
@@ -394,8 +395,16 @@ def test_an_availability_check_that_goes_with_an_onnx_runtime_provider_is_left_a
     result = run_fix(source)
     assert result.text == source
     assert skipped_reasons(result) == [
-        ("TST004", 'the check goes with ONNX Runtime\'s "CUDAExecutionProvider", so it asks about CUDA itself, not any accelerator'),
-        ("TST004", 'the check goes with ONNX Runtime\'s "TensorrtExecutionProvider", so it asks about CUDA itself, not any accelerator'),
+        (
+            "TST004",
+            'the check goes with ONNX Runtime\'s "CUDAExecutionProvider", '
+            "so it asks about CUDA itself, not any accelerator",
+        ),
+        (
+            "TST004",
+            'the check goes with ONNX Runtime\'s "TensorrtExecutionProvider", '
+            "so it asks about CUDA itself, not any accelerator",
+        ),
     ]
 
 
@@ -415,7 +424,10 @@ def test_a_provider_name_outside_the_boolean_expression_does_not_stop_the_fix():
 
 
 def test_availability_on_xla_fixes_only_the_ternary():
-    result = run_fix(src("import torch\ndev = 'cuda' if torch.cuda.is_available() else 'cpu'\nok = torch.cuda.is_available()\n"), "xla")
+    result = run_fix(
+        src("import torch\ndev = 'cuda' if torch.cuda.is_available() else 'cpu'\nok = torch.cuda.is_available()\n"),
+        "xla",
+    )
     assert result.text == src('import torch\ndev = "xla"\nok = torch.cuda.is_available()\n')
     assert [code for code, _ in skipped_reasons(result)] == ["TST004"]
 
@@ -452,7 +464,9 @@ def test_synchronize_is_guarded_because_it_raises_without_an_accelerator():
 
 
 def test_synchronize_on_xla_is_torch_xla_sync():
-    check("import torch\ntorch.cuda.synchronize()\n", "import torch\nimport torch_xla\n\ntorch_xla.sync()\n", target="xla")
+    check(
+        "import torch\ntorch.cuda.synchronize()\n", "import torch\nimport torch_xla\n\ntorch_xla.sync()\n", target="xla"
+    )
 
 
 def test_rename_from_an_imported_name_drops_the_import():
@@ -492,7 +506,9 @@ def test_rename_keeps_an_import_still_used_elsewhere():
 def test_a_reference_that_must_be_guarded_but_is_not_called_is_left():
     result = run_fix("import torch\nf = torch.cuda.set_device\n")
     assert result.text == "import torch\nf = torch.cuda.set_device\n"
-    assert skipped_reasons(result) == [("TST008", "`torch.cuda.set_device` is used without being called, so it cannot be guarded")]
+    assert skipped_reasons(result) == [
+        ("TST008", "`torch.cuda.set_device` is used without being called, so it cannot be guarded")
+    ]
 
 
 def test_set_device_is_guarded():
@@ -593,13 +609,16 @@ def test_grad_scaler_takes_the_device_type_first():
 
 
 def test_grad_scaler_on_xla_is_left_to_a_person():
-    from portcheck.fixer.engine import FixOptions, not_attempted
     from test_fix_catalog import rules_of, synthetic_catalog
+
+    from portcheck.fixer.engine import FixOptions, not_attempted
 
     result = run_fix("import torch\ns = torch.cuda.amp.GradScaler()\n", "xla")
     assert result.text == "import torch\ns = torch.cuda.amp.GradScaler()\n"
     # The recipe declares no XLA target, so the catalog has no XLA fix to promise.
-    assert not_attempted(rules_of(synthetic_catalog())["TST011"], FixOptions(target="xla")) == "no autofix for target xla"
+    assert (
+        not_attempted(rules_of(synthetic_catalog())["TST011"], FixOptions(target="xla")) == "no autofix for target xla"
+    )
 
 
 def test_custom_fwd_and_bwd_name_the_device_type():
@@ -691,13 +710,17 @@ def test_nccl_backend_with_literal_neuron():
 
 def test_ddp_device_ids_become_none_on_cpu():
     source = "import torch\nm = DDP(m, device_ids=[local_rank], output_device=local_rank)\n"
+    ddp = (
+        'm = DDP(m, device_ids=None if DEVICE.type == "cpu" else [local_rank], '
+        'output_device=None if DEVICE.type == "cpu" else local_rank)'
+    )
     check(
         source,
         f"""
         import torch
 
         {GENERIC}
-        m = DDP(m, device_ids=None if DEVICE.type == "cpu" else [local_rank], output_device=None if DEVICE.type == "cpu" else local_rank)
+        {ddp}
         """,
     )
     check(source, "import torch\nm = DDP(m, device_ids=None, output_device=None)\n", target="cpu")
@@ -753,7 +776,10 @@ def test_remove_keyword_in_the_middle_and_at_the_end():
 
 
 def test_replace_string_keeps_the_quotes():
-    check("import torch\nf = torch.compile(m, backend='cudagraphs')\n", "import torch\nf = torch.compile(m, backend='inductor')\n")
+    check(
+        "import torch\nf = torch.compile(m, backend='cudagraphs')\n",
+        "import torch\nf = torch.compile(m, backend='inductor')\n",
+    )
 
 
 # -- the device variable -----------------------------------------------------------------------------
@@ -765,10 +791,10 @@ def test_the_device_variable_avoids_names_the_module_uses():
         import torch
         DEVICE = "cuda"
         """,
-        """
+        f"""
         import torch
 
-        ACCELERATOR_DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")
+        ACCELERATOR_{GENERIC}
         DEVICE = ACCELERATOR_DEVICE.type
         """,
     )
@@ -831,8 +857,9 @@ def test_comments_and_formatting_outside_changed_nodes_are_kept():
 
 
 def test_a_rule_naming_an_unknown_kind_is_refused_when_the_catalog_loads(tmp_path):
-    from portcheck.catalog import CatalogError, load_files
     from test_fix_catalog import _HEAD
+
+    from portcheck.catalog import CatalogError, load_files
 
     path = tmp_path / "odd.toml"
     path.write_text(
@@ -840,15 +867,18 @@ def test_a_rule_naming_an_unknown_kind_is_refused_when_the_catalog_loads(tmp_pat
         + 'match = { kind = "method", names = ["cuda"] }\nautofix = { generic = { kind = "teleport" } }\n',
         encoding="utf-8",
     )
-    with pytest.raises(CatalogError, match="odd.toml: rule ODD001: key 'autofix.generic.kind': unknown recipe 'teleport'"):
+    with pytest.raises(
+        CatalogError, match="odd.toml: rule ODD001: key 'autofix.generic.kind': unknown recipe 'teleport'"
+    ):
         load_files([path])
 
 
 def test_a_finding_whose_position_matches_no_node_is_left(tmp_path):
     from dataclasses import replace
 
-    from portcheck.fixer.engine import FixOptions, fix_text
     from test_fix_catalog import findings_in, rules_of, synthetic_catalog
+
+    from portcheck.fixer.engine import FixOptions, fix_text
 
     options = FixOptions()
     found = findings_in("x = y.cuda()\n", options)
@@ -894,7 +924,11 @@ def test_a_module_that_imports_torch_conditionally_gets_no_hard_import():
     # The availability check is renamed in place; the device cannot be resolved without torch at module level.
     assert result.text == source.replace("torch.cuda.is_available()", "torch.accelerator.is_available()")
     assert skipped_reasons(result) == [
-        ("TST002", "torch is imported here only conditionally or inside functions, so the device cannot be resolved at module level")
+        (
+            "TST002",
+            "torch is imported here only conditionally or inside functions, "
+            "so the device cannot be resolved at module level",
+        )
     ]
 
 

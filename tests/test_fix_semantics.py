@@ -7,12 +7,14 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from portcheck.catalog import load_catalog
 from test_fix_catalog import run_fix, skipped_reasons
 
+from portcheck.catalog import load_catalog
+
 CATALOG = load_catalog()
-RESOLVE = 'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+RESOLVE = (
+    'DEVICE = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+)
 
 
 def fix(source: str, target: str = "generic", **options):
@@ -37,13 +39,28 @@ def left_alone(source: str, result, code: str, because: str = "") -> bool:
 @pytest.mark.parametrize(
     "source,reason",
     [
-        ("import torch\nif torch.cuda.is_available():\n    print(torch.cuda.max_memory_allocated())\n", "max_memory_allocated"),
+        (
+            "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.max_memory_allocated())\n",
+            "max_memory_allocated",
+        ),
         ("import torch\nok = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n", "is_bf16_supported"),
         ("import torch\nbackend = 'nccl' if torch.cuda.is_available() else 'other'\n", "'nccl'"),
-        ("import unittest\nimport torch\n@unittest.skipIf(not torch.cuda.is_available(), 'CUDA required')\ndef test(): pass\n", "skip"),
-        ("import pytest\nimport torch\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a GPU')\ndef test(): pass\n", "skip"),
+        (
+            "import unittest\nimport torch\n"
+            "@unittest.skipIf(not torch.cuda.is_available(), 'CUDA required')\ndef test(): pass\n",
+            "skip",
+        ),
+        (
+            "import pytest\nimport torch\n"
+            "@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a GPU')\ndef test(): pass\n",
+            "skip",
+        ),
         ("import torch\nassert torch.cuda.is_available(), 'CUDA is required'\n", "assert"),
-        ("import torch\nfrom torch.utils.cpp_extension import CUDAExtension\nif torch.cuda.is_available():\n    ext = CUDAExtension('x', ['x.cu'])\n", "CUDAExtension"),
+        (
+            "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+            "if torch.cuda.is_available():\n    ext = CUDAExtension('x', ['x.cu'])\n",
+            "CUDAExtension",
+        ),
     ],
 )
 def test_an_availability_check_guarding_cuda_only_work_is_not_widened(source, reason):
@@ -54,11 +71,14 @@ def test_an_availability_check_guarding_cuda_only_work_is_not_widened(source, re
 
 def test_setup_py_checks_decide_extension_builds_and_stay():
     source = "import torch\nif torch.cuda.is_available():\n    ext_modules = []\n"
-    from portcheck.fixer.engine import FixOptions, fix_text
     from test_fix_catalog import findings_in, rules_of
 
+    from portcheck.fixer.engine import FixOptions, fix_text
+
     options = FixOptions(target="generic", unsafe=True)
-    result = fix_text(source, findings_in(source, options, CATALOG, path="setup.py"), rules_of(CATALOG), options, path="setup.py")
+    result = fix_text(
+        source, findings_in(source, options, CATALOG, path="setup.py"), rules_of(CATALOG), options, path="setup.py"
+    )
     assert result.text == source
     assert any("setup.py" in why for _, why in skipped_reasons(result))
 
@@ -71,7 +91,10 @@ def test_a_check_guarding_only_fixed_work_is_rewritten_with_it():
             model = model.cuda()
         """
     )
-    assert result.text == f"import torch\n\n{RESOLVE}\nif torch.accelerator.is_available():\n    model = model.to(DEVICE)\n"
+    assert (
+        result.text
+        == f"import torch\n\n{RESOLVE}\nif torch.accelerator.is_available():\n    model = model.to(DEVICE)\n"
+    )
 
 
 def test_synchronize_keyword_device_is_passed_by_position():
@@ -87,14 +110,20 @@ def test_a_rename_with_an_argument_the_new_api_lacks_is_refused():
 
 
 def test_synchronize_beside_cuda_memory_statistics_stays():
-    source = "import torch\ntorch.cuda.reset_peak_memory_stats()\ntorch.cuda.synchronize()\nprint(torch.cuda.max_memory_allocated())\n"
+    source = (
+        "import torch\ntorch.cuda.reset_peak_memory_stats()\ntorch.cuda.synchronize()\n"
+        "print(torch.cuda.max_memory_allocated())\n"
+    )
     result = fix(source)
     assert result.text == source
     assert any("memory" in why and "no fix here rewrites" in why for why in reasons(result, "RT001"))
 
 
 def test_memory_statistics_are_fixed_as_a_unit_where_min_torch_allows():
-    source = "import torch\ntorch.cuda.reset_peak_memory_stats()\ntorch.cuda.synchronize()\nprint(torch.cuda.max_memory_allocated() / 1e9)\n"
+    source = (
+        "import torch\ntorch.cuda.reset_peak_memory_stats()\ntorch.cuda.synchronize()\n"
+        "print(torch.cuda.max_memory_allocated() / 1e9)\n"
+    )
     result = fix(source, min_torch="2.9")
     assert "torch.cuda" not in result.text
     # Inside an expression the statistic is 0 without an accelerator, so the arithmetic still runs.
@@ -105,8 +134,14 @@ def test_memory_statistics_are_fixed_as_a_unit_where_min_torch_allows():
     "source,expected",
     [
         ("import torch\ntorch.manual_seed(0)\ntorch.cuda.manual_seed(0)\n", "import torch\ntorch.manual_seed(0)\n"),
-        ("import torch\ntorch.cuda.manual_seed(s)\ntorch.cuda.manual_seed_all(s)\n", "import torch\ntorch.manual_seed(s)\n"),
-        ("import torch\ntorch.cuda.manual_seed_all(1)\ntorch.manual_seed(2)\n", "import torch\ntorch.manual_seed(1)\ntorch.manual_seed(2)\n"),
+        (
+            "import torch\ntorch.cuda.manual_seed(s)\ntorch.cuda.manual_seed_all(s)\n",
+            "import torch\ntorch.manual_seed(s)\n",
+        ),
+        (
+            "import torch\ntorch.cuda.manual_seed_all(1)\ntorch.manual_seed(2)\n",
+            "import torch\ntorch.manual_seed(1)\ntorch.manual_seed(2)\n",
+        ),
     ],
 )
 def test_seeding_is_not_duplicated(source, expected):
@@ -216,7 +251,10 @@ def test_device_count_is_a_cuda_check_and_is_classified_like_one():
 
 
 def test_a_check_that_skips_because_cuda_is_required_stays():
-    source = "import torch\nimport unittest\ndef test():\n    if not torch.cuda.is_available():\n        raise unittest.SkipTest('requires CUDA')\n    run()\n"
+    source = (
+        "import torch\nimport unittest\ndef test():\n    if not torch.cuda.is_available():\n"
+        "        raise unittest.SkipTest('requires CUDA')\n    run()\n"
+    )
     result = fix(source)
     assert result.text == source
     assert left_alone(source, result, "DEV005", "CUDA itself")

@@ -30,7 +30,10 @@ from portcheck.source import python_lines
 
 LONG_RUN = int(os.environ.get("PORTCHECK_FUZZ_EXAMPLES", "0"))
 # Generated programs are full of constructs the compiler warns about (`1 is 1`, invalid escapes).
-pytestmark = [pytest.mark.filterwarnings("ignore::SyntaxWarning"), pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::SyntaxWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
 
 
 def _has_fix() -> bool:
@@ -225,13 +228,22 @@ def test_spliced_cuda_snippets_are_found_in_generated_trees(program):
 
 
 def notebook_json(cells: Sequence[Tuple[str, str]]) -> str:
-    return json.dumps({
-        "cells": [
-            {"cell_type": kind, "metadata": {}, "source": _as_notebook_source(text), **({"outputs": [], "execution_count": None} if kind == "code" else {})}
-            for kind, text in cells
-        ],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-    })
+    return json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": kind,
+                    "metadata": {},
+                    "source": _as_notebook_source(text),
+                    **({"outputs": [], "execution_count": None} if kind == "code" else {}),
+                }
+                for kind, text in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 def _as_notebook_source(text: str) -> List[str]:
@@ -267,7 +279,12 @@ def test_spliced_snippets_are_found_in_notebook_cells(programs, magic):
 @GRAMMAR
 @given(data=st.binary(max_size=2000))
 def test_scan_never_raises_on_arbitrary_bytes(data):
-    for kind, path in (("python", "fuzz.py"), ("notebook", "fuzz.ipynb"), ("requirements", "requirements.txt"), ("dockerfile", "Dockerfile")):
+    for kind, path in (
+        ("python", "fuzz.py"),
+        ("notebook", "fuzz.ipynb"),
+        ("requirements", "requirements.txt"),
+        ("dockerfile", "Dockerfile"),
+    ):
         result = scan_bytes(data, path, kind, Settings())
         if result.error is not None:
             assert "\n" not in result.error.message
@@ -331,7 +348,11 @@ def assert_changes_are_confined(before: str, after: str, flagged: Set[int]) -> N
             continue
         assert op != "insert", ("added a line that is neither an import nor the device block", [t for _, t in b[j1:j2]])
         touched = {a[k][0] for k in range(i1, i2)}
-        assert touched <= flagged, ("changed a line nothing flagged", [t for _, t in a[i1:i2]], [t for _, t in b[j1:j2]])
+        assert touched <= flagged, (
+            "changed a line nothing flagged",
+            [t for _, t in a[i1:i2]],
+            [t for _, t in b[j1:j2]],
+        )
 
 
 def check_fix(tmp_path_factory, program: Spliced, target: str, unsafe: bool) -> None:
@@ -360,13 +381,21 @@ FIX_TARGETS = st.sampled_from(["generic", "cpu", "neuron", "xla"])
 
 @needs_fix
 @FIXES
-@given(program=spliced_programs(hypothesmith.from_grammar(), SNIPPETS + FIXABLE_SNIPPETS), target=FIX_TARGETS, unsafe=st.booleans())
+@given(
+    program=spliced_programs(hypothesmith.from_grammar(), SNIPPETS + FIXABLE_SNIPPETS),
+    target=FIX_TARGETS,
+    unsafe=st.booleans(),
+)
 def test_fix_parses_is_idempotent_and_stays_inside_findings(tmp_path_factory, program, target, unsafe):
     check_fix(tmp_path_factory, program, target, unsafe)
 
 
 @needs_fix
 @NODES
-@given(program=spliced_programs(hypothesmith.from_node(), SNIPPETS + FIXABLE_SNIPPETS), target=FIX_TARGETS, unsafe=st.booleans())
+@given(
+    program=spliced_programs(hypothesmith.from_node(), SNIPPETS + FIXABLE_SNIPPETS),
+    target=FIX_TARGETS,
+    unsafe=st.booleans(),
+)
 def test_fix_on_generated_trees(tmp_path_factory, program, target, unsafe):
     check_fix(tmp_path_factory, program, target, unsafe)

@@ -6,8 +6,8 @@ import ast
 import textwrap
 
 import pytest
-
 from helpers import scan_snippet
+
 from portcheck.analyze import GUARD_NOTE, OPTIONAL_NOTE
 from portcheck.catalog import load_catalog
 from portcheck.model import Severity, Target
@@ -131,14 +131,18 @@ def test_call_in_a_cuda_branch_with_a_non_cuda_else_is_lowered_with_a_note():
 def test_cuda_only_call_under_an_availability_check_is_lowered_and_the_check_dropped():
     # The check only keeps CUDA-only code from running elsewhere: the call cannot raise, and the check
     # is no device fallback.
-    findings = scan_snippet("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", target="neuron")
+    findings = scan_snippet(
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", target="neuron"
+    )
     (finding,) = [f for f in findings if f.code == "RT001"]
     assert finding.severity is severity("RT001").lowered() and finding.guarded and finding.note == GUARD_NOTE
     assert not [f for f in findings if f.code == "DEV005"]
 
 
 def test_availability_check_that_picks_a_device_is_still_reported():
-    findings = scan_snippet("import torch\ndevice = 'cpu'\nif torch.cuda.is_available():\n    device = 'cuda'\n", target="neuron")
+    findings = scan_snippet(
+        "import torch\ndevice = 'cpu'\nif torch.cuda.is_available():\n    device = 'cuda'\n", target="neuron"
+    )
     assert [f.line for f in findings if f.code == "DEV005"] == [3]
 
 
@@ -151,9 +155,12 @@ def test_check_whose_other_branch_does_portable_work_is_a_fallback():
     "src",
     [
         "import torch\nif torch.cuda.is_available():\n    parts.append('max mem: {m}')\n",
-        "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.max_memory_allocated())\nelse:\n    print('no gpu')\n",
-        "import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\nelif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",
-        "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return\n    torch.cuda.synchronize()\n",
+        "import torch\nif torch.cuda.is_available():\n    print(torch.cuda.max_memory_allocated())\n"
+        "else:\n    print('no gpu')\n",
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+        "elif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",
+        "import torch\ndef f(x):\n    if not torch.cuda.is_available():\n        return\n"
+        "    torch.cuda.synchronize()\n",
         "import torch\nif x.is_cuda:\n    y = torch.cuda.FloatTensor(m)\n",
         "import torch\nif dev.type == 'cuda':\n    torch.cuda.synchronize()\n",
     ],
@@ -165,12 +172,15 @@ def test_guards_of_cuda_only_or_display_only_code_are_not_device_checks(src):
 @pytest.mark.parametrize(
     "src",
     [
-        "import unittest, torch\n@unittest.skipIf(not torch.cuda.is_available(), 'needs CUDA')\ndef test_x():\n    pass\n",
-        "import pytest, torch\n@pytest.mark.skipif(torch.cuda.device_count() < 2, reason='two GPUs')\ndef test_x():\n    pass\n",
+        "import unittest, torch\n@unittest.skipIf(not torch.cuda.is_available(), 'needs CUDA')\n"
+        "def test_x():\n    pass\n",
+        "import pytest, torch\n@pytest.mark.skipif(torch.cuda.device_count() < 2, reason='two GPUs')\n"
+        "def test_x():\n    pass\n",
         "import torch\ndef test_x(self):\n    if not torch.cuda.is_available():\n        self.skipTest('no CUDA')\n",
         "import torch\ndef test_x():\n    assert state.device.type in ['cuda', 'cpu']\n",
         "import torch\nclass T:\n    def test_x(self):\n        self.assertEqual(out.device.type, 'cuda')\n",
-        "import torch\ndef test_x():\n    if torch.cuda.is_available() and torch.cuda.device_count() > 1:\n        args = ['--multi_gpu']\n",
+        "import torch\ndef test_x():\n    if torch.cuda.is_available() and torch.cuda.device_count() > 1:\n"
+        "        args = ['--multi_gpu']\n",
     ],
 )
 def test_test_skips_and_assertions_are_not_device_fallbacks(src):
@@ -257,7 +267,15 @@ def test_import_with_an_import_error_fallback_is_one_level_lower():
     assert finding.note == OPTIONAL_NOTE
 
 
-@pytest.mark.parametrize("test", ["is_flash_attn_2_available()", "importlib.util.find_spec('flash_attn')", "is_deepspeed_zero3_enabled()", "HAS_FLASH_ATTN"])
+@pytest.mark.parametrize(
+    "test",
+    [
+        "is_flash_attn_2_available()",
+        "importlib.util.find_spec('flash_attn')",
+        "is_deepspeed_zero3_enabled()",
+        "HAS_FLASH_ATTN",
+    ],
+)
 def test_import_under_an_availability_or_config_check_is_one_level_lower(test):
     (finding,) = only(f"if {test}:\n    from flash_attn import flash_attn_func\n", "PKG002")
     assert finding.severity is severity("PKG002").lowered()
@@ -435,8 +453,11 @@ def test_method_call_on_one_line_keeps_its_span():
 @pytest.mark.parametrize(
     "src",
     [
-        "import unittest, torch\nclass T(unittest.TestCase):\n    @unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n    def test_x(self):\n        m = Net().cuda()\n",
-        "import torch\n@require_torch_gpu\nclass T:\n    def test_x(self):\n        x = torch.randn(3, device='cuda')\n",
+        "import unittest, torch\nclass T(unittest.TestCase):\n"
+        "    @unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
+        "    def test_x(self):\n        m = Net().cuda()\n",
+        "import torch\n@require_torch_gpu\nclass T:\n    def test_x(self):\n"
+        "        x = torch.randn(3, device='cuda')\n",
         "import torch\ndef test_x():\n    assert torch.allclose(a.cpu(), b)\n",
         "import torch\ndef _test_merge(a, b):\n    assert torch.isfinite(a).all()\n",
     ],
@@ -446,5 +467,8 @@ def test_code_of_tests_that_only_run_with_cuda_is_not_reported(src):
 
 
 def test_a_skip_for_another_reason_keeps_the_findings():
-    src = "import sys, unittest\n@unittest.skipIf(sys.platform == 'win32', 'posix only')\ndef test_x():\n    m = Net().cuda()\n"
+    src = (
+        "import sys, unittest\n@unittest.skipIf(sys.platform == 'win32', 'posix only')\n"
+        "def test_x():\n    m = Net().cuda()\n"
+    )
     assert [f.code for f in scan_snippet(src, target="neuron")] == ["DEV002"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers import scan_snippet
+
 from portcheck.textscan import excerpt
 
 
@@ -14,7 +14,11 @@ from portcheck.textscan import excerpt
         ('torchrun --nproc_per_node="$NGPU" train.py', 'nproc_per_node="$NGPU', '--nproc_per_node="$NGPU"'),
         ("            - capabilities: [ gpu ]", "            - capabilities: [ gpu", "- capabilities: [ gpu ]"),
         ("runtime: nvidia  # the GPU runtime", "runtime: nvidia", "runtime: nvidia"),
-        ("FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04 AS base", "FROM nvidia/cuda", "FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04"),
+        (
+            "FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04 AS base",
+            "FROM nvidia/cuda",
+            "FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04",
+        ),
     ],
 )
 def test_the_excerpt_is_whole_tokens(line, matched, shown):
@@ -36,6 +40,9 @@ def test_a_real_scan_quotes_the_whole_launcher_argument():
 
 
 def test_a_compose_file_quotes_the_closed_list():
-    source = "services:\n  app:\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities: [ gpu ]\n"
+    source = (
+        "services:\n  app:\n    deploy:\n      resources:\n        reservations:\n"
+        "          devices:\n            - capabilities: [ gpu ]\n"
+    )
     findings = scan_snippet(source, filename="compose.yaml")
     assert any(f.message.endswith("(- capabilities: [ gpu ])") for f in findings), [f.message for f in findings]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from helpers import scan_snippet
+
 from portcheck.api import scan
 from portcheck.cli import main
 
@@ -19,7 +19,11 @@ def notebook(*cells, source_as_list: bool = True) -> str:
     for cell in cells:
         if isinstance(cell, tuple):
             kind, source = cell
-            cell = {"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True) if source_as_list else source}
+            cell = {
+                "cell_type": kind,
+                "metadata": {},
+                "source": source.splitlines(keepends=True) if source_as_list else source,
+            }
             if kind == "code":
                 cell.update(execution_count=None, outputs=[])
         out.append(cell)
@@ -55,7 +59,9 @@ def test_findings_give_the_cell_number_and_the_line_inside_the_cell(source_as_li
 
 
 def test_an_import_in_an_earlier_cell_resolves_names_in_later_cells():
-    imported = notebook(("code", "from torch import cuda\n"), ("markdown", "Check the GPU."), ("code", "ok = cuda.is_available()\n"))
+    imported = notebook(
+        ("code", "from torch import cuda\n"), ("markdown", "Check the GPU."), ("code", "ok = cuda.is_available()\n")
+    )
     own_name = notebook(("code", "cuda = load_settings()\n"), ("code", "ok = cuda.is_available()\n"))
     assert located(scan_snippet(imported, "a.ipynb"), "DEV005") == [(3, 1, 6)]
     assert located(scan_snippet(own_name, "b.ipynb"), "DEV005") == []
@@ -83,7 +89,13 @@ def test_shell_escapes_and_shell_cells_are_scanned_with_the_shell_rules():
         ("code", "%%sh\nCUDA_VISIBLE_DEVICES=3 python eval.py\n"),
     )
     # Columns are those of the cell, past the `!` or `out = !` prefix.
-    assert located(scan_snippet(src, "shell.ipynb"), "DEV007") == [(1, 2, 2), (1, 3, 8), (3, 2, 8), (3, 3, 7), (5, 2, 1)]
+    assert located(scan_snippet(src, "shell.ipynb"), "DEV007") == [
+        (1, 2, 2),
+        (1, 3, 8),
+        (3, 2, 8),
+        (3, 3, 7),
+        (5, 2, 1),
+    ]
 
 
 def test_a_cell_that_does_not_parse_does_not_hide_the_other_cells():

@@ -163,7 +163,9 @@ def test_one_pass_parses_each_file_once(tmp_path, monkeypatch):
     monkeypatch.chdir(root)
     parsed = []
     real = analyze.parse_python
-    monkeypatch.setattr(analyze, "parse_python", lambda text, path="<unknown>": (parsed.append(path), real(text, path))[1])
+    monkeypatch.setattr(
+        analyze, "parse_python", lambda text, path="<unknown>": (parsed.append(path), real(text, path))[1]
+    )
     scan_paths_targets([Path(".")], Config(root=root), TARGET_NAMES, jobs=1)
     together = list(parsed)
     parsed.clear()
@@ -178,14 +180,19 @@ def test_one_pass_fills_every_targets_cache(tmp_path, monkeypatch):
 
     root = make_files(tmp_path / "proj", 6)
     monkeypatch.chdir(root)
-    together = scan_paths_targets([Path(".")], Config(root=root), TARGET_NAMES, jobs=1, cache=Cache(root, load_catalog().digest))
+    together = scan_paths_targets(
+        [Path(".")], Config(root=root), TARGET_NAMES, jobs=1, cache=Cache(root, load_catalog().digest)
+    )
 
     def scanned(*args):
         raise AssertionError("a cached file was scanned again")
 
     monkeypatch.setattr(runner, "scan_keyed", scanned)
     for target, expected in zip(TARGET_NAMES, together):
-        assert scan_paths([Path(".")], Config(root=root), target=target, jobs=1, cache=Cache(root, load_catalog().digest)) == expected
+        assert (
+            scan_paths([Path(".")], Config(root=root), target=target, jobs=1, cache=Cache(root, load_catalog().digest))
+            == expected
+        )
 
 
 @needs_fork
@@ -216,7 +223,9 @@ def test_parallel_fix_gives_the_serial_fix(tmp_path, monkeypatch):
     assert sum(len(f.applied) for f in reports[1].files) > 0  # something was fixed, so the comparison can fail
     for path in serial_root.rglob("*.py"):
         assert (parallel_root / path.relative_to(serial_root)).read_bytes() == path.read_bytes()
-    assert any(b".cuda()" not in p.read_bytes() and b"torch.zeros" in p.read_bytes() for p in parallel_root.rglob("*.py"))
+    assert any(
+        b".cuda()" not in p.read_bytes() and b"torch.zeros" in p.read_bytes() for p in parallel_root.rglob("*.py")
+    )
 
 
 def test_fix_parses_only_files_with_fixable_findings(tmp_path, monkeypatch):
@@ -229,7 +238,9 @@ def test_fix_parses_only_files_with_fixable_findings(tmp_path, monkeypatch):
     monkeypatch.chdir(root)
     parsed = []
     real = libcst.parse_module
-    monkeypatch.setattr(libcst, "parse_module", lambda source, *a, **k: (parsed.append(source), real(source, *a, **k))[1])
+    monkeypatch.setattr(
+        libcst, "parse_module", lambda source, *a, **k: (parsed.append(source), real(source, *a, **k))[1]
+    )
     report = fix_mod.fix_paths([Path(".")], unsafe=True, write=False, config=Config(root=root), cwd=root, jobs=1)
     texts = {p.name: p.read_text(encoding="utf-8") for p in root.glob("*.py")}
     fixed = {f.path for f in report.files if f.applied}

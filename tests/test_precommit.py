@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from portcheck.catalog import load_catalog
 from portcheck import filetypes
+from portcheck.catalog import load_catalog
 from portcheck.filetypes import classify
 from portcheck.model import Severity, Target
 
@@ -199,9 +199,15 @@ def test_scan_hook_blocks_cuda_lock_in_and_lets_clean_commits_through(tmp_path, 
     assert below.returncode != 0, below.stdout + below.stderr
 
     # A baseline: today's findings pass, a new one is blocked.
-    written = _run([sys.executable, "-m", "portcheck", "scan", "--no-cache", "--write-baseline", ".portcheck-baseline.json"], project, env)
+    written = _run(
+        [sys.executable, "-m", "portcheck", "scan", "--no-cache", "--write-baseline", ".portcheck-baseline.json"],
+        project,
+        env,
+    )
     assert written.returncode == 0, written.stderr
-    adopted = _config(source, rev, "      - id: portcheck\n        entry: portcheck scan --baseline .portcheck-baseline.json --\n")
+    adopted = _config(
+        source, rev, "      - id: portcheck\n        entry: portcheck scan --baseline .portcheck-baseline.json --\n"
+    )
     known = _commit(project, env, {".pre-commit-config.yaml": adopted}, "adopt portcheck")
     assert known.returncode == 0, known.stdout + known.stderr
     new = _commit(project, env, {"src/serve.py": BAD + "batch = torch.ones(2).cuda()\n"}, "more serving")

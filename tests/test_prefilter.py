@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import portcheck.scanner as scan_mod
 from portcheck.catalog import load_catalog
@@ -22,7 +23,9 @@ from portcheck.scanner import Settings, scan_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 # The transformers corpus bench/run.py builds, unless PORTCHECK_TEST_CORPUS names another folder.
-CORPUS = Path(os.environ.get("PORTCHECK_TEST_CORPUS", str(ROOT / "bench" / "corpora" / "transformers-5.23.0" / "transformers")))
+CORPUS = Path(
+    os.environ.get("PORTCHECK_TEST_CORPUS", str(ROOT / "bench" / "corpora" / "transformers-5.23.0" / "transformers"))
+)
 CORPUS_SAMPLE = 150
 
 
@@ -36,7 +39,11 @@ class EveryRule(Prefilter):
 def _files(top: Path) -> List[Path]:
     if not top.is_dir():
         return []
-    found = [p for p in top.rglob("*") if p.is_file() and classify(p.name) in ("python", "notebook") and "__pycache__" not in p.parts]
+    found = [
+        p
+        for p in top.rglob("*")
+        if p.is_file() and classify(p.name) in ("python", "notebook") and "__pycache__" not in p.parts
+    ]
     return sorted(found)
 
 
@@ -90,8 +97,14 @@ def _compare(files: Sequence[Path], targets, without_prefilter) -> int:
         filtered = _scan(files, target)
         with without_prefilter:
             everything = _scan(files, target)
-        missed = {p: sorted(set(everything[p]) - set(filtered[p])) for p in everything if set(everything[p]) - set(filtered[p])}
-        extra = {p: sorted(set(filtered[p]) - set(everything[p])) for p in filtered if set(filtered[p]) - set(everything[p])}
+        missed = {
+            p: sorted(set(everything[p]) - set(filtered[p]))
+            for p in everything
+            if set(everything[p]) - set(filtered[p])
+        }
+        extra = {
+            p: sorted(set(filtered[p]) - set(everything[p])) for p in filtered if set(filtered[p]) - set(everything[p])
+        }
         assert not missed, f"target {target}: the pre-filter hid findings: {missed}"
         assert not extra, f"target {target}: findings only with the pre-filter: {extra}"
         compared += sum(len(v) for v in everything.values())
@@ -127,7 +140,9 @@ def _plain_present(text: str):
 
     from portcheck import prefilter as pf
 
-    import_lists = [m.span() for m in re.finditer(r"import[ \t]*(?:\((?:[\s\w,]|#[^\n]*)*\)?|(?:[ \t\w,]|\\\r?\n)*)", text)]
+    import_lists = [
+        m.span() for m in re.finditer(r"import[ \t]*(?:\((?:[\s\w,]|#[^\n]*)*\)?|(?:[ \t\w,]|\\\r?\n)*)", text)
+    ]
 
     memo: Dict[str, bool] = {}
 
@@ -139,7 +154,7 @@ def _plain_present(text: str):
     def decide(token: str) -> bool:
         for prefix in (pf._WHOLE, pf._ATTR, pf._MEMBER):
             if token.startswith(prefix):
-                word = re.escape(token[len(prefix):])
+                word = re.escape(token[len(prefix) :])
                 for m in re.finditer(r"(?<!\w)" + word + r"(?!\w)", text):
                     after_dot = m.start() > 0 and text[m.start() - 1] == "."
                     if prefix == pf._WHOLE or after_dot:
@@ -201,7 +216,9 @@ def test_every_invalid_case_passes_the_prefilter(accelerate):
     for entry in prefilter.rules:
         for case in entry.rule.invalid:
             if classify(case.filename) == "python":
-                assert entry in prefilter.candidates(case.code), f"{entry.rule.code}: its own invalid case is filtered out"
+                assert entry in prefilter.candidates(case.code), (
+                    f"{entry.rule.code}: its own invalid case is filtered out"
+                )
 
 
 @dataclass(frozen=True)
@@ -220,8 +237,22 @@ class _Rule:
 # Tokens that hold one another, as real catalogs have them (`cuda` in `is_cuda`), and tokens of
 # several words whose longest word is no token of its own (`flash_attn` in `from flash_attn`).
 _TOKENS = (
-    "cuda", "is_cuda", "cudnn", "nccl", "is_cuda_available", "cu", "dnn", "amp", "GradScaler", "Scaler",
-    "from flash_attn", "import flash_attn", ", flash_attn", "torch.cuda", ", cupy", "from cupyx",
+    "cuda",
+    "is_cuda",
+    "cudnn",
+    "nccl",
+    "is_cuda_available",
+    "cu",
+    "dnn",
+    "amp",
+    "GradScaler",
+    "Scaler",
+    "from flash_attn",
+    "import flash_attn",
+    ", flash_attn",
+    "torch.cuda",
+    ", cupy",
+    "from cupyx",
 )
 _RULES = tuple(_Rule((_Matcher(pair),)) for pair in zip(_TOKENS, _TOKENS[1:] + _TOKENS[:1])) + (
     _Rule((_Matcher(("is_cuda",)),)),
@@ -231,7 +262,31 @@ _RULES = tuple(_Rule((_Matcher(pair),)) for pair in zip(_TOKENS, _TOKENS[1:] + _
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_TOKENS + ("_", ".", " ", ", ", "is_", "d", "a", "x", "from ", "import ", "flash_attn", "cupy", "torch", "é", "\ud800")), max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            _TOKENS
+            + (
+                "_",
+                ".",
+                " ",
+                ", ",
+                "is_",
+                "d",
+                "a",
+                "x",
+                "from ",
+                "import ",
+                "flash_attn",
+                "cupy",
+                "torch",
+                "é",
+                "\ud800",
+            )
+        ),
+        max_size=12,
+    )
+)
 def test_candidates_equal_a_plain_search_on_generated_text(pieces):
     for accelerate in (False, True):
         prefilter = Prefilter(_RULES, accelerate=accelerate)  # type: ignore[arg-type]
@@ -277,7 +332,9 @@ def test_everyday_words_alone_select_no_xla_rule(accelerate):
     )
     codes = {r.rule.code for r in prefilter.candidates(text)}
     assert not {"XLA004", "XLA005", "XLA006", "XLA009"} & codes
-    assert {"XLA004", "XLA009"} <= {r.rule.code for r in prefilter.candidates(text + "a = torch.where(m)\nb = torch.linalg.det(a)\n")}
+    assert {"XLA004", "XLA009"} <= {
+        r.rule.code for r in prefilter.candidates(text + "a = torch.where(m)\nb = torch.linalg.det(a)\n")
+    }
     assert "XLA006" not in {r.rule.code for r in prefilter.candidates("x = 1\nif x.any():\n    pass\n")}  # no torch
 
 

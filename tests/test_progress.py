@@ -31,7 +31,9 @@ def test_bar_shows_the_total_and_reaches_it():
     assert out.endswith("\x1b[2K")  # the last thing drawn erases the bar's line
 
 
-@pytest.mark.parametrize("stream,total", [(io.StringIO(), 500), (FakeTerminal(), 2)], ids=["not-a-terminal", "short-scan"])
+@pytest.mark.parametrize(
+    "stream,total", [(io.StringIO(), 500), (FakeTerminal(), 2)], ids=["not-a-terminal", "short-scan"]
+)
 def test_no_bar(stream, total):
     with progress_bar(total, stream=stream, min_files=3) as advance:
         advance(1)
@@ -69,7 +71,9 @@ def _run_on_pty(args, cwd: Path):
     master, slave = pty.openpty()
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="100")
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "portcheck", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=slave, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "portcheck", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=slave, env=env
+    )
     os.close(slave)
     chunks = []
 
@@ -95,7 +99,9 @@ def _run_on_pty(args, cwd: Path):
 def many_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("many")
     for i in range(MIN_FILES + 10):
-        (root / f"m{i:03d}.py").write_text("import torch\nx = torch.ones(2).cuda()\n" if i == 0 else "y = 1\n", encoding="utf-8")
+        (root / f"m{i:03d}.py").write_text(
+            "import torch\nx = torch.ones(2).cuda()\n" if i == 0 else "y = 1\n", encoding="utf-8"
+        )
     return root
 
 
@@ -108,7 +114,9 @@ def test_cli_draws_a_bar_on_a_terminal(many_files):
 
 
 @needs_pty
-@pytest.mark.parametrize("extra", [["--quiet"], ["--output-format", "json"], ["--output-format", "sarif"], ["-o", "report.txt"]])
+@pytest.mark.parametrize(
+    "extra", [["--quiet"], ["--output-format", "json"], ["--output-format", "sarif"], ["-o", "report.txt"]]
+)
 def test_cli_draws_no_bar(many_files, extra, tmp_path):
     args = ["scan", "--no-cache", str(many_files), *extra]
     code, stdout, terminal = _run_on_pty(args, tmp_path)

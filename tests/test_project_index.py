@@ -107,7 +107,10 @@ def test_summaries_are_reused_from_the_cache():
 
 def test_a_guarded_use_does_not_make_the_caller_cuda_bound():
     texts = {
-        "ops.py": "import selective_scan_cuda\ndef fwd(x):\n    if x.is_cuda:\n        return selective_scan_cuda.fwd(x)\n    return x\n",
+        "ops.py": (
+            "import selective_scan_cuda\ndef fwd(x):\n    if x.is_cuda:\n        return selective_scan_cuda.fwd(x)\n"
+            "    return x\n"
+        ),
         "model.py": "from ops import fwd\ny = fwd(1)\n",
     }
     project, resolved, summaries = index_project(texts)
@@ -118,7 +121,11 @@ def test_a_guarded_use_does_not_make_the_caller_cuda_bound():
 
 def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
     # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
-    summaries = [summarize("", "pkg/__init__.py"), summarize("", "pkg/ops/__init__.py"), summarize("", "pkg/ops/triton/__init__.py")]
+    summaries = [
+        summarize("", "pkg/__init__.py"),
+        summarize("", "pkg/ops/__init__.py"),
+        summarize("", "pkg/ops/triton/__init__.py"),
+    ]
     project = Project(summaries)
     assert project.find_module("triton") is None
     assert project.find_module("pkg.ops.triton") == "pkg.ops.triton"
@@ -138,7 +145,10 @@ def test_package_findings_on_the_projects_own_imports_are_dropped(tmp_path: Path
 def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
     texts = {
         "op/__init__.py": "from .fused_act import fused_act\n",
-        "op/fused_act.py": "from torch.utils.cpp_extension import load\nfused = load('f', sources=['f.cpp', 'f.cu'])\ndef fused_act(x):\n    if x.device.type == 'cpu':\n        return x\n    return fused.act(x)\n",
+        "op/fused_act.py": (
+            "from torch.utils.cpp_extension import load\nfused = load('f', sources=['f.cpp', 'f.cu'])\n"
+            "def fused_act(x):\n    if x.device.type == 'cpu':\n        return x\n    return fused.act(x)\n"
+        ),
         "swagan.py": "from op import fused_act\ny = 1\n",
     }
     project, resolved, summaries = index_project(texts)

@@ -107,7 +107,15 @@ def test_the_readme_sample_output_is_a_real_scan(monkeypatch):
 def test_the_readme_is_a_front_page():
     readme = text(ROOT / "README.md")
     assert len(readme.splitlines()) < 250
-    for heading in ("## Install", "## Scan", "## Explain", "## Fix", "## Targets", "## Configure", "## CI in five lines"):
+    for heading in (
+        "## Install",
+        "## Scan",
+        "## Explain",
+        "## Fix",
+        "## Targets",
+        "## Configure",
+        "## CI in five lines",
+    ):
         assert heading in readme, heading
     ci = re.search(r"## CI in five lines\n.*?```yaml\n(.*?)```", readme, re.DOTALL).group(1)
     assert len(ci.strip().splitlines()) == 5
@@ -136,7 +144,9 @@ def test_config_error_example_format(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["scan", "."])
     assert result.exit_code == 2
-    shown = re.search(r"portcheck: error: /repo/pyproject.toml: (key 'exclude': .*)", text(ROOT / "docs" / "configuration.md"))
+    shown = re.search(
+        r"portcheck: error: /repo/pyproject.toml: (key 'exclude': .*)", text(ROOT / "docs" / "configuration.md")
+    )
     assert shown.group(1) in result.output
 
 

@@ -1,14 +1,15 @@
-"""Every format renders from the same report object: repeatably, without scores, and with nothing shared between runs."""
+"""Every format renders from the same report object: repeatably, without scores, and with nothing shared between
+runs."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import pytest
+from test_report_samples import sample_report
 
 from portcheck.model import TARGETS
 from portcheck.report import FORMATS, renderer
-from test_report_samples import sample_report
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -10,10 +10,10 @@ import zlib
 from pathlib import Path
 
 import pytest
+from test_report_samples import sample_report
 
 from portcheck.model import TARGETS, Target
 from portcheck.report import renderer
-from test_report_samples import sample_report
 
 render = renderer("html")
 
@@ -154,7 +154,8 @@ def test_chromium_renders_the_scores(tmp_path):
     dom = run_chromium(tmp_path, page, "--dump-dom").stdout
     for target in TARGETS:
         card = report.scores[target]
-        assert re.search(rf'data-target="{target.value}".*?<div class="value score"[^>]*>{card.score:.1f}</div>', dom, re.S)
+        pattern = rf'data-target="{target.value}".*?<div class="value score"[^>]*>{card.score:.1f}</div>'
+        assert re.search(pattern, dom, re.S)
     assert dom.count('<tr><td class="where">') == sum(len(report.for_target(t).findings) for t in TARGETS)
     shot = tmp_path / "report.png"
     run_chromium(tmp_path, page, f"--screenshot={shot}")
@@ -172,13 +173,15 @@ def test_a_blank_page_is_recognised_as_blank(tmp_path):
 def test_clicking_a_header_sorts_the_findings(tmp_path):
     # A copy of the report with a click on "severity" appended, as a person would click it.
     html = render(sample_report((Target.NEURON,)))
-    click = ("<script>document.querySelector('#findings th:nth-child(3)').click();"
-             "document.querySelector('#findings th:nth-child(3)').click();</script></body>")
+    click = (
+        "<script>document.querySelector('#findings th:nth-child(3)').click();"
+        "document.querySelector('#findings th:nth-child(3)').click();</script></body>"
+    )
     page = tmp_path / "sorted.html"
     page.write_text(html.replace("</body>", click), encoding="utf-8")
     dom = run_chromium(tmp_path, page, "--dump-dom").stdout
-    table = dom[dom.index('id="findings"'):]
-    table = table[:table.index("</table>")]
+    table = dom[dom.index('id="findings"') :]
+    table = table[: table.index("</table>")]
     ranks = [int(r) for r in re.findall(r'<td data-sort="(\d)"><span class="sev', table)]
     assert ranks == sorted(ranks, reverse=True) and ranks[0] == 4  # second click: descending, the blocker first
     assert 'aria-sort="descending"' in table
@@ -195,11 +198,13 @@ def test_the_score_change_against_a_baseline_is_shown():
 
 def test_clicking_a_target_tab_shows_that_target_only(tmp_path):
     html = render(sample_report(TARGETS))
-    probe = ("<script>function shown() { return ['neuron', 'xla', 'generic'].map(function (t) {"
-             " return getComputedStyle(document.getElementById('panel-' + t)).display; }).join(','); }"
-             " var before = shown(); document.querySelector('label[for=tab-xla]').click();"
-             " document.body.setAttribute('data-before', before); document.body.setAttribute('data-after', shown());"
-             "</script></body>")
+    probe = (
+        "<script>function shown() { return ['neuron', 'xla', 'generic'].map(function (t) {"
+        " return getComputedStyle(document.getElementById('panel-' + t)).display; }).join(','); }"
+        " var before = shown(); document.querySelector('label[for=tab-xla]').click();"
+        " document.body.setAttribute('data-before', before); document.body.setAttribute('data-after', shown());"
+        "</script></body>"
+    )
     page = tmp_path / "tabs.html"
     page.write_text(html.replace("</body>", probe), encoding="utf-8")
     dom = run_chromium(tmp_path, page, "--dump-dom").stdout

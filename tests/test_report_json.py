@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from test_report_samples import sample_report
+
 from portcheck.model import TARGETS, Target
 from portcheck.report import renderer
-from test_report_samples import sample_report
 
 render = renderer("json")
 

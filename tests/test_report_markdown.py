@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from test_report_samples import assert_golden, finding, sample_report, sample_report_from
+
 from portcheck.model import TARGETS, FileResult, ScanResult, Target
 from portcheck.report import renderer
 from portcheck.report.markdown import MAX_FINDINGS, cell
-from test_report_samples import assert_golden, finding, sample_report, sample_report_from
 
 render = renderer("markdown")
 
@@ -68,8 +69,12 @@ def test_the_score_change_against_a_baseline_is_shown():
 def test_only_the_worst_directories_are_listed():
     from portcheck.report.markdown import TOP_DIRECTORIES
 
-    files = tuple(FileResult(f"d{i:02d}/m.py", tuple(finding(f"d{i:02d}/m.py", j + 1, "DEV002", "x.cuda()") for j in range(i)),
-                             lines=100) for i in range(TOP_DIRECTORIES + 5))
+    files = tuple(
+        FileResult(
+            f"d{i:02d}/m.py", tuple(finding(f"d{i:02d}/m.py", j + 1, "DEV002", "x.cuda()") for j in range(i)), lines=100
+        )
+        for i in range(TOP_DIRECTORIES + 5)
+    )
     out = render(sample_report_from(ScanResult(Target.GENERIC, files)))
     rows = [line for line in out.splitlines() if re.match(r"^\| `d\d\d` \|", line)]
     assert len(rows) == TOP_DIRECTORIES - 1 == 14  # the root takes the first row

@@ -52,24 +52,47 @@ RULES = (
 )
 BY_CODE = {r.code: r for r in RULES}
 CATALOG = Catalog(
-    rules=tuple(CompiledRule(rule=r, matchers=(), text_matchers=(), message=r.summary, fallback=False, guard=True) for r in RULES),
+    rules=tuple(
+        CompiledRule(rule=r, matchers=(), text_matchers=(), message=r.summary, fallback=False, guard=True)
+        for r in RULES
+    ),
     digest="sample",
 )
 
 
-def finding(path: str, line: int, code: str, source: str, target: Target = Target.GENERIC, column: int = 1,
-            message: Optional[str] = None, guarded: bool = False, cell: Optional[int] = None) -> Finding:
+def finding(
+    path: str,
+    line: int,
+    code: str,
+    source: str,
+    target: Target = Target.GENERIC,
+    column: int = 1,
+    message: Optional[str] = None,
+    guarded: bool = False,
+    cell: Optional[int] = None,
+) -> Finding:
     rule = BY_CODE[code]
     severity = rule.severity_for(target)
     if guarded:
         severity = severity.lowered()
     return Finding(
-        path=path, line=line, column=column, end_line=line, end_column=column + max(1, len(source) // 2),
-        code=code, name=rule.name, category=rule.category, severity=severity,
-        message=message or rule.summary, fixable=rule.fix_safety is FixSafety.SAFE, fix_safety=rule.fix_safety,
+        path=path,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column + max(1, len(source) // 2),
+        code=code,
+        name=rule.name,
+        category=rule.category,
+        severity=severity,
+        message=message or rule.summary,
+        fixable=rule.fix_safety is FixSafety.SAFE,
+        fix_safety=rule.fix_safety,
         # As if the fixer fixed every finding its rule has a fix for, on every target.
         fixes=tuple((t, rule.fix_safety.value) for t in ("generic", "neuron", "xla")) if rule.fixable else (),
-        cell=cell, source_line=source, guarded=guarded,
+        cell=cell,
+        source_line=source,
+        guarded=guarded,
         note="lowered one level: guarded" if guarded else "",
     )
 
@@ -78,32 +101,76 @@ def sample_scan(target: Target = Target.GENERIC) -> ScanResult:
     """A project with a training script, a model package, a CUDA kernel, a notebook, requirements and a broken file."""
     t = target
     files = (
-        FileResult("broken.py", error=FileError("broken.py", "syntax error: invalid syntax", line=3, column=5), lines=40),
-        FileResult("csrc/kernels/attention.cu", (
-            finding("csrc/kernels/attention.cu", 1, "KRN002", "#include <cuda_runtime.h>", t, message="CUDA source file (800 lines)"),
-        ), lines=800, kind="cuda"),
+        FileResult(
+            "broken.py", error=FileError("broken.py", "syntax error: invalid syntax", line=3, column=5), lines=40
+        ),
+        FileResult(
+            "csrc/kernels/attention.cu",
+            (
+                finding(
+                    "csrc/kernels/attention.cu",
+                    1,
+                    "KRN002",
+                    "#include <cuda_runtime.h>",
+                    t,
+                    message="CUDA source file (800 lines)",
+                ),
+            ),
+            lines=800,
+            kind="cuda",
+        ),
         FileResult("models/clean.py", (), lines=200),
-        FileResult("models/net.py", (
-            finding("models/net.py", 10, "DEV002", "self.proj = self.proj.cuda()", t, column=21),
-            finding("models/net.py", 22, "DEV002", "h = h.cuda(non_blocking=True)", t, column=13),
-            finding("models/net.py", 31, "DEV002", "return out.cuda()", t, column=16),
-            finding("models/net.py", 40, "KRN003", "fused_kernel[grid](x, y)", t, guarded=True),
-            finding("models/net.py", 55, "BK001", "torch.backends.cudnn.benchmark = True", t),
-        ), lines=300),
-        FileResult("notebooks/demo.ipynb", (
-            finding("notebooks/demo.ipynb", 2, "DEV001", "x = x.to('cuda')", t, column=10, cell=3),
-        ), lines=40, kind="notebook"),
-        FileResult("requirements.txt", (
-            finding("requirements.txt", 4, "PKG008", "nvidia-cudnn-cu12==9.1.0", t),
-        ), lines=10, kind="requirements"),
-        FileResult("train.py", (
-            finding("train.py", 12, "DEV001", "device = 'cuda' if torch.cuda.is_available() else 'cpu'", t, column=10),
-            finding("train.py", 12, "DEV005", "device = 'cuda' if torch.cuda.is_available() else 'cpu'", t, column=19,
-                    message="`torch.cuda.is_available()` is False off CUDA: the code falls back to the CPU"),
-            finding("train.py", 30, "DEV004", "if x.device.type == \"cuda\" or flags | MASK:", t, column=4,
-                    message="Device check <x.device.type == \"cuda\"> is false on 100% of other accelerators, really"),
-            finding("train.py", 47, "DEV001", "batch = {k: v.to('cuda') for k, v in batch.items()}", t, column=19),
-        ), lines=120),
+        FileResult(
+            "models/net.py",
+            (
+                finding("models/net.py", 10, "DEV002", "self.proj = self.proj.cuda()", t, column=21),
+                finding("models/net.py", 22, "DEV002", "h = h.cuda(non_blocking=True)", t, column=13),
+                finding("models/net.py", 31, "DEV002", "return out.cuda()", t, column=16),
+                finding("models/net.py", 40, "KRN003", "fused_kernel[grid](x, y)", t, guarded=True),
+                finding("models/net.py", 55, "BK001", "torch.backends.cudnn.benchmark = True", t),
+            ),
+            lines=300,
+        ),
+        FileResult(
+            "notebooks/demo.ipynb",
+            (finding("notebooks/demo.ipynb", 2, "DEV001", "x = x.to('cuda')", t, column=10, cell=3),),
+            lines=40,
+            kind="notebook",
+        ),
+        FileResult(
+            "requirements.txt",
+            (finding("requirements.txt", 4, "PKG008", "nvidia-cudnn-cu12==9.1.0", t),),
+            lines=10,
+            kind="requirements",
+        ),
+        FileResult(
+            "train.py",
+            (
+                finding(
+                    "train.py", 12, "DEV001", "device = 'cuda' if torch.cuda.is_available() else 'cpu'", t, column=10
+                ),
+                finding(
+                    "train.py",
+                    12,
+                    "DEV005",
+                    "device = 'cuda' if torch.cuda.is_available() else 'cpu'",
+                    t,
+                    column=19,
+                    message="`torch.cuda.is_available()` is False off CUDA: the code falls back to the CPU",
+                ),
+                finding(
+                    "train.py",
+                    30,
+                    "DEV004",
+                    'if x.device.type == "cuda" or flags | MASK:',
+                    t,
+                    column=4,
+                    message='Device check <x.device.type == "cuda"> is false on 100% of other accelerators, really',
+                ),
+                finding("train.py", 47, "DEV001", "batch = {k: v.to('cuda') for k, v in batch.items()}", t, column=19),
+            ),
+            lines=120,
+        ),
     )
     return ScanResult(target=t, files=files)
 
@@ -115,8 +182,9 @@ def sample_report(targets: Sequence[Target] = (Target.GENERIC,), statistics: boo
 
     primary = Target.GENERIC if len(targets) > 1 else targets[0]
     per_target = {t: sample_scan(t) for t in targets} if len(targets) > 1 else None
-    report = build_report(sample_scan(primary), CATALOG, targets=targets, statistics=statistics, with_scores=False,
-                          per_target=per_target)
+    report = build_report(
+        sample_scan(primary), CATALOG, targets=targets, statistics=statistics, with_scores=False, per_target=per_target
+    )
     return replace(report, scores={t: score_scan(sample_scan(t), CATALOG, t) for t in targets})
 
 
@@ -155,4 +223,6 @@ def assert_golden(name: str, actual: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual, encoding="utf-8")
     expected = path.read_text(encoding="utf-8")
-    assert actual == expected, f"{name} differs from the golden file; rerun with PORTCHECK_UPDATE_GOLDEN=1 and review the diff"
+    assert actual == expected, (
+        f"{name} differs from the golden file; rerun with PORTCHECK_UPDATE_GOLDEN=1 and review the diff"
+    )

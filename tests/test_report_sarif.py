@@ -8,11 +8,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from test_report_samples import finding, sample_report, sample_report_from
 
 from portcheck.model import TARGETS, FileResult, ScanResult, Severity, Target
 from portcheck.report import renderer
 from portcheck.report.sarif import line_hash
-from test_report_samples import finding, sample_report, sample_report_from
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
@@ -23,7 +23,9 @@ def sarif(report) -> dict:
 
 @pytest.mark.parametrize("targets", [(Target.GENERIC,), (Target.NEURON,), TARGETS], ids=["generic", "neuron", "all"])
 def test_validates_against_the_official_schema(targets):
-    jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(sarif(sample_report(targets)))
+    jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(
+        sarif(sample_report(targets))
+    )
 
 
 def test_an_empty_scan_validates_too():
@@ -80,8 +82,12 @@ def test_locations_are_relative_to_the_checkout_with_full_regions():
 
 
 def test_uris_are_percent_encoded():
-    report = sample_report_from(ScanResult(Target.GENERIC, (
-        FileResult("my dir/a#1.py", (finding("my dir/a#1.py", 1, "DEV002", "x.cuda()"),), lines=3),)))
+    report = sample_report_from(
+        ScanResult(
+            Target.GENERIC,
+            (FileResult("my dir/a#1.py", (finding("my dir/a#1.py", 1, "DEV002", "x.cuda()"),), lines=3),),
+        )
+    )
     loc = sarif(report)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert loc["uri"] == "my%20dir/a%231.py"
 
@@ -125,6 +131,10 @@ def test_scores_ride_along_as_run_properties():
     assert [r["automationDetails"]["id"] for r in runs] == [f"portcheck/{t.value}/" for t in TARGETS]
     for run, target in zip(runs, TARGETS):
         assert run["properties"]["target"] == target.value
-        assert run["properties"]["scores"] == {target.value: {
-            "score": report.scores[target].score, "score_after_fix": report.scores[target].score_after_fix,
-            "grade": report.scores[target].grade}}
+        assert run["properties"]["scores"] == {
+            target.value: {
+                "score": report.scores[target].score,
+                "score_after_fix": report.scores[target].score_after_fix,
+                "grade": report.scores[target].grade,
+            }
+        }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+from test_report_samples import assert_golden, clean_report, sample_report
+
 from portcheck.model import TARGETS, Target
 from portcheck.report import renderer
 from portcheck.report.text_sections import plain
-from test_report_samples import assert_golden, clean_report, sample_report
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 render = renderer("text")
@@ -27,7 +28,10 @@ def test_text_report_for_all_targets_matches_golden():
 
 def test_sections_come_in_order_score_directories_rules_findings():
     out = render(sample_report())
-    positions = [out.index(s) for s in ("Readiness score", "Directories, worst first", "Top rules", "train.py:12:10", "Found 12 findings")]
+    positions = [
+        out.index(s)
+        for s in ("Readiness score", "Directories, worst first", "Top rules", "train.py:12:10", "Found 12 findings")
+    ]
     assert positions == sorted(positions)
 
 

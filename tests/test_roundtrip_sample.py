@@ -93,7 +93,11 @@ def test_corpus_sample_round_trips(tmp_path):
     # Half the sample is chosen where fixes happen: a fix that did nothing would make this test empty.
     assert sum(o.changed for o in outcomes) >= 5, [(o.path, o.findings, o.changed) for o in outcomes]
     # The originals are untouched: the round trip works on copies.
-    assert all((top / r).read_bytes() != (tmp_path / "src" / r).read_bytes() for r in rels if next(o for o in outcomes if o.path == r).changed)
+    assert all(
+        (top / r).read_bytes() != (tmp_path / "src" / r).read_bytes()
+        for r in rels
+        if next(o for o in outcomes if o.path == r).changed
+    )
 
 
 @needs_fix
@@ -135,4 +139,6 @@ def test_a_file_that_kills_the_worker_is_counted_and_the_run_goes_on(tmp_path, m
     assert "died" in outcomes["boom.py"].crash and "70" in outcomes["boom.py"].crash
     # The files before and after it were round-tripped normally, by the first and the restarted worker.
     for name in ("a.py", "c.py"):
-        assert outcomes[name].crash is None and outcomes[name].compiled_before and outcomes[name].idempotent, outcomes[name]
+        assert outcomes[name].crash is None and outcomes[name].compiled_before and outcomes[name].idempotent, outcomes[
+            name
+        ]

@@ -4,8 +4,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from helpers import first_target, scan_snippet
+
 from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.scanner import scan_paths
@@ -50,7 +50,9 @@ def test_valid_case_is_not_flagged(code, index, case, tmp_path):
 def test_invalid_case_is_flagged(code, index, case, tmp_path):
     target = first_target(code)
     found = scan_case(case, code, target.value, tmp_path)
-    assert len(found) == case.count, f"{code} invalid case {index}: expected {case.count}, got {len(found)}:\n{case.code}\n{found}"
+    assert len(found) == case.count, (
+        f"{code} invalid case {index}: expected {case.count}, got {len(found)}:\n{case.code}\n{found}"
+    )
 
 
 def test_every_rule_has_valid_and_invalid_cases():

@@ -85,32 +85,56 @@ def _free_port() -> int:
 def _env(ranks: int, mode: Mode, library: Optional[Path], report: Path) -> Dict[str, str]:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     if ranks == 1:  # a one-process torch.distributed world, as torchrun would describe it
-        env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
+        env.update(
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(_free_port()),
+            RANK="0",
+            WORLD_SIZE="1",
+            LOCAL_RANK="0",
+            LOCAL_WORLD_SIZE="1",
+        )
     if mode.device == "testaccel":
         assert library is not None
         env.update(accel.bootstrap_env(library, report))
     return env
 
 
-def _run(folder: Path, script: Script, mode: Mode, library: Optional[Path]) -> Tuple[subprocess.CompletedProcess, List[Dict[str, int]]]:
+def _run(
+    folder: Path, script: Script, mode: Mode, library: Optional[Path]
+) -> Tuple[subprocess.CompletedProcess, List[Dict[str, int]]]:
     ranks = _ranks(script, mode)
     command: List[str] = [sys.executable, script.name]
     if ranks > 1:
-        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}", script.name]
+        command = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={ranks}",
+            script.name,
+        ]
     report = folder / f".device-{script.name}"
-    result = subprocess.run(command, cwd=folder, env=_env(ranks, mode, library, report), capture_output=True, text=True, timeout=TIMEOUT)
+    result = subprocess.run(
+        command, cwd=folder, env=_env(ranks, mode, library, report), capture_output=True, text=True, timeout=TIMEOUT
+    )
     devices = list(accel.read_reports(report).values()) if report.is_dir() else []
     return result, devices
 
 
-def _run_forked(folder: Path, scripts: List[Script], mode: Mode, library: Optional[Path]) -> Dict[str, Tuple[subprocess.CompletedProcess, List[Dict[str, int]]]]:
+def _run_forked(
+    folder: Path, scripts: List[Script], mode: Mode, library: Optional[Path]
+) -> Dict[str, Tuple[subprocess.CompletedProcess, List[Dict[str, int]]]]:
     """Run `scripts` with one torch import (tests/runtime/_runner.py); results as if run one by one."""
     out = folder / ".runs"
     out.mkdir()
     names = [s.name for s in scripts]
     runner = subprocess.run(
         [sys.executable, str(RUNTIME / "_runner.py"), str(out), *names],
-        cwd=folder, env=_env(1, mode, library, folder / ".device-runner"), capture_output=True, text=True, timeout=TIMEOUT,
+        cwd=folder,
+        env=_env(1, mode, library, folder / ".device-runner"),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     results = {}
     for name in names:
@@ -213,7 +237,10 @@ def test_fixed_script_runs_on_testaccel(proof, script):
     _assert_ran(proof, script, mode)
     # Every process of the script put tensors on the device and computed there.
     workers = [used for used in proof.devices[(script.name, mode.name)] if used.get("allocations")]
-    assert len(workers) == max(1, _ranks(script, mode)), (proof.devices[(script.name, mode.name)], _tail(proof.runs[(script.name, mode.name)]))
+    assert len(workers) == max(1, _ranks(script, mode)), (
+        proof.devices[(script.name, mode.name)],
+        _tail(proof.runs[(script.name, mode.name)]),
+    )
     assert all(used["fallback_ops"] > 0 for used in workers), workers
 
 
@@ -225,7 +252,14 @@ def test_fix_leaves_nothing_for_a_person_in_the_scripts(proof, variant):
 
 
 def test_fixed_scripts_are_stable_under_a_second_fix(proof):
-    again = fix_paths([proof.folders["generic"]], target="generic", unsafe=True, write=False, config=Config(), cwd=proof.folders["generic"])
+    again = fix_paths(
+        [proof.folders["generic"]],
+        target="generic",
+        unsafe=True,
+        write=False,
+        config=Config(),
+        cwd=proof.folders["generic"],
+    )
     assert not again.changed and not again.applied
 
 

@@ -58,7 +58,9 @@ def run_portcheck(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] 
 
 def python_with(sitedir: Path, code: str, cwd: Path, env: Dict[str, str]):
     full_env = {**os.environ, **env, "PYTHONPATH": str(sitedir)}
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60
+    )
 
 
 # --- Scanned code is read, never run ---------------------------------------------------------
@@ -92,10 +94,17 @@ def hostile_project(project: Path, markers: Path) -> List[str]:
     notebook = {
         "cells": [
             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": cell_source},
-            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-             "source": f"!touch {markers / 'shell-escape'}\n%run evil.py\nmodel = model.cuda()\n"},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": f"!touch {markers / 'shell-escape'}\n%run evil.py\nmodel = model.cuda()\n",
+            },
         ],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
     (project / "analysis.ipynb").write_text(json.dumps(notebook))
     (project / "requirements.txt").write_text("-e .\ntorch\n")
@@ -112,9 +121,12 @@ def test_marker_payload_works(tmp_path):
     assert (markers / "sitecustomize.py").exists()
 
 
-@pytest.mark.parametrize("command", [["scan", "."], ["scan", ".", "--output-format", "json", "--no-cache"]] + (
-    [["fix", ".", "--target", "generic"], ["fix", ".", "--target", "neuron", "--unsafe-fixes"]] if HAS_FIX else []
-), ids=lambda c: "-".join(c[:1] + c[2:]).replace("--", ""))
+@pytest.mark.parametrize(
+    "command",
+    [["scan", "."], ["scan", ".", "--output-format", "json", "--no-cache"]]
+    + ([["fix", ".", "--target", "generic"], ["fix", ".", "--target", "neuron", "--unsafe-fixes"]] if HAS_FIX else []),
+    ids=lambda c: "-".join(c[:1] + c[2:]).replace("--", ""),
+)
 def test_scanned_code_never_runs(tmp_path, command):
     project, markers = tmp_path / "proj", tmp_path / "markers"
     markers.mkdir()
@@ -150,8 +162,12 @@ def relative_path_project(root: Path) -> Path:
     (project / "pkg" / "broken.py").write_text("def f(:\n    model.cuda()\n")
     (project / "pkg" / "latin.py").write_bytes(b"x = '\xe9'\nmodel.cuda()\n")
     (project / "gone.py").symlink_to(project / "pkg" / "nowhere.py")  # an absolute link target
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": CUDA_CODE}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": CUDA_CODE}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (project / "nb.ipynb").write_text(json.dumps(notebook))
     (project / "requirements.txt").write_text("torch\ncupy-cuda12x\n")
     return project
@@ -225,15 +241,19 @@ def no_network_env(tmp_path: Path) -> Dict[str, str]:
 
 def test_network_guard_detects_a_connection(tmp_path):
     env = no_network_env(tmp_path)
-    probe = "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\nexcept OSError:\n    pass\n"
+    probe = (
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\nexcept OSError:\n    pass\n"
+    )
     python_with(Path(env["PYTHONPATH"]), probe, cwd=tmp_path, env=env)
     assert (tmp_path / "site-loaded").exists()
     assert "create_connection" in (tmp_path / "net-attempts").read_text()
 
 
-@pytest.mark.parametrize("command", [["scan", ".", "-j", "2", "--output-format", "sarif"]] + (
-    [["fix", ".", "--target", "generic"]] if HAS_FIX else []
-), ids=lambda c: c[0])
+@pytest.mark.parametrize(
+    "command",
+    [["scan", ".", "-j", "2", "--output-format", "sarif"]] + ([["fix", ".", "--target", "generic"]] if HAS_FIX else []),
+    ids=lambda c: c[0],
+)
 def test_no_network_connection(tmp_path, command):
     env = no_network_env(tmp_path)
     project = tmp_path / "proj"
@@ -384,9 +404,14 @@ def test_kill_harness_destroys_a_plain_write(tmp_path, at):
     target = project / "train.py"
     target.write_text(FIXABLE)
     env = kill_env(tmp_path, project, at)
-    naive = f"import os, pathlib\np = pathlib.Path({str(target)!r})\np.write_text(p.read_text().replace('cuda', 'xla'))\n"
+    naive = (
+        f"import os, pathlib\np = pathlib.Path({str(target)!r})\np.write_text(p.read_text().replace('cuda', 'xla'))\n"
+    )
     if at == "replace":
-        naive = f"import os\nopen({str(project / 'tmp')!r}, 'w').write('new')\nos.replace({str(project / 'tmp')!r}, {str(target)!r})\n"
+        naive = (
+            f"import os\nopen({str(project / 'tmp')!r}, 'w').write('new')\n"
+            f"os.replace({str(project / 'tmp')!r}, {str(target)!r})\n"
+        )
     result = python_with(Path(env["PYTHONPATH"]), naive, cwd=tmp_path, env=env)
     assert result.returncode == -signal.SIGKILL
     assert (tmp_path / "killed-at").read_text() == at
@@ -411,7 +436,9 @@ def test_fix_killed_mid_write_keeps_the_original(tmp_path, at):
     before = set(os.listdir(project))
     result = run_portcheck(["fix", ".", "--target", "generic"], cwd=project, env=kill_env(tmp_path, project, at))
     log = tmp_path / "killed-at"
-    assert log.exists() and log.read_text() == at, f"fix never reached the {at} step: rc={result.returncode} {result.stderr}"
+    assert log.exists() and log.read_text() == at, (
+        f"fix never reached the {at} step: rc={result.returncode} {result.stderr}"
+    )
     assert result.returncode == -signal.SIGKILL
     assert target.read_bytes() == original
     leftovers = set(os.listdir(project)) - before

@@ -10,11 +10,11 @@ from typing import List
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_report_samples import CATALOG, sample_scan
 
 from portcheck.model import FileError, FileResult, Finding, FixSafety, ScanResult, Severity, Target
 from portcheck.parts import part_of
 from portcheck.score import ScoreCard, grade_for, score_scan
-from test_report_samples import CATALOG, sample_scan
 
 G = Target.GENERIC
 
@@ -83,7 +83,9 @@ def test_info_findings_are_not_scored():
 def test_work_is_not_diluted_by_clean_code():
     # a million clean lines do not hide a finding: the work is the same, so is the score (W = 3 -> 98.58)
     alone = card(FileResult("a.py", (hit("a.py", severity="minor"),), lines=1))
-    diluted = card(FileResult("a.py", (hit("a.py", severity="minor"),), lines=1), FileResult("b.py", (), lines=1_000_000))
+    diluted = card(
+        FileResult("a.py", (hit("a.py", severity="minor"),), lines=1), FileResult("b.py", (), lines=1_000_000)
+    )
     assert alone.score == diluted.score == 98.6
 
 
@@ -94,8 +96,9 @@ def test_files_that_could_not_be_scanned_add_nothing():
 
 
 def kernel_file(path: str, lines: int, severity: str = "major", guarded: bool = False) -> FileResult:
-    return FileResult(path, (replace(hit(path, "KRN002", severity, category="kernel"), guarded=guarded),),
-                      lines=lines, kind="cuda")
+    return FileResult(
+        path, (replace(hit(path, "KRN002", severity, category="kernel"), guarded=guarded),), lines=lines, kind="cuda"
+    )
 
 
 def test_kernel_sources_weigh_by_their_size():
@@ -130,8 +133,11 @@ def test_tens_of_kernels_without_fallback_grade_d_for_every_target():
 
 def test_a_blocker_with_a_fallback_does_not_cap():
     # KRN003 is a blocker on neuron with has-fallback: W = 60 -> 86.32, no cap
-    scan = scan_of(FileResult("t.py", (hit("t.py", "KRN003", "blocker"),), lines=10), FileResult("c.py", (), lines=990),
-                   target=Target.NEURON)
+    scan = scan_of(
+        FileResult("t.py", (hit("t.py", "KRN003", "blocker"),), lines=10),
+        FileResult("c.py", (), lines=990),
+        target=Target.NEURON,
+    )
     c = score_scan(scan, CATALOG, Target.NEURON)
     assert c.score == 86.3
     assert c.effort.blockers[0].code == "KRN003" and not c.effort.blockers[0].caps
@@ -150,7 +156,10 @@ def test_repeating_one_blocker_rule_does_not_lower_the_cap_further():
 
 
 def test_safe_fixed_blockers_lift_the_cap_after_fix():
-    files = [FileResult("b.py", (hit("b.py", "B", "blocker", safety=FixSafety.SAFE),), lines=1), FileResult("c.py", (), lines=999)]
+    files = [
+        FileResult("b.py", (hit("b.py", "B", "blocker", safety=FixSafety.SAFE),), lines=1),
+        FileResult("c.py", (), lines=999),
+    ]
     c = card(*files)
     assert c.score == 50.0 and c.score_after_fix == 100.0
 
@@ -164,20 +173,33 @@ def test_environment_files_weigh_at_most_a_minor_and_are_bounded():
     c = card(docker, FileResult("a.py", (), lines=100))
     assert c.score == 98.6 and c.effort.environment_penalty == 3.0 and c.effort.blocker_cap == 100.0
     # forty different environment rules: 40 * 3 = 120, bounded at 15 -> 95.03
-    many = FileResult("Dockerfile", tuple(hit("Dockerfile", f"E{i}", "major", line=i) for i in range(40)), lines=50,
-                      kind="dockerfile")
+    many = FileResult(
+        "Dockerfile", tuple(hit("Dockerfile", f"E{i}", "major", line=i) for i in range(40)), lines=50, kind="dockerfile"
+    )
     assert card(many).score == 95.0 and card(many).effort.environment_penalty == 15.0
 
 
 def test_repo_level_rules_in_setup_py_count_as_environment():
-    c = score_scan(scan_of(FileResult("setup.py", (hit("setup.py", "PKG008", "minor"),), lines=100),
-                           FileResult("big.py", (), lines=10_000)), CATALOG, G)
+    c = score_scan(
+        scan_of(
+            FileResult("setup.py", (hit("setup.py", "PKG008", "minor"),), lines=100),
+            FileResult("big.py", (), lines=10_000),
+        ),
+        CATALOG,
+        G,
+    )
     assert c.score == 98.6 and c.effort.environment_penalty == 3.0
 
 
 def test_repo_level_rules_in_other_code_are_code():
-    c = score_scan(scan_of(FileResult("pkg/build.py", (hit("pkg/build.py", "PKG008", "minor"),), lines=100),
-                           FileResult("big.py", (), lines=10_000)), CATALOG, G)
+    c = score_scan(
+        scan_of(
+            FileResult("pkg/build.py", (hit("pkg/build.py", "PKG008", "minor"),), lines=100),
+            FileResult("big.py", (), lines=10_000),
+        ),
+        CATALOG,
+        G,
+    )
     assert c.score == 98.6 and c.effort.environment_penalty == 0.0
 
 
@@ -199,10 +221,14 @@ def test_importing_the_project_itself_is_not_a_dependency():
 
 def test_tests_examples_benchmarks_and_docs_are_scored_beside_product_code():
     # tests: 30 different majors, W = 360 -> 60.13; examples: one blocker rule, capped at 50
-    files = [FileResult("pkg/a.py", (hit("pkg/a.py"),), lines=100),
-             FileResult("tests/test_a.py", tuple(hit("tests/test_a.py", f"T{i}", "major", line=i) for i in range(30)), lines=300),
-             FileResult("examples/run.py", (hit("examples/run.py", "E", "blocker"),), lines=30),
-             FileResult("benchmarks/b.py", (), lines=30)]
+    files = [
+        FileResult("pkg/a.py", (hit("pkg/a.py"),), lines=100),
+        FileResult(
+            "tests/test_a.py", tuple(hit("tests/test_a.py", f"T{i}", "major", line=i) for i in range(30)), lines=300
+        ),
+        FileResult("examples/run.py", (hit("examples/run.py", "E", "blocker"),), lines=30),
+        FileResult("benchmarks/b.py", (), lines=30),
+    ]
     c = card(*files)
     assert c.headline == "product" and c.score == 95.8
     parts = {p.part: p for p in c.parts}
@@ -225,8 +251,13 @@ def test_part_patterns_come_from_the_configuration():
 
 
 def test_directories_list_the_root_and_collapse_clean_ones():
-    c = card(FileResult("pkg/sub/a.py", (hit("pkg/sub/a.py"),), lines=100), FileResult("pkg/b.py", (), lines=100),
-             FileResult("clean/c.py", (), lines=100), FileResult("clean/deep/d.py", (), lines=100), FileResult("top.py", (), lines=1))
+    c = card(
+        FileResult("pkg/sub/a.py", (hit("pkg/sub/a.py"),), lines=100),
+        FileResult("pkg/b.py", (), lines=100),
+        FileResult("clean/c.py", (), lines=100),
+        FileResult("clean/deep/d.py", (), lines=100),
+        FileResult("top.py", (), lines=1),
+    )
     by_dir = {d.path: d for d in c.directories}
     assert set(by_dir) == {".", "pkg", "pkg/sub"}
     assert by_dir["."].files == 5 and by_dir["."].score == c.whole_score
@@ -257,6 +288,7 @@ def test_a_guarded_finding_stays_lowered_for_other_targets():
 
 def test_a_rule_without_a_fix_for_the_target_needs_a_person():
     from test_report_samples import make_rule
+
     from portcheck.catalog import Catalog, CompiledRule
 
     rule = replace(make_rule("Y1", "y", "device", ("minor",) * 3, FixSafety.SAFE), autofix={"generic": {"kind": "x"}})
@@ -268,8 +300,10 @@ def test_a_rule_without_a_fix_for_the_target_needs_a_person():
     assert generic.effort.by_fix == {"safe": 1, "unsafe": 0, "manual": 0} and generic.score_after_fix == 100.0
 
 
-@pytest.mark.parametrize("score,grade", [(100.0, "A"), (90.0, "A"), (89.9, "B"), (70.0, "B"), (69.9, "C"),
-                                         (40.0, "C"), (39.9, "D"), (0.0, "D")])
+@pytest.mark.parametrize(
+    "score,grade",
+    [(100.0, "A"), (90.0, "A"), (89.9, "B"), (70.0, "B"), (69.9, "C"), (40.0, "C"), (39.9, "D"), (0.0, "D")],
+)
 def test_grade_bands(score, grade):
     assert grade_for(score) == grade
 
@@ -290,8 +324,13 @@ def test_sample_project_scores():
     assert [b.code for b in neuron.effort.blockers] == ["KRN002"]
     assert generic.effort.rules[0].code == "KRN002"
     assert {p.part for p in generic.parts} == {"product", "examples"}
-    assert {f.path for f in generic.files} == {"csrc/kernels/attention.cu", "models/net.py", "notebooks/demo.ipynb",
-                                              "requirements.txt", "train.py"}
+    assert {f.path for f in generic.files} == {
+        "csrc/kernels/attention.cu",
+        "models/net.py",
+        "notebooks/demo.ipynb",
+        "requirements.txt",
+        "train.py",
+    }
 
 
 def test_rule_points_are_the_score_gained_without_the_rule():
@@ -307,15 +346,35 @@ def test_rule_points_are_the_score_gained_without_the_rule():
 
 def test_json_top_has_the_documented_keys():
     top = score_scan(sample_scan(G), CATALOG, G).to_json_top()
-    assert {"score", "score_after_fix", "grade", "headline", "whole_score", "parts", "why", "effort", "files",
-            "directories", "clean_directories"} <= set(top)
+    assert {
+        "score",
+        "score_after_fix",
+        "grade",
+        "headline",
+        "whole_score",
+        "parts",
+        "why",
+        "effort",
+        "files",
+        "directories",
+        "clean_directories",
+    } <= set(top)
     assert set(top["effort"]) >= {"by_severity", "by_fix", "kernel_lines", "kernels", "blockers", "work"}
 
 
 # -- properties ------------------------------------------------------------------------------------------------
 
-PATHS = ["a.py", "pkg/b.py", "pkg/c.py", "pkg/sub/d.py", "csrc/k.cu", "requirements.txt", "other/e.py",
-         "tests/test_f.py", "examples/g.py"]
+PATHS = [
+    "a.py",
+    "pkg/b.py",
+    "pkg/c.py",
+    "pkg/sub/d.py",
+    "csrc/k.cu",
+    "requirements.txt",
+    "other/e.py",
+    "tests/test_f.py",
+    "examples/g.py",
+]
 KINDS = {"csrc/k.cu": "cuda", "requirements.txt": "requirements"}
 CODES = ["DEV001", "DEV002", "DEV004", "DEV005", "KRN002", "KRN003", "PKG008", "BK001", "ZZZ9"]
 SEVERITIES = ["blocker", "major", "minor", "info"]
@@ -339,13 +398,15 @@ def scans(draw) -> ScanResult:
     files = []
     for path in draw(st.lists(st.sampled_from(PATHS), min_size=1, max_size=len(PATHS), unique=True)):
         broken = draw(st.integers(0, 9)) == 0
-        files.append(FileResult(
-            path=path,
-            findings=tuple(draw(findings_for(path))),
-            error=FileError(path, "bad") if broken else None,
-            lines=draw(st.integers(0, 2000)),
-            kind=KINDS.get(path, "python"),
-        ))
+        files.append(
+            FileResult(
+                path=path,
+                findings=tuple(draw(findings_for(path))),
+                error=FileError(path, "bad") if broken else None,
+                lines=draw(st.integers(0, 2000)),
+                kind=KINDS.get(path, "python"),
+            )
+        )
     return ScanResult(target=draw(st.sampled_from(list(Target))), files=tuple(files))
 
 
@@ -394,7 +455,7 @@ def test_removing_a_finding_never_lowers_a_score(scan, data, catalog, target):
         return
     i, j = data.draw(st.sampled_from(candidates))
     files = list(scan.files)
-    files[i] = replace(files[i], findings=files[i].findings[:j] + files[i].findings[j + 1:])
+    files[i] = replace(files[i], findings=files[i].findings[:j] + files[i].findings[j + 1 :])
     at_most(score_scan(scan, catalog, target), score_scan(replace(scan, files=tuple(files)), catalog, target))
 
 
@@ -415,8 +476,13 @@ def test_exactly_100_when_nothing_scored_remains(scan, catalog, target):
         for i in _items(replace(scan, files=tuple(headline)), catalog, target)
     )
     assert (c.score == 100.0) == (not scored_now)
-    info_only = replace(scan, files=tuple(replace(fr, findings=tuple(replace(f, severity=Severity.INFO) for f in fr.findings))
-                                          for fr in scan.files), target=target)
+    info_only = replace(
+        scan,
+        files=tuple(
+            replace(fr, findings=tuple(replace(f, severity=Severity.INFO) for f in fr.findings)) for fr in scan.files
+        ),
+        target=target,
+    )
     assert score_scan(info_only, None, target).score == 100.0
 
 
@@ -463,6 +529,7 @@ def test_scores_are_pure():
 
 # -- product code and the rest: configuration and the CLI --------------------------------------------------------
 
+
 def test_part_patterns_are_read_from_tool_portcheck(tmp_path):
     from portcheck.config import load_file
 
@@ -470,9 +537,14 @@ def test_part_patterns_are_read_from_tool_portcheck(tmp_path):
     assert load_file(tmp_path / "pyproject.toml").parts == {"tests": ("spec", "qa/*")}
 
 
-@pytest.mark.parametrize("table,message", [('parts = ["tests"]', "expected a table"),
-                                           ('parts = { product = ["src"] }', "unknown part"),
-                                           ('parts = { tests = 3 }', "expected a list of strings")])
+@pytest.mark.parametrize(
+    "table,message",
+    [
+        ('parts = ["tests"]', "expected a table"),
+        ('parts = { product = ["src"] }', "unknown part"),
+        ("parts = { tests = 3 }", "expected a list of strings"),
+    ],
+)
 def test_bad_part_patterns_are_config_errors(tmp_path, table, message):
     from portcheck.config import ConfigError, load_file
 
@@ -485,17 +557,21 @@ def test_the_cli_scores_product_code_as_configured(tmp_path, monkeypatch):
     import json
 
     from click.testing import CliRunner
+
     from portcheck.cli import main
 
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "model.py").write_text("import torch\n\ndef f(x):\n    return x\n", encoding="utf-8")
     (tmp_path / "spec").mkdir()
-    (tmp_path / "spec" / "check.py").write_text("import torch\nx = torch.zeros(1).cuda()\ntorch.cuda.synchronize()\n",
-                                                encoding="utf-8")
+    (tmp_path / "spec" / "check.py").write_text(
+        "import torch\nx = torch.zeros(1).cuda()\ntorch.cuda.synchronize()\n", encoding="utf-8"
+    )
     monkeypatch.chdir(tmp_path)
 
     def headline() -> dict:
-        out = CliRunner().invoke(main, ["scan", "-q", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json", "."])
+        out = CliRunner().invoke(
+            main, ["scan", "-q", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json", "."]
+        )
         assert out.exit_code == 0, out.output
         return json.loads(out.output)
 

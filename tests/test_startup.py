@@ -23,7 +23,17 @@ finally:
         out.write("\\n".join(sorted(sys.modules)))
 """
 
-HEAVY = ("libcst", "rich", "multiprocessing", "concurrent", "json", "pickle", "portcheck.baseline", "portcheck.fixer", "yaml")
+HEAVY = (
+    "libcst",
+    "rich",
+    "multiprocessing",
+    "concurrent",
+    "json",
+    "pickle",
+    "portcheck.baseline",
+    "portcheck.fixer",
+    "yaml",
+)
 
 
 def imported(tmp_path: Path, *args: str, **env: str) -> set:
@@ -32,7 +42,9 @@ def imported(tmp_path: Path, *args: str, **env: str) -> set:
     for name in ("FORCE_COLOR", "PORTCHECK_DEBUG"):
         if name not in env:
             full_env.pop(name, None)
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=tmp_path, env=full_env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=tmp_path, env=full_env, capture_output=True, text=True, timeout=120
+    )
     assert modules.exists(), done.stderr
     return set(modules.read_text().split())
 

@@ -1,13 +1,19 @@
 """Inline suppressions on the flagged line."""
 
 import pytest
-
 from helpers import scan_snippet
 
 
 @pytest.mark.parametrize(
     "comment",
-    ["# portcheck: ignore", "# portcheck: ignore[DEV002]", "# noqa: DEV002", "# noqa", "# noqa:DEV002,DEV001", "# portcheck: ignore[DEV]"],
+    [
+        "# portcheck: ignore",
+        "# portcheck: ignore[DEV002]",
+        "# noqa: DEV002",
+        "# noqa",
+        "# noqa:DEV002,DEV001",
+        "# portcheck: ignore[DEV]",
+    ],
 )
 def test_suppressed(comment):
     assert scan_snippet(f"model.cuda()  {comment}\n") == []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers import scan_snippet
+
 from portcheck.filetypes import classify
 from portcheck.pyscan.matchers import MatcherError
 from portcheck.textscan import build_text, dependencies, normalize, strip_comment
@@ -86,7 +86,8 @@ def test_pypi_apex_is_not_nvidia_apex():
 def test_pyproject_reads_dependency_sections_only():
     src = (
         '[project]\nname = "triton-demo"\nkeywords = ["xformers"]\ndependencies = [\n  "torch>=2.4",\n'
-        '  "triton>=2.3; platform_system == \'Linux\'",\n]\n\n[project.optional-dependencies]\nquant = ["bitsandbytes>=0.43"]\n'
+        '  "triton>=2.3; platform_system == \'Linux\'",\n]\n\n'
+        '[project.optional-dependencies]\nquant = ["bitsandbytes>=0.43"]\n'
         '\n[tool.poetry.dependencies]\npython = "^3.10"\ndeepspeed = "^0.14"\n\n[tool.ruff]\nselect = ["flash-attn"]\n'
     )
     names = [d[3] for d in dependencies("pyproject", src.splitlines())]
@@ -94,25 +95,36 @@ def test_pyproject_reads_dependency_sections_only():
 
 
 def test_setup_py_reads_install_requires():
-    src = 'setup(\n    name="flash_attn_demo",\n    install_requires=[\n        "torch",\n        "xformers>=0.0.26",\n    ],\n)\n'
+    src = (
+        'setup(\n    name="flash_attn_demo",\n    install_requires=[\n'
+        '        "torch",\n        "xformers>=0.0.26",\n    ],\n)\n'
+    )
     assert [d[3] for d in dependencies("setup-py", src.splitlines())] == ["torch", "xformers"]
     assert "PKG003" in codes(src, "setup.py")
 
 
 def test_conda_channels_are_not_packages():
-    src = "name: env\nchannels:\n  - nvidia\n  - pytorch\ndependencies:\n  - python=3.11\n  - pytorch-cuda=12.1\n  - pip:\n    - flash-attn\n"
+    src = (
+        "name: env\nchannels:\n  - nvidia\n  - pytorch\n"
+        "dependencies:\n  - python=3.11\n  - pytorch-cuda=12.1\n  - pip:\n    - flash-attn\n"
+    )
     assert [d[3] for d in dependencies("conda", src.splitlines())] == ["python", "pytorch-cuda", "flash-attn"]
     assert sorted(codes(src, "environment.yml")) == ["ENV004", "PKG002"]
 
 
 def test_pip_install_commands_in_dockerfiles_and_scripts():
-    line = "RUN pip install --no-cache-dir -r requirements.txt --index-url https://x/simple flash-attn==2.5 && echo xformers"
+    line = (
+        "RUN pip install --no-cache-dir -r requirements.txt --index-url https://x/simple flash-attn==2.5 "
+        "&& echo xformers"
+    )
     assert [d[3] for d in dependencies("dockerfile", [line])] == ["flash-attn"]
     assert "PKG004" in codes("pip3 install -U bitsandbytes\n", "setup_env.sh")
 
 
 def test_wildcards_and_exclusions_in_package_lists():
-    matcher = build_text({"kind": "requirement", "files": ["requirements"], "packages": ["nvidia-*"], "exclude": ["nvidia-ml-py"]})
+    matcher = build_text(
+        {"kind": "requirement", "files": ["requirements"], "packages": ["nvidia-*"], "exclude": ["nvidia-ml-py"]}
+    )
     assert matcher.wanted("nvidia_cudnn_cu12") and not matcher.wanted("nvidia-ml-py") and not matcher.wanted("numpy")
     assert normalize("Flash_Attn") == "flash-attn"
 
@@ -137,7 +149,7 @@ def test_cuda_source_is_one_finding_with_its_line_count():
     "source,filename,code",
     [
         ("project(ops LANGUAGES CXX CUDA)\n", "CMakeLists.txt", "KRN007"),
-        ("set(TORCH_CUDA_ARCH_LIST \"8.0\")\n", "CMakeLists.txt", "KRN007"),
+        ('set(TORCH_CUDA_ARCH_LIST "8.0")\n', "CMakeLists.txt", "KRN007"),
         ("FROM nvcr.io/nvidia/pytorch:24.05-py3\n", "Dockerfile", "ENV003"),
         ("docker run --gpus all trainer\n", "run.sh", "ENV003"),
         ("CUDA_VISIBLE_DEVICES=0,1 python train.py\n", "run.sh", "DEV007"),
@@ -161,8 +173,19 @@ def test_text_rules_follow_the_target():
 def test_notebook_shell_escapes_are_scanned_as_shell():
     import json
 
-    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": ["import torch\n", "!nvidia-smi\n"]}
-    doc = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# GPUs"]}, cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+        "source": ["import torch\n", "!nvidia-smi\n"],
+    }
+    doc = {
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# GPUs"]}, cell],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (finding,) = [f for f in scan_snippet(json.dumps(doc), "explore.ipynb", "neuron") if f.code == "ENV001"]
     assert (finding.cell, finding.line) == (2, 2)
 
@@ -198,9 +221,16 @@ def test_malformed_text_matchers_name_the_problem(table, problem):
 
 @pytest.mark.parametrize(
     "name,kind",
-    [("config.yaml", "config"), ("conf/train.yml", "config"), (".env", "dotenv"), ("prod.env", "dotenv"),
-     (".env.example", "dotenv"), ("environment.yml", "conda"), ("docker-compose.yml", "dockerfile"),
-     (".pre-commit-config.yaml", None)],
+    [
+        ("config.yaml", "config"),
+        ("conf/train.yml", "config"),
+        (".env", "dotenv"),
+        ("prod.env", "dotenv"),
+        (".env.example", "dotenv"),
+        ("environment.yml", "conda"),
+        ("docker-compose.yml", "dockerfile"),
+        (".pre-commit-config.yaml", None),
+    ],
 )
 def test_run_configurations_are_classified(name, kind):
     assert classify(name) == kind

@@ -15,7 +15,9 @@ from portcheck.fixer.torchapi import CHECK_AVAILABLE_SINCE, at_least
 # `check_available=True` makes `current_accelerator` return None without an accelerator (2.7+).
 RESOLVE_CHECKED = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
 # The tutorial idiom that works from 2.6 on, where `current_accelerator()` takes no argument.
-RESOLVE_COMPAT = 'torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+RESOLVE_COMPAT = (
+    'torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")'
+)
 RESOLVE_CPU = 'torch.device("cpu")'
 RESOLVERS = (RESOLVE_CHECKED, RESOLVE_COMPAT, RESOLVE_CPU)
 ACCELERATOR_SINCE = "2.6"
@@ -145,9 +147,15 @@ def _is_preamble(stmt: cst.CSTNode, index: int) -> bool:
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return False
     small = stmt.body[0]
-    if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+    if (
+        index == 0
+        and isinstance(small, cst.Expr)
+        and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+    ):
         return True
-    return isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == "__future__"
+    return (
+        isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == "__future__"
+    )
 
 
 def insert_definition(tree: cst.Module, spelling: Spelling) -> cst.Module:
@@ -177,6 +185,10 @@ def defines(tree: cst.Module, name: str) -> bool:
                     isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
                 ):
                     return True
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+                if (
+                    isinstance(small, cst.AnnAssign)
+                    and isinstance(small.target, cst.Name)
+                    and small.target.value == name
+                ):
                     return True
     return False

@@ -14,13 +14,13 @@ import libcst as cst
 
 from portcheck.fixer.device import Spelling, choose_name, defines, insert_definition, spelling_for
 from portcheck.fixer.imports import fix_imports
-from portcheck.fixkinds import FIX_TARGETS
+from portcheck.fixer.locate import Locator
 from portcheck.fixer.names import Binding, Bindings
 from portcheck.fixer.recipes import RECIPES, Fix, Plan, Site, Skip
-from portcheck.fixer.locate import Locator
 from portcheck.fixer.syntax import dotted, dotted_names, parse_expr
 from portcheck.fixer.torchapi import at_least, newest, required
-from portcheck.model import FixSafety, Finding, Rule, Target
+from portcheck.fixkinds import FIX_TARGETS
+from portcheck.model import Finding, FixSafety, Rule, Target
 
 _IMPORTABLE_ROOTS = ("torch", "torch_xla")
 
@@ -75,9 +75,10 @@ class _Apply(cst.CSTTransformer):
         self.plans = plans
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        result: Any = updated_node
         for plan in self.plans.get(id(original_node), ()):
-            updated_node = plan.build(updated_node)
-        return updated_node
+            result = plan.build(result)
+        return result
 
 
 TOP, ELSEWHERE, ABSENT = "top", "elsewhere", "absent"
@@ -92,7 +93,8 @@ def torch_import(tree: cst.Module, names: Bindings, imported: AbstractSet[str]) 
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Import) and any(
-                    alias.asname is None and (dotted(alias.name) or "").split(".")[0] == "torch" for alias in small.names
+                    alias.asname is None and (dotted(alias.name) or "").split(".")[0] == "torch"
+                    for alias in small.names
                 ):
                     return TOP
     return ELSEWHERE if "torch" in names.table else ABSENT
@@ -128,7 +130,9 @@ def parse(text: str, lines: Iterable[int]) -> Parsed:
         tree = cst.parse_module(text)
         if tree.code != text:
             # libcst drops a final lone "\r", for one; never rewrite what it cannot reproduce exactly.
-            raise FixError("the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged")
+            raise FixError(
+                "the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged"
+            )
         where = Locator(tree, lines)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
@@ -161,7 +165,7 @@ def plan_fixes(
         spec = rule.autofix.get(options.target)
         kind = spec.get("kind") if isinstance(spec, dict) else None
         recipe = RECIPES.get(kind or "")
-        if recipe is None:
+        if recipe is None or not isinstance(spec, dict):  # no kind without a table
             skipped.append((finding, f"unknown fix kind {kind!r}"))
             continue
         nodes = where.nodes(finding)
@@ -178,7 +182,13 @@ def plan_fixes(
             skipped.append((finding, f"the fix needs torch >= {version}; min-torch is {options.min_torch}"))
             continue
         if uses_device and torch_state == ELSEWHERE:
-            skipped.append((finding, "torch is imported here only conditionally or inside functions, so the device cannot be resolved at module level"))
+            skipped.append(
+                (
+                    finding,
+                    "torch is imported here only conditionally or inside functions, "
+                    "so the device cannot be resolved at module level",
+                )
+            )
             continue
         planned.append((finding, outcome, needed, uses_device))
     kept, dropped = _whole(planned, where.parents)
@@ -269,7 +279,9 @@ def fix_text(
     return TextFix(code, tuple(applied), tuple(skipped))
 
 
-def _whole(planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:
+def _whole(
+    planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]
+) -> Tuple[List[Planned], List[Tuple[Finding, str]]]:
     """The planned fixes whose `needs` are all rewritten by fixes kept with them, and why each other
     one was dropped. Dropping one fix can leave another's needs unmet, so this runs to a fixpoint:
     a condition and the code it guards are fixed whole or not at all."""
@@ -283,7 +295,13 @@ def _whole(planned: Sequence[Planned], parents: Mapping[int, cst.CSTNode]) -> Tu
             if missing is None:
                 still.append(item)
             else:
-                dropped.append((item[0], f"it goes with `{missing.label}`, which no fix here rewrites, so the code would still need CUDA"))
+                dropped.append(
+                    (
+                        item[0],
+                        f"it goes with `{missing.label}`, which no fix here rewrites, "
+                        "so the code would still need CUDA",
+                    )
+                )
         if len(still) == len(kept):
             return kept, dropped
         kept = still

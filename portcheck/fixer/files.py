@@ -13,6 +13,7 @@ from portcheck.fixer.engine import FixError
 from portcheck.fsutil import ChangedMeanwhile, atomic_write_bytes, digest
 from portcheck.source import SourceText
 
+
 def read(path: Path, kind: str = "python") -> bytes:
     try:
         too_large = limits.too_large(path.stat().st_size, kind)

@@ -67,9 +67,10 @@ def _following(stmt: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> List[cs
 
 
 def _statement_of(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
-    while node is not None and not isinstance(node, cst.BaseStatement):
-        node = parents.get(id(node))  # type: ignore[assignment]
-    return node
+    current: Optional[cst.CSTNode] = node
+    while current is not None and not isinstance(current, cst.BaseStatement):
+        current = parents.get(id(current))
+    return current
 
 
 def _message(node: Optional[cst.CSTNode]) -> str:
@@ -91,7 +92,9 @@ def _skips_for_cuda(block: cst.BaseSuite) -> bool:
             return True
         if isinstance(stmt, cst.Call):
             func = stmt.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if name.lower() in ("skip", "skiptest", "exit", "fail", "xfail") and CUDA_MESSAGE.search(_message(stmt)):
                 return True
     return False
@@ -117,11 +120,13 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
     if isinstance(parent, cst.Arg):
         call = parents.get(id(parent))
         decorator = parents.get(id(call)) if isinstance(call, cst.Call) else None
-        if isinstance(decorator, cst.Decorator):
-            func = call.func  # type: ignore[union-attr]
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if isinstance(decorator, cst.Decorator) and isinstance(call, cst.Call):
+            func = call.func
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if name in _SKIP_DECORATORS:
-                reason = keyword_arg(call, "reason") or (call.args[1] if len(call.args) > 1 else None)  # type: ignore[union-attr]
+                reason = keyword_arg(call, "reason") or (call.args[1] if len(call.args) > 1 else None)
                 if CUDA_MESSAGE.search(_message(reason)):
                     return Protected((), "the test is skipped because it needs CUDA itself (the skip reason says so)")
                 return Protected((parents.get(id(decorator)) or decorator,))
@@ -186,7 +191,11 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
             elif value is not None and CUDA_DEVICE.match(value):
                 yield Marker(node, repr(value), True)
             continue
-        elif isinstance(node, cst.Call) and names.resolve(node.func) is None and _CUDA_WORD.search(_callee_name(node.func)):
+        elif (
+            isinstance(node, cst.Call)
+            and names.resolve(node.func) is None
+            and _CUDA_WORD.search(_callee_name(node.func))
+        ):
             # The project's own CUDA helper (`check_cuda_fp8_capability()`): a question only CUDA answers.
             yield Marker(node, code_of(node.func) + "()", False)
             continue

@@ -3,9 +3,8 @@ line it drops."""
 
 from __future__ import annotations
 
-from typing import AbstractSet, Dict, List, Sequence, Set, Tuple, Union
-
 import re
+from typing import AbstractSet, Dict, List, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -60,7 +59,7 @@ class _RemoveKeepingComments(RemoveImportsVisitor):
             if comments is not None:
                 pending.extend(comments)
                 continue
-            if pending:
+            if pending and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):  # all statements
                 stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
                 pending = []
             body.append(stmt)
@@ -68,7 +67,9 @@ class _RemoveKeepingComments(RemoveImportsVisitor):
             return node
         return node.with_changes(body=body, footer=[*pending, *node.footer])
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         block = self._rehome(updated_node)
         assert isinstance(block, cst.IndentedBlock)
         return block
@@ -107,13 +108,16 @@ def _is_import(stmt: cst.CSTNode) -> bool:
 
 def _imports_module(stmt: cst.CSTNode, module: str) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.Import) and any(a.asname is None and dotted(a.name) == module for a in s.names) for s in stmt.body
+        isinstance(s, cst.Import) and any(a.asname is None and dotted(a.name) == module for a in s.names)
+        for s in stmt.body
     )
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
     return (
-        isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
 

@@ -7,7 +7,7 @@ import re
 from typing import Dict, Iterable, List, Mapping, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from portcheck.fixer.syntax import parent_map
 from portcheck.model import Finding
@@ -44,8 +44,16 @@ class Locator:
         for i in wanted:
             stmt = tree.body[i]
             offset = starts[i] - 1
-            alone = cst.Module(body=[stmt], header=[], footer=[], default_newline=tree.default_newline, default_indent=tree.default_indent)
-            positions: Mapping[cst.CSTNode, object] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+            alone = cst.Module(
+                body=[stmt],
+                header=[],
+                footer=[],
+                default_newline=tree.default_newline,
+                default_indent=tree.default_indent,
+            )
+            positions: Mapping[cst.CSTNode, CodeRange] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
+                PositionProvider
+            )
             for node, where in positions.items():
                 if node is alone:
                     continue

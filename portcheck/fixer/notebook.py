@@ -47,7 +47,8 @@ def source_spans(text: str) -> Dict[int, Tuple[int, int]]:
             yield None, i + 1
             return
         while True:
-            key, i = json.decoder.scanstring(text, _skip_ws(text, i) + 1)
+            # json.decoder.scanstring is public (json's own parser uses it) but not in typeshed.
+            key, i = json.decoder.scanstring(text, _skip_ws(text, i) + 1)  # type: ignore[attr-defined]
             i = _skip_ws(text, i)
             value = _skip_ws(text, i + 1)  # past the ":"
             end = yield key, value
@@ -147,7 +148,11 @@ def unmask_magics(source: str, originals: Sequence[str]) -> str:
     lines = source.split("\n")
     for k, original in enumerate(originals):
         placeholder = _PLACEHOLDER.format(k)
-        hits = [i for i, line in enumerate(lines) if line.rstrip().endswith(placeholder) and line.strip() in (placeholder, f"pass  {placeholder}")]
+        hits = [
+            i
+            for i, line in enumerate(lines)
+            if line.rstrip().endswith(placeholder) and line.strip() in (placeholder, f"pass  {placeholder}")
+        ]
         if len(hits) != 1:
             raise FixError("an IPython magic line could not be put back; the notebook was left unchanged")
         lines[hits[0]] = original
@@ -205,7 +210,9 @@ def _store(cell: Dict[str, Any], raw: Union[str, List[str]], text: str) -> bool:
     return True
 
 
-def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions) -> TextFix:
+def fix_notebook(
+    text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions
+) -> TextFix:
     """Fix the code cells of a notebook's JSON `text`; findings carry their cell number."""
     try:
         doc = load_notebook(text)
@@ -238,8 +245,15 @@ def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mappi
                 if other != cell.index:
                     keep |= names
             result = fix_text(
-                source, wanted, rules, options, path=f"{path} cell {cell.index}",
-                device_name=name, define_device=False, imported=imported, keep=keep,
+                source,
+                wanted,
+                rules,
+                options,
+                path=f"{path} cell {cell.index}",
+                device_name=name,
+                define_device=False,
+                imported=imported,
+                keep=keep,
             )
             applied.extend(result.applied)
             skipped.extend(result.skipped)
@@ -250,7 +264,11 @@ def fix_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mappi
         return TextFix(text, (), tuple(skipped))
 
     spelling = spelling_for(options.target, options.min_torch, options.literal_device, name)
-    users = [c.index for c in cells if c.masked is not None and spelling.style == "variable" and re.search(rf"\b{name}\b", new_text[c.index])]
+    users = [
+        c.index
+        for c in cells
+        if c.masked is not None and spelling.style == "variable" and re.search(rf"\b{name}\b", new_text[c.index])
+    ]
     if users and not defined:
         home = users[0]
         for c in cells:

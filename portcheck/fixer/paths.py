@@ -58,7 +58,9 @@ def fix_paths(
         paths, root, tuple(config.exclude) + tuple(config.extend_exclude), config.respect_gitignore, contain=True
     )
     # Names are shown with control characters made visible: they reach the terminal in the summary.
-    results: List[FileFix] = [FileFix(neutral(display_path(p.path, cwd)), kind="unknown", error=neutral(p.message)) for p in problems]
+    results: List[FileFix] = [
+        FileFix(neutral(display_path(p.path, cwd)), kind="unknown", error=neutral(p.message)) for p in problems
+    ]
     work = [
         (c.path, neutral(display_path(c.path, cwd)), c.kind, c.boundary or files.boundary_for(c.path, config.root))
         for c in candidates
@@ -88,8 +90,17 @@ Work = Tuple[Path, str, str, Path]  # path, name shown, file kind, the folder wr
 
 def _fix_one(item: Work, context: _Context) -> FileFix:
     path, shown, kind, boundary = item
-    return fix_file(path, shown, kind, context.prepared, context.rules, context.options,
-                    write=context.write, root=boundary, per_file=context.per_file)
+    return fix_file(
+        path,
+        shown,
+        kind,
+        context.prepared,
+        context.rules,
+        context.options,
+        write=context.write,
+        root=boundary,
+        per_file=context.per_file,
+    )
 
 
 def _fix_in_worker(item: Work) -> FileFix:
@@ -132,7 +143,9 @@ def _decode(data: bytes, kind: str) -> SourceText:
         raise FixError(str(exc)) from None
 
 
-def _left(findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions, skipped: Mapping[str, str]) -> List[Left]:
+def _left(
+    findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions, skipped: Mapping[str, str]
+) -> List[Left]:
     out = []
     for f in findings:
         reason = not_attempted(rules.get(f.code), options) or skipped.get(f.code, "the fix did not apply here")
@@ -189,13 +202,20 @@ def fix_file(
             written = True
         changed = result.text != text  # unchanged files keep no copy of their text
         return FileFix(
-            shown, kind, applied=result.applied, left=tuple(_left(after, rules, options, skipped)),
-            old=text if changed else "", new=result.text if changed else "", written=written,
+            shown,
+            kind,
+            applied=result.applied,
+            left=tuple(_left(after, rules, options, skipped)),
+            old=text if changed else "",
+            new=result.text if changed else "",
+            written=written,
         )
     except FixError as exc:
         return FileFix(shown, kind, left=tuple(Left(f, f"file not fixed: {exc}") for f in findings), error=str(exc))
     except RecursionError:
-        return FileFix(shown, kind, left=tuple(Left(f, "file not fixed") for f in findings), error="too deeply nested to rewrite")
+        return FileFix(
+            shown, kind, left=tuple(Left(f, "file not fixed") for f in findings), error="too deeply nested to rewrite"
+        )
     except Exception as exc:  # a fault on one file must not stop the run; KeyboardInterrupt still does
         reason = f"could not be fixed: {describe(exc)}"
         return FileFix(shown, kind, left=tuple(Left(f, reason) for f in findings), error=reason)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -35,8 +35,8 @@ from portcheck.pyscan.devices import DEVICE_NAME, RANKISH
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
     CUDA_CHECK_CALLS,
-    CUDA_TENSOR_TYPES,
     CUDA_DEVICE,
+    CUDA_TENSOR_TYPES,
     DEVICE_TYPE_CALLS,
     GUARD_FALLBACK,
     LOAD_CALLS,
@@ -48,7 +48,10 @@ from portcheck.torchfacts import (
     SEED_CALLS,
 )
 
-Build = Callable[[cst.CSTNode], cst.CSTNode]
+# The updated node a build receives has the type of the plan's original node, which varies by plan;
+# a build may also remove its node or turn one statement into several (libcst's sentinels).
+Build = Callable[[Any], Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[Any]]]
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class Site:
     target: str
     path: str = "<string>"
 
-    def pick(self, *types: Type[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    def pick(self, *types: Type[_Node]) -> Optional[_Node]:
         for node in self.nodes:
             if isinstance(node, types):
                 return node
@@ -164,7 +167,9 @@ def holder_of(site: Site, node: cst.CSTNode) -> Holder:
                 return Holder(COLLAPSE, call, parent)
             return Holder(STRING, call, parent)
         loads = name in LOAD_CALLS
-        if keyword == "map_location" or (loads and (keyword == "device" or (keyword is None and positional_args(call)[1:2] == [parent]))):
+        if keyword == "map_location" or (
+            loads and (keyword == "device" or (keyword is None and positional_args(call)[1:2] == [parent]))
+        ):
             return Holder(LOCATION, call, parent)
         if keyword == "device_type" or name in DEVICE_TYPE_CALLS or name.rsplit(".", 1)[-1] in _TYPE_CALL_TAILS:
             return Holder(STRING, call, parent)
@@ -219,7 +224,7 @@ def _device_literal(site: Site, node: cst.CSTNode) -> Outcome:
     if not m:
         return Skip(f"not a plain CUDA device string: {code_of(node)}")
     holder = holder_of(site, node)
-    if holder.kind == COLLAPSE and sp.device_is_object:
+    if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
         code = _device_code(sp, m.group(1), COLLAPSE)
         return _fix(_replace(holder.call, code, "device-call"), written=[code])
     code = _device_code(sp, m.group(1), holder.kind)
@@ -248,7 +253,8 @@ def device_string(site: Site) -> Outcome:
         return _device_literal(site, node)
     whole = sp.device() if holder.kind in (OBJECT, COLLAPSE) else sp.device_type()
     # Where the index is dropped (XLA), `torch.device(f"cuda:{i}")` becomes the device itself.
-    whole_target = holder.call if holder.kind == COLLAPSE and sp.device_is_object else node
+    collapse = holder.kind == COLLAPSE and sp.device_is_object
+    whole_target = holder.call if collapse and holder.call is not None else node
     if isinstance(node, cst.FormattedString):
         first = node.parts[0] if node.parts else None
         if not isinstance(first, cst.FormattedStringText) or not _CUDA_PREFIX.match(first.value):
@@ -256,15 +262,16 @@ def device_string(site: Site) -> Outcome:
         prefix = sp.type_prefix()
         if prefix is None:
             return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
-        rest = first.value[len("cuda"):]
+        rest = first.value[len("cuda") :]
+        prefix_kind, prefix_code = prefix
 
         def build_fstring(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.FormattedString)
             head: List[cst.BaseFormattedStringContent]
-            if prefix[0] == "text":
-                head = [cst.FormattedStringText(prefix[1] + rest)]
+            if prefix_kind == "text":
+                head = [cst.FormattedStringText(prefix_code + rest)]
             else:
-                head = [cst.FormattedStringExpression(expression=parse_expr(prefix[1]))]
+                head = [cst.FormattedStringExpression(expression=parse_expr(prefix_code))]
                 if rest:
                     head.append(cst.FormattedStringText(rest))
             return updated.with_changes(parts=[*head, *updated.parts[1:]])
@@ -275,20 +282,22 @@ def device_string(site: Site) -> Outcome:
         value = string_value(left) if isinstance(left, cst.SimpleString) else None
         if value is None or not _CUDA_PREFIX.match(value) or not isinstance(node.operator, (cst.Add, cst.Modulo)):
             return Skip("not a CUDA device string expression")
+        assert isinstance(left, cst.SimpleString)  # string_value gave a value
         if isinstance(node.operator, cst.Modulo) and value == "cuda":
             return Skip("not a CUDA device string expression")
-        new_left = _retype_literal(sp, left, value[len("cuda"):])
+        new_left = _retype_literal(sp, left, value[len("cuda") :])
         if new_left is None:
             return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
         written = [sp.device_type()] if sp.style == "variable" else []
         return _fix(Plan(node, lambda updated: updated.with_changes(left=new_left), "device-string"), written=written)
     # "cuda:{}".format(rank)
+    assert isinstance(node, cst.Call)  # the last of the types picked above
     func = node.func
     base = func.value if isinstance(func, cst.Attribute) and func.attr.value == "format" else None
     value = string_value(base) if isinstance(base, cst.SimpleString) else None
-    if value is None or not _CUDA_PREFIX.match(value):
+    if value is None or not isinstance(base, cst.SimpleString) or not _CUDA_PREFIX.match(value):
         return Skip("not a CUDA device string expression")
-    rest = value[len("cuda"):]
+    rest = value[len("cuda") :]
     prefix = sp.type_prefix()
     if prefix is None:
         return _fix(_replace(whole_target, whole, "device-string"), written=[whole])
@@ -376,8 +385,21 @@ def dot_cuda(site: Site) -> Outcome:
 # -- device checks -----------------------------------------------------------------------------
 
 _SAFE_FOR_COMPARE = (
-    cst.If, cst.While, cst.IfExp, cst.BooleanOperation, cst.Assign, cst.AnnAssign, cst.Return, cst.Arg,
-    cst.Assert, cst.Expr, cst.Element, cst.DictElement, cst.Lambda, cst.Param, cst.AugAssign,
+    cst.If,
+    cst.While,
+    cst.IfExp,
+    cst.BooleanOperation,
+    cst.Assign,
+    cst.AnnAssign,
+    cst.Return,
+    cst.Arg,
+    cst.Assert,
+    cst.Expr,
+    cst.Element,
+    cst.DictElement,
+    cst.Lambda,
+    cst.Param,
+    cst.AugAssign,
 )
 
 
@@ -416,7 +438,10 @@ def _cpu_test(site: Site, node: cst.CSTNode) -> Union[Skip, str]:
     target = node.comparisons[0]
     op = target.operator
     left, right = node.left, target.comparator
-    left_cuda, right_cuda = _compare_string(site.spelling, left) is not None, _compare_string(site.spelling, right) is not None
+    left_cuda, right_cuda = (
+        _compare_string(site.spelling, left) is not None,
+        _compare_string(site.spelling, right) is not None,
+    )
     if left_cuda == right_cuda:
         return Skip("this comparison does not compare a device with a CUDA string")
     other = code_of(right if left_cuda else left)
@@ -439,7 +464,11 @@ def _type_of_device(site: Site, node: cst.CSTNode) -> Optional[Tuple[cst.IfExp, 
         return None
     if string_value(parent.body) != "cuda" or string_value(parent.orelse) != "cpu":
         return None
-    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, cst.In):
+    if (
+        isinstance(node, cst.Comparison)
+        and len(node.comparisons) == 1
+        and isinstance(node.comparisons[0].operator, cst.In)
+    ):
         if string_value(node.left) == "cuda":
             return parent, node.comparisons[0].comparator
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) == 1:
@@ -465,12 +494,14 @@ def device_compare(site: Site) -> Outcome:
     if generic:
         # Pinning and non-blocking copies need an accelerator: the test must stay false on the CPU,
         # where `device == DEVICE.type` would be true.
-        code = _cpu_test(site, node)
-        if isinstance(code, Skip):
-            return code
+        cpu_test = _cpu_test(site, node)
+        if isinstance(cpu_test, Skip):
+            return cpu_test
         parent = site.parent(node)
-        bare = isinstance(parent, _SAFE_FOR_COMPARE) or (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not))
-        outcome: Outcome = _fix(_replace(node, code if bare else f"({code})", "device-compare"))
+        bare = isinstance(parent, _SAFE_FOR_COMPARE) or (
+            isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+        )
+        outcome: Outcome = _fix(_replace(node, cpu_test if bare else f"({cpu_test})", "device-compare"))
     else:
         outcome = _selection_compare(site, node)
     if isinstance(outcome, Fix):
@@ -547,7 +578,9 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
 
         def build_is_cuda(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Attribute)
-            dev_type = cst.Attribute(value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type"))
+            dev_type = cst.Attribute(
+                value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type")
+            )
             compare = cst.Comparison(
                 left=dev_type,
                 comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=parse_expr(type_code))],
@@ -584,7 +617,7 @@ def availability(site: Site) -> Outcome:
     provider = _provider_in_condition(site, call)
     if provider is not None:
         return Skip(
-            f"the check goes with ONNX Runtime's \"{provider}\", so it asks about CUDA itself, not any accelerator"
+            f'the check goes with ONNX Runtime\'s "{provider}", so it asks about CUDA itself, not any accelerator'
         )
     parent = site.parent(call)
     if isinstance(parent, cst.IfExp) and parent.test is call:
@@ -592,7 +625,7 @@ def availability(site: Site) -> Outcome:
         if body and orelse and body[0] == "cuda" and orelse[0] == "cpu":
             is_object = isinstance(parent.body, cst.Call) or isinstance(parent.orelse, cst.Call)
             holder = holder_of(site, parent)
-            if holder.kind == COLLAPSE and sp.device_is_object:
+            if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
                 code = _device_code(sp, body[1], COLLAPSE)
                 return _fix(_replace(holder.call, code, "device-call"), written=[code])
             code = _device_code(sp, body[1], OBJECT if is_object else holder.kind)
@@ -628,7 +661,9 @@ def _provider_in_condition(site: Site, call: cst.Call) -> Optional[str]:
     asks about CUDA for ONNX Runtime, and swapping in any accelerator would change what it means."""
     top: cst.CSTNode = call
     parent = site.parent(top)
-    while isinstance(parent, cst.BooleanOperation) or (isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+    while isinstance(parent, cst.BooleanOperation) or (
+        isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+    ):
         top, parent = parent, site.parent(parent)
     if top is call:
         return None
@@ -640,7 +675,8 @@ def _provider_in_condition(site: Site, call: cst.Call) -> Optional[str]:
 
 
 def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:
-    child, parent = call, site.parent(call)
+    child: cst.CSTNode = call
+    parent = site.parent(call)
     while parent is not None and not isinstance(parent, (cst.IfExp, cst.BaseStatement)):
         child, parent = parent, site.parent(parent)
     if not isinstance(parent, cst.IfExp) or parent.test is not child:
@@ -649,10 +685,15 @@ def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:
     kinds = {v[0] for v in values.values() if v}
     if kinds != {"cuda", "cpu"}:
         return []
-    return [b for b in (parent.body, parent.orelse) if isinstance(b, cst.SimpleString) and (values[id(b)] or ("",))[0] == "cuda"]
+    return [
+        b
+        for b in (parent.body, parent.orelse)
+        if isinstance(b, cst.SimpleString) and (values[id(b)] or ("",))[0] == "cuda"
+    ]
 
 
 # -- renamed torch.cuda calls ------------------------------------------------------------------
+
 
 def _guarded(site: Site, node: cst.CSTNode) -> bool:
     """True inside the body of an `if torch.cuda.is_available():` or `if torch.accelerator.is_available():`."""
@@ -744,7 +785,9 @@ def _same_seed(site: Site, call: cst.Call) -> bool:
         if stmt is line:
             earlier = False
             continue
-        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)):
+        if not (
+            isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+        ):
             continue
         other = stmt.body[0].value
         if not isinstance(other, cst.Call) or code_of(other.with_changes(func=cst.Name("f"))) != args:
@@ -791,9 +834,10 @@ def rename_call(site: Site) -> Outcome:
             return analysis
         needs += analysis[0]
     if original in SEED_CALLS and _same_seed(site, call):
-        line = site.parent(site.parent(call))
+        statement = site.parent(call)
+        line = site.parent(statement) if statement is not None else None
         assert line is not None
-        return _fix(Plan(line, lambda updated: cst.RemovalSentinel.REMOVE, "drop-seed"), removals=removals)  # type: ignore[arg-type,return-value]
+        return _fix(Plan(line, lambda updated: cst.RemovalSentinel.REMOVE, "drop-seed"), removals=removals)
     order = [] if drop else _bind_args(call.args, to)
     if isinstance(order, Skip):
         return order
@@ -805,7 +849,9 @@ def rename_call(site: Site) -> Outcome:
         if keep_args:
             return changed
         args = [
-            updated.args[i].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) if by_position else updated.args[i]
+            updated.args[i].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+            if by_position
+            else updated.args[i]
             for i, by_position in order
         ]
         args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
@@ -835,7 +881,7 @@ def rename_call(site: Site) -> Outcome:
             fallback = GUARD_FALLBACK.get(to, "None")
             bare = isinstance(expr, (cst.Expr, cst.Arg, cst.Assign, cst.AnnAssign, cst.Return, cst.Element))
 
-            def build_ifexp(updated: cst.CSTNode) -> cst.CSTNode:
+            def build_ifexp(updated: cst.BaseExpression) -> cst.CSTNode:
                 inner = updated.with_changes(lpar=[], rpar=[])
                 ifexp = cst.IfExp(test=parse_expr(test), body=inner, orelse=parse_expr(fallback))
                 if not bare or updated.lpar:
@@ -873,7 +919,9 @@ def _string_arg_plan(site: Site, node: cst.CSTNode, add_dtype: bool) -> Outcome:
     if add_dtype and is_autocast and call is not None and argument(call, "dtype", 1) is None:
         dtype = _amp_dtype(site)
         written.append(dtype)
-        plans.append(Plan(call, lambda updated: with_args(updated, [*updated.args, kwarg("dtype", parse_expr(dtype))]), "dtype"))
+        plans.append(
+            Plan(call, lambda updated: with_args(updated, [*updated.args, kwarg("dtype", parse_expr(dtype))]), "dtype")
+        )
     return _fix(*plans, written=written)
 
 
@@ -918,8 +966,13 @@ def autocast(site: Site) -> Outcome:
                 positional += 1
             else:
                 named[arg.keyword.value] = arg
-        args = [kwarg("device_type", parse_expr(type_code)), named.pop("dtype", None) or kwarg("dtype", parse_expr(dtype))]
-        args += [named[k] for k in _OLD_AUTOCAST_ARGS if k in named] + [a for k, a in named.items() if k not in _OLD_AUTOCAST_ARGS]
+        args = [
+            kwarg("device_type", parse_expr(type_code)),
+            named.pop("dtype", None) or kwarg("dtype", parse_expr(dtype)),
+        ]
+        args += [named[k] for k in _OLD_AUTOCAST_ARGS if k in named] + [
+            a for k, a in named.items() if k not in _OLD_AUTOCAST_ARGS
+        ]
         return with_args(updated.with_changes(func=parse_expr("torch.autocast")), [*args, *others])
 
     return _fix(Plan(call, build, "autocast"), written=written, removals=[_removal(site, ref)])
@@ -945,9 +998,16 @@ def grad_scaler(site: Site) -> Outcome:
 
     def build(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.Call)
-        return with_args(updated.with_changes(func=parse_expr("torch.amp.GradScaler")), [cst.Arg(parse_expr(type_code)), *updated.args])
+        return with_args(
+            updated.with_changes(func=parse_expr("torch.amp.GradScaler")),
+            [cst.Arg(parse_expr(type_code)), *updated.args],
+        )
 
-    return _fix(Plan(call, build, "grad-scaler"), written=["torch.amp.GradScaler", type_code], removals=[_removal(site, call.func)])
+    return _fix(
+        Plan(call, build, "grad-scaler"),
+        written=["torch.amp.GradScaler", type_code],
+        removals=[_removal(site, call.func)],
+    )
 
 
 def custom_fwd(site: Site) -> Outcome:
@@ -1018,7 +1078,9 @@ def process_group_backend(site: Site) -> Outcome:
                 existing = keyword_arg(updated, "init_method")
                 value = parse_expr('"xla://"')
                 if existing is not None:
-                    return updated.with_changes(args=[a.with_changes(value=value) if a is existing else a for a in updated.args])
+                    return updated.with_changes(
+                        args=[a.with_changes(value=value) if a is existing else a for a in updated.args]
+                    )
                 return with_args(updated, [*updated.args, kwarg("init_method", value)])
 
             plans.append(Plan(call, build, "init-method"))
@@ -1039,7 +1101,7 @@ def int_device(site: Site) -> Outcome:
             return _fix(_replace(node, "None", "device-ids"))
         test = f'{sp.name}.type == "cpu"'
 
-        def build_ids(updated: cst.CSTNode) -> cst.CSTNode:
+        def build_ids(updated: cst.BaseExpression) -> cst.CSTNode:
             # DDP on CPU needs device_ids=None; on an accelerator the indices stay.
             return cst.IfExp(test=parse_expr(test), body=cst.Name("None"), orelse=updated)
 
@@ -1049,7 +1111,7 @@ def int_device(site: Site) -> Outcome:
         code = sp.device() if isinstance(node, cst.Integer) and node.value == "0" else sp.indexed(index)
         return _fix(_replace(node, code, "device-map"), written=[code])
     holder = holder_of(site, node)
-    if holder.kind == COLLAPSE and sp.device_is_object:
+    if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
         code = sp.indexed(index)
         return _fix(_replace(holder.call, code, "device-call"), written=[code])
     if holder.kind in (OBJECT, COLLAPSE) or keyword == "device":
@@ -1102,8 +1164,15 @@ def default_tensor_type(site: Site) -> Outcome:
     name = string_value(node) if isinstance(node, cst.SimpleString) else site.names.resolve(node)
     arg = site.parent(node)
     call = site.parent(arg) if isinstance(arg, cst.Arg) else None
-    if not isinstance(call, cst.Call) or site.names.resolve(call.func) != "torch.set_default_tensor_type" or len(call.args) != 1:
-        return Skip("only `torch.set_default_tensor_type(<CUDA type>)` is rewritten; elsewhere a CUDA tensor type needs a person")
+    if (
+        not isinstance(call, cst.Call)
+        or site.names.resolve(call.func) != "torch.set_default_tensor_type"
+        or len(call.args) != 1
+    ):
+        return Skip(
+            "only `torch.set_default_tensor_type(<CUDA type>)` is rewritten; "
+            "elsewhere a CUDA tensor type needs a person"
+        )
     dtype = CUDA_TENSOR_TYPES.get(name or "")
     if dtype is None:
         return Skip(f"`{name}` is not a floating-point type, so it cannot be a default type")
@@ -1115,12 +1184,14 @@ def default_tensor_type(site: Site) -> Outcome:
     first = f"torch.set_default_dtype({dtype})"
     second = f"torch.set_default_device({device})"
 
-    def build(updated: cst.CSTNode) -> cst.CSTNode:
+    def build(updated: cst.CSTNode) -> cst.FlattenSentinel[cst.SimpleStatementLine]:
         assert isinstance(updated, cst.SimpleStatementLine)
-        return cst.FlattenSentinel([
-            updated.with_changes(body=[cst.Expr(parse_expr(first))]),
-            cst.SimpleStatementLine(body=[cst.Expr(parse_expr(second))]),
-        ])  # type: ignore[return-value]
+        return cst.FlattenSentinel(
+            [
+                updated.with_changes(body=[cst.Expr(parse_expr(first))]),
+                cst.SimpleStatementLine(body=[cst.Expr(parse_expr(second))]),
+            ]
+        )
 
     return _fix(Plan(line, build, "default-tensor-type"), written=[first, second, device])
 
@@ -1137,8 +1208,21 @@ def pin_memory(site: Site) -> Outcome:
     if node is not None and keyword_arg(node, "pin_memory_device") is None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory":
-            return Skip("`.pin_memory()` raises without an accelerator: pin only where one is (`torch.accelerator.is_available()`), by hand")
-    return remove_keyword(Site(site.nodes, {"keyword": "pin_memory_device"}, site.spelling, site.parents, site.names, site.target, site.path))
+            return Skip(
+                "`.pin_memory()` raises without an accelerator: "
+                "pin only where one is (`torch.accelerator.is_available()`), by hand"
+            )
+    return remove_keyword(
+        Site(
+            site.nodes,
+            {"keyword": "pin_memory_device"},
+            site.spelling,
+            site.parents,
+            site.names,
+            site.target,
+            site.path,
+        )
+    )
 
 
 RECIPES: Dict[str, Callable[[Site], Outcome]] = {

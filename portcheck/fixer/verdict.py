@@ -80,7 +80,9 @@ def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
     starts = [span(stmt) for stmt in module.body]
     for index, stmt in enumerate(module.body):
         first, last = starts[index]
-        shares = (index > 0 and starts[index - 1][1] >= first) or (index + 1 < len(starts) and starts[index + 1][0] <= last)
+        shares = (index > 0 and starts[index - 1][1] >= first) or (
+            index + 1 < len(starts) and starts[index + 1][0] <= last
+        )
         if not needed(stmt) and not shares:
             blank(first, last)
         else:
@@ -106,7 +108,9 @@ class _Python:
         return {_key(item[0]) for item in kept}
 
 
-def _applied_notebook(text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions) -> Set[Key]:
+def _applied_notebook(
+    text: str, path: str, findings: Sequence[Finding], rules: Mapping[str, Rule], options: FixOptions
+) -> Set[Key]:
     from portcheck.fixer.notebook import fix_notebook  # notebooks are rare; their JSON layer loads on demand
 
     if not attempted(findings, rules, options):
@@ -115,7 +119,13 @@ def _applied_notebook(text: str, path: str, findings: Sequence[Finding], rules: 
 
 
 def fix_verdicts(
-    text: str, path: str, kind: str, findings: Sequence[Finding], rules: Mapping[str, Rule], scanned: Target, settings: FixSettings
+    text: str,
+    path: str,
+    kind: str,
+    findings: Sequence[Finding],
+    rules: Mapping[str, Rule],
+    scanned: Target,
+    settings: FixSettings,
 ) -> List[Finding]:
     """`findings` with `fixable`, `fix_safety` and `fixes` set from what `portcheck fix` does with them:
     `fixable` when the default (safe) run fixes it for the scanned target, `fix_safety` unsafe when only
@@ -129,8 +139,10 @@ def fix_verdicts(
         except (FixError, RecursionError):
             python, candidates = None, []
         for target in FIX_TARGET_OF.values():
-            for unsafe in ((False, True) if any_unsafe else (False,)):
-                options = FixOptions(target=target, unsafe=unsafe, min_torch=settings.min_torch, literal_device=settings.literal_device)
+            for unsafe in (False, True) if any_unsafe else (False,):
+                options = FixOptions(
+                    target=target, unsafe=unsafe, min_torch=settings.min_torch, literal_device=settings.literal_device
+                )
                 try:
                     if python is not None:
                         keys = python.applied(candidates, rules, options)
@@ -145,10 +157,12 @@ def fix_verdicts(
     for f in findings:
         fixes = verdict.get(_key(f), {})
         mine = fixes.get(own)
-        out.append(replace(
-            f,
-            fixable=mine == SAFE,
-            fix_safety=FixSafety.SAFE if mine == SAFE else FixSafety.UNSAFE if mine == UNSAFE else FixSafety.NONE,
-            fixes=tuple(sorted(fixes.items())),
-        ))
+        out.append(
+            replace(
+                f,
+                fixable=mine == SAFE,
+                fix_safety=FixSafety.SAFE if mine == SAFE else FixSafety.UNSAFE if mine == UNSAFE else FixSafety.NONE,
+                fixes=tuple(sorted(fixes.items())),
+            )
+        )
     return out

@@ -10,18 +10,49 @@ from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.torchfacts import CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
-_MESSAGE_FUNCS = frozenset({"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "fatal", "echo", "secho", "write"})
+_MESSAGE_FUNCS = frozenset(
+    {
+        "print",
+        "warn",
+        "warning",
+        "info",
+        "debug",
+        "error",
+        "exception",
+        "critical",
+        "log",
+        "fatal",
+        "echo",
+        "secho",
+        "write",
+    }
+)
 _LOGGER_HINTS = ("log", "logger", "logging", "warnings", "click", "sys.stdout", "sys.stderr", "console", "rich", "tqdm")
 # Keyword arguments that hold prose (argparse help, pytest skip reasons, descriptions).
-MESSAGE_KEYWORDS = frozenset({"help", "msg", "message", "description", "reason", "epilog", "usage", "doc", "docstring", "metavar"})
+MESSAGE_KEYWORDS = frozenset(
+    {"help", "msg", "message", "description", "reason", "epilog", "usage", "doc", "docstring", "metavar"}
+)
 # Test decorators whose positional strings are reasons, not code.
 _SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skip", "skipif", "xfail"})
 # Names a program uses for "are we on CUDA?" flags (`if args.cuda:`, `if use_cuda:`).
-_CUDA_FLAG = re.compile(r"^(?:cuda|use_?cuda|no_?cuda|cuda_?available|has_?cuda|is_?cuda|on_?cuda|with_?cuda)$", re.IGNORECASE)
+_CUDA_FLAG = re.compile(
+    r"^(?:cuda|use_?cuda|no_?cuda|cuda_?available|has_?cuda|is_?cuda|on_?cuda|with_?cuda)$", re.IGNORECASE
+)
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
 # What makes a loop run a model step once per iteration (training, evaluation, decoding, rollout):
 # a training step, a no-grad block, a model called by a model-like name, or a data loader iterated.
-_STEP_CALLS = frozenset({"backward", "zero_grad", "optimizer_step", "train_step", "training_step", "train_batch", "eval_step", "evaluation_step"})
+_STEP_CALLS = frozenset(
+    {
+        "backward",
+        "zero_grad",
+        "optimizer_step",
+        "train_step",
+        "training_step",
+        "train_batch",
+        "eval_step",
+        "evaluation_step",
+    }
+)
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
 _MODEL_CALLEE = re.compile(
     r"^(?:\w*model|\w*net|network|agent|policy|actor|critic|generator|discriminator|encoder|decoder|generate|forward)$",
@@ -29,9 +60,32 @@ _MODEL_CALLEE = re.compile(
 )
 _LOADER = re.compile(r"loader|batches", re.IGNORECASE)
 STEP_TOKENS = (
-    "backward", "zero_grad", "optim", "_step", "train_batch", "no_grad", "inference_mode", "loader", "batches",
-    "model", "Model", "net", "Net", "agent", "policy", "actor", "critic", "generator", "Generator",
-    "discriminator", "Discriminator", "encoder", "decoder", "unet", "generate", "forward",
+    "backward",
+    "zero_grad",
+    "optim",
+    "_step",
+    "train_batch",
+    "no_grad",
+    "inference_mode",
+    "loader",
+    "batches",
+    "model",
+    "Model",
+    "net",
+    "Net",
+    "agent",
+    "policy",
+    "actor",
+    "critic",
+    "generator",
+    "Generator",
+    "discriminator",
+    "Discriminator",
+    "encoder",
+    "decoder",
+    "unet",
+    "generate",
+    "forward",
 )
 
 
@@ -71,7 +125,11 @@ def is_message_call(node: ast.Call) -> bool:
 
 
 def _is_cuda_string(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:"))
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value == "cuda" or node.value.startswith("cuda:"))
+    )
 
 
 def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
@@ -102,7 +160,11 @@ def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`: true when CUDA is absent."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return is_cuda_check(test.operand, imports)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn))
+    ):
         return any(_is_cuda_string(side) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return any(is_negative_cuda_check(v, imports) for v in test.values)
@@ -111,7 +173,10 @@ def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 
 def is_periodic(test: ast.AST) -> bool:
     """`if step % log_every == 0:`: the branch runs once every k iterations."""
-    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr)) for n in ast.walk(test))
+    return any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr))
+        for n in ast.walk(test)
+    )
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -152,16 +217,19 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
     loader = _iterates_loader(loop)
     if isinstance(loop, ast.DictComp):
         stack: List[ast.AST] = [loop.key, loop.value]
-    elif isinstance(loop, _COMPREHENSIONS):
+    elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # _COMPREHENSIONS but DictComp
         stack = [loop.elt]
     else:
         stack = list(getattr(loop, "body", []) or [])
     while stack and not found:
         node = stack.pop()
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(
+            node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        ):
             continue
         if isinstance(node, ast.Call) and (
-            _is_step_call(node) or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
+            _is_step_call(node)
+            or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
         ):
             found = True
             break
@@ -182,7 +250,9 @@ def is_availability_check(test: ast.AST) -> bool:
             last = name.rsplit(".", 1)[-1]
             if "available" in last or last.endswith("_enabled") or last in ("find_spec", "find_loader"):
                 return True
-        elif isinstance(node, ast.Name) and (node.id.startswith(("HAS_", "has_", "_HAS_")) or "AVAILABLE" in node.id.upper()):
+        elif isinstance(node, ast.Name) and (
+            node.id.startswith(("HAS_", "has_", "_HAS_")) or "AVAILABLE" in node.id.upper()
+        ):
             return True
     return False
 
@@ -262,7 +332,9 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return False
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
-    if not all(_cuda_only_call(s) or _display_only(s) or _skips(s) or _other_accelerator(s) or _seeds(s) for s in branch):
+    if not all(
+        _cuda_only_call(s) or _display_only(s) or _skips(s) or _other_accelerator(s) or _seeds(s) for s in branch
+    ):
         return False
     if all(_skips(s) for s in branch):
         return False  # `if x.is_cuda: pass` guards nothing
@@ -282,8 +354,12 @@ def _other_accelerator(stmt: ast.AST) -> bool:
 
 
 def _seeds(stmt: ast.AST) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith(
-        ("torch.manual_seed", "torch.random.manual_seed", "th.manual_seed")
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and (dotted(stmt.value.func) or "").endswith(
+            ("torch.manual_seed", "torch.random.manual_seed", "th.manual_seed")
+        )
     )
 
 
@@ -291,7 +367,9 @@ def is_test_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(("test", "_test"))
 
 
-_REQUIREMENT = re.compile(r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$")
+_REQUIREMENT = re.compile(
+    r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$"
+)
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 
 
@@ -344,7 +422,10 @@ def is_display_function(node: ast.AST) -> bool:
 
 
 _FACTORIES = frozenset(
-    "tensor as_tensor zeros ones empty full arange linspace logspace rand randn randint eye zeros_like ones_like empty_like full_like".split()
+    (
+        "tensor as_tensor zeros ones empty full arange linspace logspace rand randn randint eye "
+        "zeros_like ones_like empty_like full_like"
+    ).split()
 )
 
 
@@ -360,4 +441,6 @@ def is_host_factory(node: ast.Call, imports: ImportTable) -> bool:
 
 def is_fp32_island(call: ast.Call) -> bool:
     """`autocast(..., enabled=False)`: autocast turned off for a region that must run in fp32."""
-    return any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
+    return any(
+        k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
+    )

@@ -9,12 +9,24 @@ from typing import Any, Iterator, List, Mapping, Optional, Tuple
 
 from portcheck.pyscan.context import Ctx, is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import Attr, Clause, Hit, Matcher, MatcherError, NameSet, _str_list, call_argument, register
+from portcheck.pyscan.matchers import (
+    Attr,
+    Clause,
+    Hit,
+    Matcher,
+    MatcherError,
+    NameSet,
+    _str_list,
+    call_argument,
+    register,
+)
 from portcheck.torchfacts import AMP_CALLS as _AMP_CALLS
 from portcheck.torchfacts import LOAD_CALLS as _LOAD_CALLS
 from portcheck.torchfacts import MESH_CALLS as _MESH_CALLS
 
-DEVICE_NAME = re.compile(r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE)
+DEVICE_NAME = re.compile(
+    r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE
+)
 RANKISH = re.compile(
     r"^(?:local_?rank|rank|gpu|gpus?_?ids?|gpu_?idx|gpu_?index|gpu_?num|local_gpu|device_?id|device_?idx|cuda_?device|cuda_?id|dev_?id)$",
     re.IGNORECASE,
@@ -80,7 +92,9 @@ def _may_hold_string(call: ast.Call) -> bool:
 
 
 def _asks_availability(test: ast.AST, imports: ImportTable) -> bool:
-    return any(isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(test))
+    return any(
+        isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(test)
+    )
 
 
 class DeviceStringMatcher(Matcher):
@@ -139,7 +153,9 @@ class DeviceStringMatcher(Matcher):
             if is_cuda_check(expr.test, imports):
                 # `"cuda" if torch.cuda.is_available() else "cpu"` is the availability idiom (its own
                 # rule fixes the whole ternary); any other CUDA-checked ternary has a non-CUDA branch.
-                if _asks_availability(expr.test, imports) and (self._other_device(expr.body) or self._other_device(expr.orelse)):
+                if _asks_availability(expr.test, imports) and (
+                    self._other_device(expr.body) or self._other_device(expr.orelse)
+                ):
                     return
                 ctx = ctx._replace(guarded=True)
             yield from self.strings(expr.body, ctx, imports)
@@ -150,7 +166,10 @@ class DeviceStringMatcher(Matcher):
         elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)) and expr.elts:
             # `devices = ["cuda:0", "cuda:1"]`; a list that also names other devices is a table of
             # supported backends, not a choice of CUDA.
-            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) and self.exact.match(e.value) for e in expr.elts):
+            if all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) and self.exact.match(e.value)
+                for e in expr.elts
+            ):
                 for value in expr.elts:
                     yield from self.strings(value, ctx, imports)
 
@@ -179,7 +198,12 @@ class DeviceStringMatcher(Matcher):
                         yield hit, "parameter default", hctx
         elif isinstance(node, ast.Dict) and "dict-value" in pos:
             for key, value in zip(node.keys, node.values):
-                if key is not None and isinstance(key, ast.Constant) and isinstance(key.value, str) and self._holds(key.value):
+                if (
+                    key is not None
+                    and isinstance(key, ast.Constant)
+                    and isinstance(key.value, str)
+                    and self._holds(key.value)
+                ):
                     for hit, hctx in self.strings(value, ctx, imports):
                         yield hit, "config dict", hctx
 
@@ -217,7 +241,9 @@ class DeviceStringMatcher(Matcher):
             yield from emit(call_argument(node, "map_location", position), "`map_location`")
         if "argparse-default" in pos and isinstance(func, ast.Attribute) and func.attr == "add_argument":
             yield from emit(call_argument(node, "default", None), "argparse default")
-        if "device-keyword" in pos and not (isinstance(func, ast.Attribute) and func.attr in ("to", "to_empty") and name is None):
+        if "device-keyword" in pos and not (
+            isinstance(func, ast.Attribute) and func.attr in ("to", "to_empty") and name is None
+        ):
             for kw in node.keywords:
                 # `device_types=` registers kernels for device types (its own rule), it picks no device.
                 if kw.arg and kw.arg not in ("map_location", "device_type", "device_types") and self._holds(kw.arg):
@@ -251,7 +277,12 @@ class DeviceCompareMatcher(Matcher):
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "startswith" and node.args and self._is_dev(node.args[0]):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "startswith"
+                and node.args
+                and self._is_dev(node.args[0])
+            ):
                 if not isinstance(func.value, ast.Constant):
                     yield node, "startswith"
             return
@@ -359,10 +390,18 @@ class TensorControlFlowMatcher(Matcher):
         for sub in ast.walk(node.test):
             if isinstance(sub, ast.Call):
                 func = sub.func
-                if isinstance(func, ast.Attribute) and func.attr in self.methods and imports.resolved(func.value) is None:
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in self.methods
+                    and imports.resolved(func.value) is None
+                ):
                     # numpy arrays and pandas values have .any()/.all() too: in a module that uses them,
                     # require a torch call inside the receiver.
-                    if func.attr == "item" or _mentions_torch(func.value, imports) or not imports.imports_any(_ARRAY_LIBRARIES):
+                    if (
+                        func.attr == "item"
+                        or _mentions_torch(func.value, imports)
+                        or not imports.imports_any(_ARRAY_LIBRARIES)
+                    ):
                         yield node.test, func.attr
                         return
                 if imports.resolved(func) in self.calls:

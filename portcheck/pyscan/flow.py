@@ -10,14 +10,16 @@ name-based `int-device` kind misses it; here the binding is what makes it a devi
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set
+from typing import Any, Iterator, List, Mapping, Optional, Set
 
 from portcheck.pyscan.devices import _positions
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Matcher, register
 
 # Environment variables that hold a process's local device index.
-LOCAL_INDEX_VARS = frozenset({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
+LOCAL_INDEX_VARS = frozenset(
+    {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}
+)
 _COUNT_CALLS = frozenset({"torch.cuda.device_count"})
 _INDEX_CALLS = frozenset({"torch.cuda.current_device"})
 _ENV_READS = frozenset({"os.environ.get", "os.getenv", "os.environ.__getitem__"})
@@ -128,8 +130,10 @@ class IntDeviceFlowMatcher(Matcher):
                 targets = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in stmt.targets]
                 if any(t.endswith("device_map") for t in targets):
                     for key, value in zip(stmt.value.keys, stmt.value.values):
-                        if isinstance(key, ast.Constant) and key.value == "" and (
-                            is_device_index(value, imports, known) or _process_index(value)
+                        if (
+                            isinstance(key, ast.Constant)
+                            and key.value == ""
+                            and (is_device_index(value, imports, known) or _process_index(value))
                         ):
                             yield value, "`device_map`"
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -145,7 +149,14 @@ class IntDeviceFlowMatcher(Matcher):
 
         func = call.func
         qualified = imports.resolve(func)
-        if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and qualified is None and call.args and held(call.args[0]):
+        if (
+            "to" in pos
+            and isinstance(func, ast.Attribute)
+            and func.attr == "to"
+            and qualified is None
+            and call.args
+            and held(call.args[0])
+        ):
             yield call.args[0], "`.to()`"
         if "device-call" in pos and qualified == "torch.device" and len(call.args) == 1 and held(call.args[0]):
             yield call.args[0], "`torch.device()`"

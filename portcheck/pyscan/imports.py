@@ -8,7 +8,7 @@ so a user's own `cuda` variable or `synchronize` function never matches a torch 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Dict, Iterable, List, Optional, Set, Union
 
 
 class ImportTable:
@@ -59,7 +59,7 @@ class ImportTable:
                     assigns.append(stmt)
         table = cls.from_nodes(imports)
         for stmt in assigns:
-            local = stmt.targets[0].id  # type: ignore[attr-defined]
+            local = stmt.targets[0].id  # type: ignore[attr-defined]  # one Name target: filtered above
             if local in table.aliases:
                 continue
             name = table.resolve(stmt.value)
@@ -148,7 +148,7 @@ def statements(module: ast.AST) -> Iterable[ast.AST]:
                 stack.extend(block)
 
 
-def import_statements(module: ast.AST) -> Iterable[ast.AST]:
+def import_statements(module: ast.AST) -> Iterable[Union[ast.Import, ast.ImportFrom]]:
     """Every `import` / `from ... import` statement, at any depth of nested blocks."""
     stack = [module]
     while stack:

@@ -20,7 +20,9 @@ from portcheck.pyscan.context import is_fp32_island
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Matcher, MatcherError, _str_list, call_argument, register
 
-_AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast"})
+_AUTOCASTS = frozenset(
+    {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast"}
+)
 
 
 class KeywordMatcher(Matcher):

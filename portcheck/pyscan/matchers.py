@@ -10,12 +10,46 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Type,
+    Union,
+)
 
 from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
 
-Hit = Tuple[ast.AST, str]
+# What a matcher reports: a node, or a Span (a token inside one).
+Reported = Union[ast.AST, "Span"]
+# A matcher's hit: what to report with a label, and optionally a context of its own (a string inside
+# a guarded ternary is itself guarded).
+Hit = Union[Tuple[Reported, str], Tuple[Reported, str, Ctx]]
+
+
+class Located(Protocol):
+    """The position of what a matcher reports: every node it reports has one, and so has a Span."""
+
+    @property
+    def lineno(self) -> int: ...
+
+    @property
+    def col_offset(self) -> int: ...
+
+    @property
+    def end_lineno(self) -> Optional[int]: ...
+
+    @property
+    def end_col_offset(self) -> Optional[int]: ...
 # A pre-filter requirement: every clause must be met; a clause is met when one of its alternatives
 # is, and an alternative when all of its strings occur in the text.
 Alternative = Tuple[str, ...]
@@ -125,9 +159,9 @@ def qualified_chain(node: ast.AST, imports: ImportTable) -> List[Tuple[ast.AST, 
     if base is not None:
         names = [base]
         for link in reversed(links[:-1]):
-            names.append(names[-1] + "." + link.attr)  # type: ignore[attr-defined]
+            names.append(names[-1] + "." + link.attr)  # type: ignore[attr-defined]  # all links but the root are Attributes
         out = list(zip(links, reversed(names)))
-    node._portcheck_chain = out  # type: ignore[attr-defined]
+    node._portcheck_chain = out  # type: ignore[attr-defined]  # memo on the node, read back above
     return out
 
 
@@ -164,7 +198,9 @@ class Matcher:
     messages_default = True
     node_types: Tuple[Type[ast.AST], ...] = ()
     allowed_keys: FrozenSet[str] = frozenset()
-    _common_keys = frozenset({"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands"})
+    _common_keys = frozenset(
+        {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands"}
+    )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         unknown = set(params) - set(self.allowed_keys) - self._common_keys
@@ -226,7 +262,11 @@ class Matcher:
                 return iter(())
             if ctx.in_test and type(node) is ast.Assert:
                 return iter(())  # a test's assertion checks values; it is no control flow of the code under test
-            if (ctx.guard_test and not in_guard_tests) or (ctx.display and not in_display) or (ctx.host and not on_host):
+            if (
+                (ctx.guard_test and not in_guard_tests)
+                or (ctx.display and not in_display)
+                or (ctx.host and not on_host)
+            ):
                 return iter(())
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
@@ -260,7 +300,9 @@ class ArgumentSpec:
         position = arg.get("position")
         if position is not None and not isinstance(position, (int, list)):
             raise MatcherError("'argument.position' must be an integer or a list of integers")
-        self.positions: Tuple[int, ...] = tuple(position) if isinstance(position, list) else (() if position is None else (position,))
+        self.positions: Tuple[int, ...] = (
+            tuple(position) if isinstance(position, list) else (() if position is None else (position,))
+        )
         self.values: Optional[List[Any]] = arg.get("values")
         pattern = arg.get("pattern")
         try:
@@ -287,7 +329,11 @@ class ArgumentSpec:
     def _const(self, value: ast.AST) -> bool:
         if not isinstance(value, ast.Constant):
             return False
-        if self.values is not None and value.value in self.values and type(value.value) in {type(v) for v in self.values}:
+        if (
+            self.values is not None
+            and value.value in self.values
+            and type(value.value) in {type(v) for v in self.values}
+        ):
             return True
         return self.pattern is not None and isinstance(value.value, str) and bool(self.pattern.search(value.value))
 
@@ -295,7 +341,11 @@ class ArgumentSpec:
         """The node to report (the argument, or the call for `missing`), or None."""
         values = self.candidates(call)
         if self.missing:
-            if not values and not any(isinstance(a, ast.Starred) for a in call.args) and not any(k.arg is None for k in call.keywords):
+            if (
+                not values
+                and not any(isinstance(a, ast.Starred) for a in call.args)
+                and not any(k.arg is None for k in call.keywords)
+            ):
                 return call
             return None
         for value in values:
@@ -373,7 +423,9 @@ class ReferenceMatcher(Matcher):
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if not _outermost_chain(node, parent):
             return
-        if not self.in_compare and (isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))):
+        if not self.in_compare and (
+            isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
+        ):
             return
         if self.context == "store" and not isinstance(node.ctx, ast.Store):
             return
@@ -496,16 +548,23 @@ class Span:
     __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
     def __init__(self, lineno: int, col_offset: int, end_lineno: int, end_col_offset: int) -> None:
-        self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = lineno, col_offset, end_lineno, end_col_offset
+        self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = (
+            lineno,
+            col_offset,
+            end_lineno,
+            end_col_offset,
+        )
 
 
-def token_span(call: ast.Call, func: ast.Attribute):
+def token_span(call: ast.Call, func: ast.Attribute) -> Union[ast.Call, Span]:
     """A method call that spans several lines (`Model(\n...\n).cuda()`) is reported from its method
     name to its end, on the line where the name is; a one-line call keeps its own span."""
-    end_line = getattr(func, "end_lineno", None)
-    if end_line is None or end_line == call.lineno:
+    end_line, end_col = getattr(func, "end_lineno", None), func.end_col_offset
+    if end_line is None or end_line == call.lineno or end_col is None:
         return call
-    return Span(end_line, func.end_col_offset - len(func.attr), call.end_lineno, call.end_col_offset)
+    if call.end_lineno is None or call.end_col_offset is None:  # ast.parse always sets both
+        return call
+    return Span(end_line, end_col - len(func.attr), call.end_lineno, call.end_col_offset)
 
 
 class AttributeMatcher(Matcher):
@@ -555,7 +614,11 @@ class StringMatcher(Matcher):
 
     def match(self, node: ast.Constant, parent, ctx, imports) -> Iterator[Hit]:
         if isinstance(node.value, str) and self.pattern.search(node.value):
-            if self.not_in_calls and isinstance(parent, ast.Call) and imports.resolved(parent.func) in self.not_in_calls:
+            if (
+                self.not_in_calls
+                and isinstance(parent, ast.Call)
+                and imports.resolved(parent.func) in self.not_in_calls
+            ):
                 return
             yield node, node.value
 
@@ -563,9 +626,9 @@ class StringMatcher(Matcher):
 def required_literals(pattern: str) -> List[str]:
     """The longest literal run any match of `pattern` must contain, or [] when there is none."""
     try:
-        import re._parser as sre_parse  # type: ignore[import-not-found]
+        import re._parser as sre_parse  # type: ignore[import-not-found]  # private, so not in typeshed
     except ImportError:  # Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse
     try:
         parsed = sre_parse.parse(pattern)
     except re.error:

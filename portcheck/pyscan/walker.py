@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from types import MappingProxyType
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
@@ -28,14 +28,13 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable
-from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher
+from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
+from portcheck.pyscan.matchers import Hit as HandlerHit
 
-# A handler gets (node, parent, ctx, imports) and yields the nodes to report with a label, and
-# optionally a context of their own (a string inside a guarded ternary is itself guarded).
-HandlerHit = Union[Tuple[ast.AST, str], Tuple[ast.AST, str, Ctx]]
+# A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
 # A dispatcher gets the same arguments and yields (key, node, label, ctx) for every matcher that hit.
-Hit = Tuple[object, ast.AST, str, Ctx]
+Hit = Tuple[object, Reported, str, Ctx]
 Dispatch = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[Hit]]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -43,6 +42,7 @@ _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 _EXITS = (ast.Return, ast.Continue)
+ROOT_CTX = Ctx()  # the default context at module level (immutable, so one instance serves every walk)
 
 
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
@@ -79,7 +79,13 @@ def _node_classes() -> Iterator[type]:
 _FIELDS: Mapping[type, Tuple[str, ...]] = MappingProxyType(
     {cls: tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIP_FIELDS) for cls in _node_classes()}
 )
-_SPECIAL = (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef) + _LOOPS + _COMPS + _FUNCS + _TRY
+_SPECIAL = (
+    (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef)
+    + _LOOPS
+    + _COMPS
+    + _FUNCS
+    + _TRY
+)
 _SPECIAL_TYPES = frozenset(_SPECIAL)
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
@@ -102,8 +108,10 @@ def _plain_children(node: ast.AST) -> List[ast.AST]:
 def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     if not isinstance(node, _SPECIAL):
         return [(c, ctx) for c in _plain_children(node)]
-    if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr)) and isinstance(
-        getattr(node.value, "value", ""), str
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, (ast.Constant, ast.JoinedStr))
+        and isinstance(getattr(node.value, "value", ""), str)
     ):
         return []  # docstrings and bare strings are prose
     if isinstance(node, (ast.If, ast.IfExp)):
@@ -145,15 +153,16 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         if is_display_function(node):
             inner = inner._replace(display=True)
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
-        if getattr(node, "returns", None) is not None:
-            outer.append((node.returns, ctx._replace(annotation=True)))
+        returns = getattr(node, "returns", None)
+        if returns is not None:
+            outer.append((returns, ctx._replace(annotation=True)))
         if isinstance(node, ast.Lambda):
             return outer + [(node.body, inner)]
         return outer + _block(node.body, inner, imports)
     if isinstance(node, ast.arg):
         return [(node.annotation, ctx._replace(annotation=True))] if node.annotation is not None else []
     if isinstance(node, ast.AnnAssign):
-        out = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
+        out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
         return out + ([(node.value, ctx)] if node.value is not None else [])
     if isinstance(node, ast.Module):
         return _block(node.body, ctx, imports)
@@ -173,17 +182,21 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
         host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
-        return [(node.func, ctx)] + [(c, ctx) for c in node.args] + [
-            (
-                k,
-                ctx._replace(message=True)
-                if k.arg in MESSAGE_KEYWORDS
-                else ctx._replace(host=True)
-                if host and k.arg == "dtype"
-                else ctx,
-            )
-            for k in node.keywords
-        ]
+        return (
+            [(node.func, ctx)]
+            + [(c, ctx) for c in node.args]
+            + [
+                (
+                    k,
+                    ctx._replace(message=True)
+                    if k.arg in MESSAGE_KEYWORDS
+                    else ctx._replace(host=True)
+                    if host and k.arg == "dtype"
+                    else ctx,
+                )
+                for k in node.keywords
+            ]
+        )
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
         return [(c, msg) for c in _plain_children(node)]
@@ -198,7 +211,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
 def _run(entries: Sequence[Tuple[object, Handler]], node, parent, ctx, imports) -> Iterator[Hit]:
     for key, handler in entries:
         for hit in handler(node, parent, ctx, imports):
-            yield key, hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)  # type: ignore[misc]
+            yield key, hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)
 
 
 def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
@@ -260,7 +273,7 @@ def walk(
     module: ast.Module,
     imports: ImportTable,
     dispatch: Dict[Type[ast.AST], Dispatch],
-    root: Ctx = Ctx(),
+    root: Ctx = ROOT_CTX,
 ) -> Iterator[Hit]:
     """Yield (key, node, label, ctx) for every matcher hit, in source order of discovery."""
     stack: List[Tuple[ast.AST, Optional[ast.AST], Ctx]] = [(module, None, root)]

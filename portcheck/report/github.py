@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from portcheck.model import Finding, Severity
 from portcheck.escape import neutral
+from portcheck.model import Finding, Severity
 from portcheck.report.model import Report
 
 COMMANDS = {

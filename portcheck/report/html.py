@@ -23,11 +23,13 @@ from portcheck.report.text_sections import (
 GRADE_COLOURS = {"A": "#2e7d32", "B": "#0277bd", "C": "#b26a00", "D": "#c62828"}
 
 CSS = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1d232a; background: #fafbfc; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1d232a;
+       background: #fafbfc; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
 .meta { color: #57606a; margin-bottom: 16px; }
 .gauges { display: flex; gap: 16px; flex-wrap: wrap; }
-.gauge { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 12px 16px; width: 220px; text-align: center; }
+.gauge { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 12px 16px; width: 220px;
+         text-align: center; }
 .gauge h3 { margin: 0 0 4px; font-size: 15px; text-transform: uppercase; letter-spacing: .05em; color: #57606a; }
 .gauge svg { width: 180px; height: 104px; }
 .gauge .value { font-size: 30px; font-weight: 700; }
@@ -35,7 +37,8 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8p
 .gauge .after { color: #57606a; margin-top: 4px; }
 ul.effort { margin: 0; padding-left: 20px; }
 .heatmap { display: flex; flex-wrap: wrap; gap: 6px; }
-.cell { border-radius: 6px; padding: 6px 8px; min-width: 150px; max-width: 260px; color: #1d232a; border: 1px solid rgba(0,0,0,.08); }
+.cell { border-radius: 6px; padding: 6px 8px; min-width: 150px; max-width: 260px; color: #1d232a;
+        border: 1px solid rgba(0,0,0,.08); }
 .cell .path { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; overflow-wrap: anywhere; }
 .cell .num { font-weight: 700; font-size: 16px; }
 table { border-collapse: collapse; background: #fff; width: 100%; }
@@ -46,11 +49,14 @@ table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; }
 table.sortable th[aria-sort="descending"]::after { content: " \\25BC"; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table#statistics { width: auto; min-width: 240px; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; background: #f6f8fa; padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: break-word; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; background: #f6f8fa;
+       padding: 1px 4px; border-radius: 4px; white-space: pre-wrap; overflow-wrap: break-word; }
 td.src { min-width: 32ch; max-width: 72ch; }
 td.where { overflow-wrap: break-word; min-width: 16ch; }
 .tabs > input { position: absolute; opacity: 0; pointer-events: none; }
-.tabs > label { display: inline-block; padding: 6px 14px; margin: 20px 4px 0 0; border: 1px solid #d0d7de; border-bottom: none; border-radius: 6px 6px 0 0; background: #f0f3f6; cursor: pointer; font-weight: 600; }
+.tabs > label { display: inline-block; padding: 6px 14px; margin: 20px 4px 0 0; border: 1px solid #d0d7de;
+                border-bottom: none; border-radius: 6px 6px 0 0; background: #f0f3f6; cursor: pointer;
+                font-weight: 600; }
 .tabs > input:checked + label { background: #fff; }
 .tabs > input:focus-visible + label { outline: 2px solid #0969da; }
 .tabs > .panel { display: none; border-top: 1px solid #d0d7de; }
@@ -102,12 +108,14 @@ def _gauge(target: Any, card: Any) -> str:
         f"<h3>{escape(target.value)}</h3>"
         '<svg viewBox="0 0 120 70" role="img" aria-label="score gauge">'
         '<path d="M 10 62 A 50 50 0 0 1 110 62" fill="none" stroke="#e6e9ed" stroke-width="12" stroke-linecap="round"/>'
-        f'<path d="M 10 62 A 50 50 0 0 1 110 62" fill="none" stroke="{colour}" stroke-width="12" stroke-linecap="round" '
+        f'<path d="M 10 62 A 50 50 0 0 1 110 62" fill="none" stroke="{colour}" stroke-width="12" '
+        'stroke-linecap="round" '
         f'pathLength="100" stroke-dasharray="{card.score:.1f} 100"/>'
         "</svg>"
         f'<div class="value score" style="color:{colour}">{card.score:.1f}</div>'
         f'<div class="band">grade {escape(card.grade)}: {escape(card.band)}</div>'
-        f'<div class="after">after <code>portcheck fix</code>: <b>{card.score_after_fix:.1f}</b> ({escape(card.grade_after_fix)})</div>'
+        f'<div class="after">after <code>portcheck fix</code>: <b>{card.score_after_fix:.1f}</b> '
+        f"({escape(card.grade_after_fix)})</div>"
         "</div>"
     )
 
@@ -132,8 +140,10 @@ def _effort(report: Report) -> List[str]:
     if kernel:
         items.append(f"<li>{escape(kernel)}</li>")
     items.extend(f"<li><b>{escape(label)}:</b> {escape(text)}</li>" for label, text in blocker_lines(report))
-    items.extend(f"<li><b>{escape(head)}:</b><ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul></li>"
-                 for head, reasons in why_groups(report))
+    items.extend(
+        f"<li><b>{escape(head)}:</b><ul>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul></li>"
+        for head, reasons in why_groups(report)
+    )
     return ["<h2>Effort</h2>", '<ul class="effort">', *items, "</ul>"]
 
 
@@ -143,8 +153,10 @@ def _heatmap(report: Report) -> List[str]:
         return []
     out = ["<h2>Directories, worst first</h2>", '<div class="heatmap">']
     for d in card.directories:
-        title = (f"{d.path}: {report.target.value} {d.score:.1f}; after fix {d.score_after_fix:.1f}; "
-                 f"{d.findings} findings in {d.files} files")
+        title = (
+            f"{d.path}: {report.target.value} {d.score:.1f}; after fix {d.score_after_fix:.1f}; "
+            f"{d.findings} findings in {d.files} files"
+        )
         out.append(
             f'<div class="cell" style="background:{heat(d.score)}" title="{escape(title)}">'
             f'<div class="num">{d.score:.1f}</div><div class="path">{escape(d.path)}</div></div>'
@@ -161,14 +173,18 @@ def _rules(report: Report, suffix: str = "") -> List[str]:
     rules = primary_card(report).effort.rules
     if not rules:
         return []
-    out = ["<h2>Rules by points</h2>", f'<table class="sortable" id="rules{suffix}"><thead><tr>',
-           '<th>rule</th><th data-type="number">severity</th><th data-type="number">findings</th>'
-           '<th data-type="number">files</th><th>fix</th><th data-type="number">points</th></tr></thead><tbody>']
+    out = [
+        "<h2>Rules by points</h2>",
+        f'<table class="sortable" id="rules{suffix}"><thead><tr>',
+        '<th>rule</th><th data-type="number">severity</th><th data-type="number">findings</th>'
+        '<th data-type="number">files</th><th>fix</th><th data-type="number">points</th></tr></thead><tbody>',
+    ]
     for r in rules:
         out.append(
             f"<tr><td>{escape(r.code)} {escape(r.name)}</td>"
             f'<td data-sort="{r.severity.rank}"><span class="sev sev-{r.severity.value}">{r.severity.value}</span></td>'
-            f'<td class="num">{r.count}</td><td class="num">{r.files}</td><td>{escape(FIX_LABELS.get(r.fix, r.fix))}</td>'
+            f'<td class="num">{r.count}</td><td class="num">{r.files}</td>'
+            f"<td>{escape(FIX_LABELS.get(r.fix, r.fix))}</td>"
             f'<td class="num">{r.points:.1f}</td></tr>'
         )
     out.append("</tbody></table>")
@@ -178,10 +194,15 @@ def _rules(report: Report, suffix: str = "") -> List[str]:
 def _statistics(report: Report, suffix: str = "") -> List[str]:
     if not report.statistics:
         return []
-    out = ["<h2>Findings per rule</h2>", f'<table class="sortable" id="statistics{suffix}"><thead><tr><th>rule</th>'
-           '<th data-type="number">count</th><th data-type="number">fixable</th><th>name</th></tr></thead><tbody>']
-    out.extend(f'<tr><td>{escape(code)}</td><td class="num">{n}</td><td class="num">{fixable}</td><td>{escape(name)}</td></tr>'
-               for n, code, name, fixable in statistics_rows(report))
+    out = [
+        "<h2>Findings per rule</h2>",
+        f'<table class="sortable" id="statistics{suffix}"><thead><tr><th>rule</th>'
+        '<th data-type="number">count</th><th data-type="number">fixable</th><th>name</th></tr></thead><tbody>',
+    ]
+    out.extend(
+        f'<tr><td>{escape(code)}</td><td class="num">{n}</td><td class="num">{fixable}</td><td>{escape(name)}</td></tr>'
+        for n, code, name, fixable in statistics_rows(report)
+    )
     out.append("</tbody></table>")
     return out
 
@@ -191,8 +212,10 @@ def _findings(report: Report, suffix: str = "") -> List[str]:
     out = [f"<h2>Findings ({len(findings)})</h2>"]
     if not findings:
         return out + ['<p class="empty">No findings.</p>']
-    out.append(f'<table class="sortable" id="findings{suffix}"><thead><tr><th>file</th><th data-type="number">line</th>'
-               '<th data-type="number">severity</th><th>rule</th><th>message</th><th>code</th></tr></thead><tbody>')
+    out.append(
+        f'<table class="sortable" id="findings{suffix}"><thead><tr><th>file</th><th data-type="number">line</th>'
+        '<th data-type="number">severity</th><th>rule</th><th>message</th><th>code</th></tr></thead><tbody>'
+    )
     for f in findings:
         where = f"{f.path}" if f.cell is None else f"{f.path} (cell {f.cell})"
         fix = f" [{f.fix_safety.value} fix]" if f.fixable else ""
@@ -251,10 +274,15 @@ def render(report: Report, **_: Any) -> str:
     """With several targets: a gauge per target, then one tab per target with its own tables."""
     sections = report.sections()
     targets = ", ".join(t.value for t in report.targets)
-    counts = " / ".join(f"{len(s.findings)} {s.target.value}" for s in sections) if len(sections) > 1 else str(len(report.findings))
+    counts = (
+        " / ".join(f"{len(s.findings)} {s.target.value}" for s in sections)
+        if len(sections) > 1
+        else str(len(report.findings))
+    )
     body: List[str] = [
         "<h1>portcheck readiness report</h1>",
-        f'<div class="meta">portcheck {escape(report.version)} &middot; target{"s" if len(report.targets) > 1 else ""}: '
+        f'<div class="meta">portcheck {escape(report.version)} &middot; '
+        f'target{"s" if len(report.targets) > 1 else ""}: '
         f"{escape(targets)} &middot; {report.files_scanned} files scanned &middot; {escape(counts)} findings</div>",
     ]
     if primary_card(report) is not None:
@@ -263,18 +291,23 @@ def render(report: Report, **_: Any) -> str:
         body.append("</div>")
     body.extend(_tabs(sections) if len(sections) > 1 else _section(report))
     body.extend(_errors(report))
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>portcheck readiness report</title>",
-        f"<style>{CSS}</style>",
-        "</head>",
-        "<body>",
-        *body,
-        f"<script>{JS}</script>",
-        "</body>",
-        "</html>",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en">',
+                "<head>",
+                '<meta charset="utf-8">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                "<title>portcheck readiness report</title>",
+                f"<style>{CSS}</style>",
+                "</head>",
+                "<body>",
+                *body,
+                f"<script>{JS}</script>",
+                "</body>",
+                "</html>",
+            ]
+        )
+        + "\n"
+    )

@@ -38,7 +38,9 @@ def code_cell(value: str) -> str:
 def _scores(report: Report) -> List[str]:
     out = ["| Target | Score | Grade | After `portcheck fix` |", "|---|---:|---|---:|"]
     for t, c in scored_targets(report):
-        out.append(f"| {t.value} | **{c.score:.1f}** | {c.grade} ({c.band}) | {c.score_after_fix:.1f} ({c.grade_after_fix}) |")
+        out.append(
+            f"| {t.value} | **{c.score:.1f}** | {c.grade} ({c.band}) | {c.score_after_fix:.1f} ({c.grade_after_fix}) |"
+        )
     return out
 
 
@@ -69,7 +71,9 @@ def _directories(report: Report, level: str) -> List[str]:
     out.append("| Directory | Score | After fix | Grade | Findings | Lines |")
     out.append("|---|---:|---:|---|---:|---:|")
     for d in rows:
-        out.append(f"| {code_cell(d.path)} | {d.score:.1f} | {d.score_after_fix:.1f} | {d.grade} | {d.findings} | {d.lines} |")
+        out.append(
+            f"| {code_cell(d.path)} | {d.score:.1f} | {d.score_after_fix:.1f} | {d.grade} | {d.findings} | {d.lines} |"
+        )
     if more:
         out.append(f"\n_{more} more director{'ies' if more != 1 else 'y'} not shown._")
     if clean_directories_line(report):
@@ -85,7 +89,10 @@ def _rules(report: Report, level: str) -> List[str]:
 
     out = [f"{level} Top rules", "", "| Rule | Severity | Findings | Fix | Points |", "|---|---|---:|---|---:|"]
     for r in rows:
-        out.append(f"| {r.code} {cell(r.name)} | {r.severity.value} | {r.count} | {FIX_LABELS.get(r.fix, r.fix)} | {r.points:.1f} |")
+        out.append(
+            f"| {r.code} {cell(r.name)} | {r.severity.value} | {r.count} | {FIX_LABELS.get(r.fix, r.fix)} "
+            f"| {r.points:.1f} |"
+        )
     out.append("")
     out.append("_Points: how much the score rises when all of a rule's findings are gone._")
     return out
@@ -103,15 +110,22 @@ def _findings(report: Report, label: str = "", limit: int = MAX_FINDINGS) -> Lis
     findings = report.findings
     if not findings and not report.errors:
         return []
-    out = [f"<details><summary>{len(findings)} finding{'s' if len(findings) != 1 else ''}{' for ' + label if label else ''}"
-           f" in {len({f.path for f in findings})} file{'s' if len({f.path for f in findings}) != 1 else ''}</summary>", ""]
+    out = [
+        f"<details><summary>{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+        f"{' for ' + label if label else ''}"
+        f" in {len({f.path for f in findings})} file{'s' if len({f.path for f in findings}) != 1 else ''}</summary>",
+        "",
+    ]
     if findings:
         out.append("| Location | Rule | Severity | Message | Code |")
         out.append("|---|---|---|---|---|")
         for f in findings[:limit]:
             where = f"{f.path}:{f.line}:{f.column}" if f.cell is None else f"{f.path}:cell {f.cell}:{f.line}:{f.column}"
             fix = " (fixable)" if f.fixable else ""
-            out.append(f"| {code_cell(where)} | {f.code}{fix} | {f.severity.value} | {cell(f.message)} | {code_cell(f.source_line)} |")
+            out.append(
+                f"| {code_cell(where)} | {f.code}{fix} | {f.severity.value} | {cell(f.message)} "
+                f"| {code_cell(f.source_line)} |"
+            )
         if len(findings) > limit:
             out.append(f"\n_{len(findings) - limit} more findings not shown; run `portcheck scan` for all of them._")
     if report.errors:

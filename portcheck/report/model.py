@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from portcheck import __version__
 from portcheck.model import FileError, Finding, Rule, ScanResult, Severity, Target
@@ -80,8 +80,11 @@ def build_report(
     scores: Dict[Target, Any] = {}
     baseline_scores: Dict[Target, Any] = {}
     if with_scores:
+        score_scan: Optional[Callable[..., Any]]
         try:
-            from portcheck.score import score_scan
+            from portcheck.score import score_scan as scorer
+
+            score_scan = scorer
         except ImportError:  # scoring not available
             score_scan = None
         if score_scan is not None:

@@ -6,8 +6,8 @@ import io
 from itertools import groupby
 from typing import Any, List
 
-from portcheck.model import Severity
 from portcheck.escape import neutral, neutral_report
+from portcheck.model import Severity
 from portcheck.report import text_sections
 from portcheck.report.model import Report
 
@@ -32,7 +32,10 @@ def summary_line(report: Report, label: str = "") -> str:
     sev = report.counts_by_severity()
     parts = ", ".join(f"{v} {k}" for k, v in sev.items() if v)
     fixable = sum(1 for f in report.findings if f.fixable)
-    text = f"Found {n} finding{'s' if n != 1 else ''}{' for ' + label if label else ''} in {files} of {report.files_scanned} file{'s' if report.files_scanned != 1 else ''}"
+    text = (
+        f"Found {n} finding{'s' if n != 1 else ''}{' for ' + label if label else ''} "
+        f"in {files} of {report.files_scanned} file{'s' if report.files_scanned != 1 else ''}"
+    )
     if parts:
         text += f" ({parts})"
     if fixable:
@@ -44,7 +47,7 @@ def summary_line(report: Report, label: str = "") -> str:
 
 def plain_lines(report: Report) -> List[str]:
     out: List[str] = []
-    for path, group in groupby(report.findings, key=lambda f: f.path):
+    for _path, group in groupby(report.findings, key=lambda f: f.path):
         for f in group:
             fix = " [*]" if f.fixable else ""
             out.append(f"{location(f)}: {f.code}{fix} [{f.severity.value}] {f.message}")

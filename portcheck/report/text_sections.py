@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from portcheck.report.model import Report
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 TOP_DIRECTORIES = 10
 TOP_RULES = 10
@@ -34,7 +37,9 @@ def kernel_line(card: Any) -> str:
     e = card.effort
     if not e.kernel_files:
         return ""
-    return f"{e.kernel_lines:,} lines of custom kernel code in {e.kernel_files} file{'s' if e.kernel_files != 1 else ''}"
+    return (
+        f"{e.kernel_lines:,} lines of custom kernel code in {e.kernel_files} file{'s' if e.kernel_files != 1 else ''}"
+    )
 
 
 def blocker_text(blocker: Any) -> str:
@@ -63,8 +68,11 @@ def blocker_lines(report: Report) -> List[Tuple[str, str]]:
 
 def why_groups(report: Report) -> List[Tuple[str, List[str]]]:
     """("Why neuron 42.0 C", reasons) per scored target: the caps that bind and the top contributors."""
-    return [(f"Why {target.value} {card.score:.1f} {card.grade}", list(getattr(card, "why", ())))
-            for target, card in scored_targets(report) if getattr(card, "why", ())]
+    return [
+        (f"Why {target.value} {card.score:.1f} {card.grade}", list(getattr(card, "why", ())))
+        for target, card in scored_targets(report)
+        if getattr(card, "why", ())
+    ]
 
 
 def clean_directories_line(report: Report) -> str:
@@ -108,7 +116,10 @@ def _directory_lines(report: Report) -> List[str]:
     rows, more = directory_rows(report)
     if not rows:
         return []
-    out = ["Directories, worst first", f"  {'score':>5}  {'after fix':>9}  grade  {'findings':>8}  {'lines':>7}  directory"]
+    out = [
+        "Directories, worst first",
+        f"  {'score':>5}  {'after fix':>9}  grade  {'findings':>8}  {'lines':>7}  directory",
+    ]
     for d in rows:
         out.append(f"  {d.score:5.1f}  {d.score_after_fix:9.1f}  {d.grade:5}  {d.findings:8d}  {d.lines:7d}  {d.path}")
     if more:
@@ -149,8 +160,10 @@ def _rule_lines(report: Report) -> List[str]:
     rows = rule_rows(report)
     if not rows:
         return []
-    out = ["Top rules (points: how much the score rises when all of a rule's findings are gone)",
-           f"  {'points':>6}  {'count':>5}  {'severity':8}  {'fix':14}  rule"]
+    out = [
+        "Top rules (points: how much the score rises when all of a rule's findings are gone)",
+        f"  {'points':>6}  {'count':>5}  {'severity':8}  {'fix':14}  rule",
+    ]
     for r in rows:
         out.append(f"  {r.points:6.1f}  {r.count:5d}  {r.severity.value:8}  {_fix_label(r.fix):14}  {r.code} {r.name}")
     return out
@@ -183,7 +196,10 @@ def _panel_body(card: Any):
     body = Text(f"{card.score:.1f}", style=style)
     body.append(f"  grade {card.grade}\n", style=style)
     body.append(f"{card.band}\n")
-    body.append(f"after fix {card.score_after_fix:.1f} ({card.grade_after_fix})", style=GRADE_STYLES.get(card.grade_after_fix, ""))
+    body.append(
+        f"after fix {card.score_after_fix:.1f} ({card.grade_after_fix})",
+        style=GRADE_STYLES.get(card.grade_after_fix, ""),
+    )
     return body
 
 
@@ -220,8 +236,12 @@ def rich(report: Report, console: Any, with_scores: bool = True) -> None:
         table.add_column("findings", justify="right")
         table.add_column("directory")
         for d in rows:
-            table.add_row(Text(f"{d.score:.1f}", style=GRADE_STYLES.get(d.grade, "")), Text(f"{d.score_after_fix:.1f}"),
-                          str(d.findings), d.path)
+            table.add_row(
+                Text(f"{d.score:.1f}", style=GRADE_STYLES.get(d.grade, "")),
+                Text(f"{d.score_after_fix:.1f}"),
+                str(d.findings),
+                d.path,
+            )
         console.print(table)
         if more:
             console.print(Text(f"... {more} more director{'ies' if more != 1 else 'y'}", style="dim"))
@@ -230,7 +250,14 @@ def rich(report: Report, console: Any, with_scores: bool = True) -> None:
     rules = rule_rows(report)
     if rules:
         table = Table(title="Top rules", title_justify="left", show_edge=False)
-        for name, justify in (("points", "right"), ("count", "right"), ("severity", "left"), ("fix", "left"), ("rule", "left")):
+        columns: Tuple[Tuple[str, JustifyMethod], ...] = (
+            ("points", "right"),
+            ("count", "right"),
+            ("severity", "left"),
+            ("fix", "left"),
+            ("rule", "left"),
+        )
+        for name, justify in columns:
             table.add_column(name, justify=justify)
         for r in rules:
             table.add_row(f"{r.points:.1f}", str(r.count), r.severity.value, _fix_label(r.fix), f"{r.code} {r.name}")

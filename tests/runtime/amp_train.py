@@ -16,7 +16,7 @@ def main():
     x = torch.randn(64, 8, device=device)
     y = x.sum(dim=1, keepdim=True)
     first = None
-    for step in range(40):
+    for _step in range(40):
         optimizer.zero_grad(set_to_none=True)
         with autocast():
             loss = nn.functional.mse_loss(model(x).float(), y)

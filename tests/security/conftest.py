@@ -25,12 +25,19 @@ def console_script() -> List[str]:
     return [sys.executable, "-I", "-c", "from portcheck.cli import main; main()"]
 
 
-def run_script(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None, command: Optional[List[str]] = None,
-               timeout: int = 120) -> subprocess.CompletedProcess:
+def run_script(
+    args: Sequence[str],
+    cwd: Path,
+    env: Optional[Dict[str, str]] = None,
+    command: Optional[List[str]] = None,
+    timeout: int = 120,
+) -> subprocess.CompletedProcess:
     """portcheck in a subprocess, output as bytes (some tests check that it is valid UTF-8)."""
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env["PYTHONPATH"] = os.pathsep.join(p for p in (full_env.get("PYTHONPATH", ""), str(ROOT)) if p)
-    return subprocess.run([*(command or console_script()), *args], cwd=cwd, env=full_env, capture_output=True, timeout=timeout)
+    return subprocess.run(
+        [*(command or console_script()), *args], cwd=cwd, env=full_env, capture_output=True, timeout=timeout
+    )
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 from typing import List
 
 import pytest

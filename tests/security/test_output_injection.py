@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import List, Tuple
 
 import pytest

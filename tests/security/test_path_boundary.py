@@ -31,7 +31,9 @@ def linked_project(tmp_path):
     return project, outside
 
 
-def test_fix_from_the_parent_without_config_does_not_follow_links_out_of_the_named_folder(tmp_path, linked_project, cli):
+def test_fix_from_the_parent_without_config_does_not_follow_links_out_of_the_named_folder(
+    tmp_path, linked_project, cli
+):
     # No [tool.portcheck] anywhere: the working folder (tmp_path) holds the link targets too.
     project, outside = linked_project
     result = cli(tmp_path, "fix", "proj")

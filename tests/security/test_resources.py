@@ -12,12 +12,11 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.security.conftest import FIXABLE, run_script
+from tests.security.conftest import FIXABLE
 
 CUDA = "import torch\nx = y.cuda()\n"
 
