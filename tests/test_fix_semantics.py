@@ -28,8 +28,9 @@ def reasons(result, code: str):
 def left_alone(source: str, result, code: str, because: str = "") -> bool:
     """The check stays for a stated reason: either the scan does not report it at all (it guards
     CUDA-only work, so it is no fallback to rewrite) or the fixer skipped it saying why."""
-    from portcheck.fixer.engine import FixOptions
     from test_fix_catalog import findings_in
+
+    from portcheck.fixer.engine import FixOptions
 
     source = textwrap.dedent(source).lstrip("\n")
     reported = [f for f in findings_in(source, FixOptions(target="generic", unsafe=True), CATALOG) if f.code == code]
