@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -197,6 +198,7 @@ def test_distributed_default_backend_is_registered(facts):
 
 DDP = """
 import os
+import sys
 from datetime import timedelta
 import torch
 import torch.distributed as dist
@@ -214,8 +216,10 @@ grads = [torch.zeros(3, device=device) for _ in range(2)]
 dist.all_gather(grads, model.module.weight.grad.reshape(-1))
 total = torch.tensor([rank + 1.0], device=device)
 dist.all_reduce(total)
-print(f"rank {rank} backend {backend} device {model.module.weight.device} sum {total.item()} "
-      f"same-grads {torch.equal(grads[0], grads[1])}", flush=True)
+# One write per line: two ranks share the pipe, and print() writes the text and its newline apart.
+sys.stdout.write(f"rank {rank} backend {backend} device {model.module.weight.device} sum {total.item()} "
+                 f"same-grads {torch.equal(grads[0], grads[1])}\\n")
+sys.stdout.flush()
 dist.barrier()
 del model
 dist.destroy_process_group()
@@ -234,7 +238,8 @@ def test_two_ranks_train_on_the_device_over_the_relay_backend(library, tmp_path)
         timeout=240,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
+    # Matched in the whole output, not per line, so lines the two ranks interleave still count.
+    lines = sorted(re.findall(r"rank \d backend \S+ device \S+ sum \S+ same-grads (?:True|False)", result.stdout))
     assert lines == [
         "rank 0 backend testaccel_relay device testaccel:0 sum 3.0 same-grads True",
         "rank 1 backend testaccel_relay device testaccel:1 sum 3.0 same-grads True",
