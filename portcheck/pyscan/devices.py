@@ -303,17 +303,22 @@ class DeviceCompareMatcher(Matcher):
                     return
 
 
-class IntDeviceMatcher(Matcher):
-    """An integer used as a CUDA device index, where the context makes it one."""
+class DeviceIndexMatcher(Matcher):
+    """A matcher of device indexes, limited by `positions` to the places where one goes."""
 
-    kind = "int-device"
-    node_types = (ast.Call,)
     allowed_keys = frozenset({"positions"})
     _ALLOWED = frozenset({"to", "device-call", "device-keyword", "device-map", "device-ids"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.positions = _positions(params, self._ALLOWED)
+
+
+class IntDeviceMatcher(DeviceIndexMatcher):
+    """An integer used as a CUDA device index, where the context makes it one."""
+
+    kind = "int-device"
+    node_types = (ast.Call,)
 
     def own_tokens(self) -> List[str]:
         out = []

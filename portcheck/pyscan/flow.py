@@ -10,11 +10,11 @@ name-based `int-device` kind misses it; here the binding is what makes it a devi
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterator, List, Mapping, Optional, Set
+from typing import Iterator, List, Optional, Set
 
-from portcheck.pyscan.devices import _positions
+from portcheck.pyscan.devices import DeviceIndexMatcher
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import Hit, Matcher, register
+from portcheck.pyscan.matchers import Hit, register
 
 # Environment variables that hold a process's local device index.
 LOCAL_INDEX_VARS = frozenset(
@@ -99,17 +99,11 @@ def _expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-class IntDeviceFlowMatcher(Matcher):
+class IntDeviceFlowMatcher(DeviceIndexMatcher):
     """A name bound to a CUDA device index and passed where a device goes (see the module docstring)."""
 
     kind = "int-device-flow"
     node_types = _SCOPES
-    allowed_keys = frozenset({"positions"})
-    _ALLOWED = frozenset({"to", "device-call", "device-keyword", "device-map", "device-ids"})
-
-    def __init__(self, params: Mapping[str, Any]) -> None:
-        super().__init__(params)
-        self.positions = _positions(params, self._ALLOWED)
 
     def own_tokens(self) -> List[str]:
         # A file without one of these binds no device index (the pre-filter keeps such files).
