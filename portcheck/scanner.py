@@ -233,40 +233,49 @@ def analyze_text_targets(
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
     ignored = _per_file_ignored(path, group[0])
-    out: List[List[Finding]] = []
-    for findings, settings in zip(per_target, group):
-        if ignored:
-            findings = [f for f in findings if not any(f.code.startswith(c.upper()) for c in ignored)]
-        out.append(_with_verdicts(text, path, kind, findings, prepared, settings, verdicts))
-    return out, error, lines
+    if ignored:
+        codes = tuple(c.upper() for c in ignored)
+        per_target = [[f for f in found if not f.code.startswith(codes)] for found in per_target]
+    return _with_verdicts(text, path, kind, per_target, prepared, group, verdicts), error, lines
 
 
 def _with_verdicts(
-    text: str, path: str, kind: str, findings: List[Finding], prepared: Prepared, settings: Settings, verdicts: bool
-) -> List[Finding]:
-    if verdicts and any((rule := prepared.by_code.get(f.code)) is not None and rule.fixable for f in findings):
+    text: str,
+    path: str,
+    kind: str,
+    per_target: List[List[Finding]],
+    prepared: Prepared,
+    group: Tuple[Settings, ...],
+    verdicts: bool,
+) -> List[List[Finding]]:
+    fixable = any((rule := prepared.by_code.get(f.code)) is not None and rule.fixable for g in per_target for f in g)
+    if verdicts and fixable:
         # The fixer (and libcst) loads only for a file with something it may fix: a scan of clean
         # files, or one served from the cache, stays light.
         from portcheck.fixer.verdict import FixSettings, fix_verdicts
 
-        findings = fix_verdicts(
+        settings = group[0]  # the members of a group differ only in their target
+        per_target = fix_verdicts(
             text,
             path,
             kind,
-            findings,
+            [(Target(s.target), found) for s, found in zip(group, per_target)],
             prepared.by_code,
-            Target(settings.target),
             FixSettings(settings.min_torch, settings.literal_device),
         )
     else:
-        findings = [
-            replace(f, fixable=False, fix_safety=FixSafety.NONE)
-            if f.fixable or f.fix_safety is not FixSafety.NONE
-            else f
-            for f in findings
+        per_target = [
+            [
+                replace(f, fixable=False, fix_safety=FixSafety.NONE)
+                if f.fixable or f.fix_safety is not FixSafety.NONE
+                else f
+                for f in found
+            ]
+            for found in per_target
         ]
-    findings.sort(key=Finding.sort_key)
-    return findings
+    for found in per_target:
+        found.sort(key=Finding.sort_key)
+    return per_target
 
 
 def scan_bytes(data: bytes, path: str, kind: str, settings: Settings) -> FileResult:
@@ -376,7 +385,7 @@ def scan_paths_targets(
 ) -> Tuple[ScanResult, ...]:
     """One scan for several targets: files are read, parsed and matched once, and each target's
     findings come from the same matches (its severities, without its `off` rules)."""
-    from portcheck.project_index import project_findings
+    from portcheck.project_index import ProjectPass, project_findings
     from portcheck.runner import run_targets
 
     cwd = cwd or Path.cwd()
@@ -394,8 +403,10 @@ def scan_paths_targets(
     ]
     displays = [display_path(c.path, cwd) for c in candidates]
     per_target = run_targets(candidates, displays, group, jobs=jobs, cache=cache, progress=progress)
+    shared = ProjectPass.read(candidates, displays)  # the same for every target
     out = []
     for settings, results in zip(group, per_target):
-        files = sorted(unreadable + project_findings(results, candidates, displays, settings), key=lambda r: r.path)
+        merged = project_findings(results, candidates, displays, settings, shared)
+        files = sorted(unreadable + merged, key=lambda r: r.path)
         out.append(ScanResult(target=Target(settings.target), files=tuple(files)))
     return tuple(out)

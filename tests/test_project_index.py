@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from portcheck.config import Config
-from portcheck.project_index import Project, dependents, index_project, module_name, resolve, sites, summarize
+from portcheck.project_index import (
+    DEFINER_PATTERN,
+    Project,
+    dependents,
+    index_project,
+    may_define,
+    module_name,
+    resolve,
+    sites,
+    summarize,
+)
 from portcheck.scanner import scan_paths
 
 KERNELS = """\
@@ -154,3 +166,25 @@ def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
     project, resolved, summaries = index_project(texts)
     assert "op" in resolved.at_import and "swagan.py" in summaries
     assert [(s.kind, s.span[0]) for s in sites(summaries["swagan.py"], project, resolved)] == [("import", 1)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import triton\n",
+        "x = 'tritonic'\n",
+        "from torch.utils import cpp_extension\n",
+        "importlib.import_module(name)\n",
+        "from . import _C\n",
+        "import os, my_cuda_ops\n",
+        "reimport _C\n",
+        "from pkg import _ext\n",
+        "_C = 1\nimport os\n",
+        "import foo_C\n",
+        "x = 1\n",
+        "import _Cx\n",
+        "import\t_ext\n",
+    ],
+)
+def test_the_fast_definer_test_agrees_with_its_pattern(text):
+    assert may_define(text) == bool(DEFINER_PATTERN.search(text))

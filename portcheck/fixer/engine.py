@@ -124,16 +124,17 @@ class Parsed:
     names: Bindings
 
 
-def parse(text: str, lines: Iterable[int]) -> Parsed:
-    """`text` parsed for fixing the findings on `lines`; FixError when it cannot be rewritten."""
+def parse(text: str, lines: Iterable[int], exact: bool = True) -> Parsed:
+    """`text` parsed for fixing the findings on `lines`; FixError when it cannot be rewritten. With
+    `exact`, the tree must reproduce `text` byte for byte (a verdict may skip that on plain text)."""
     try:
         tree = cst.parse_module(text)
-        if tree.code != text:
+        if exact and tree.code != text:
             # libcst drops a final lone "\r", for one; never rewrite what it cannot reproduce exactly.
             raise FixError(
                 "the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged"
             )
-        where = Locator(tree, lines)
+        where = Locator(tree, lines, text)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
     except RecursionError:

@@ -33,25 +33,29 @@ def parent_map(tree: cst.CSTNode) -> Dict[int, cst.CSTNode]:
     return parents
 
 
-_BLOCKS = tuple(
-    t for t in (
-        cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.ExceptHandler,
-        getattr(cst, "ExceptStarHandler", None), cst.Else, cst.Finally, getattr(cst, "MatchCase", None),
-    ) if t is not None
-)
+# The attributes of statements and their clauses that hold more statements, in source order.
+_NESTED = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 def small_statements(tree: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
-    """Every simple statement (`import x`, `a = b`, ...) under `tree`, without walking expressions."""
-    stack: List[Iterator[cst.CSTNode]] = [iter(tree.children)]
+    """Every simple statement (`import x`, `a = b`, ...) under `tree` in source order, reading only the
+    attributes that hold statements (libcst's `children` builds every child list, expressions too)."""
+    stack: List[cst.CSTNode] = [tree]
     while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-        elif isinstance(child, cst.BaseSmallStatement):
-            yield child
-        elif isinstance(child, _BLOCKS):
-            stack.append(iter(child.children))
+        node = stack.pop()
+        if isinstance(node, cst.BaseSmallStatement):
+            yield node
+            continue
+        if isinstance(node, cst.BaseExpression):
+            continue
+        nested: List[cst.CSTNode] = []
+        for name in _NESTED:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                nested.append(value)
+            elif isinstance(value, (list, tuple)):
+                nested.extend(v for v in value if isinstance(v, cst.CSTNode))
+        stack.extend(reversed(nested))
 
 
 def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:

@@ -6,9 +6,10 @@ with it, so `fixable`, `[*]`, the summary counts and `score_after_fix` promise o
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, replace
-from typing import AbstractSet, Dict, List, Mapping, Sequence, Set, Tuple
+from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.fixer.device import choose_name, spelling_for
 from portcheck.fixer.engine import FixError, FixOptions, attempted, parse, plan_fixes
@@ -37,6 +38,9 @@ def _key(f: Finding) -> Key:
 # markers of `guards`), seeding (duplicates), and imports (name resolution).
 _RELEVANT = re.compile(r"cuda|nccl|seed", re.IGNORECASE)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Text libcst always reproduces exactly (no carriage returns, form feeds or other odd whitespace, and a
+# final newline): the verdict skips the round-trip check that `fix` makes before it writes.
+_PLAIN = re.compile(r"[^\r\x0b\x0c]*\n", re.DOTALL)
 
 
 def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
@@ -48,6 +52,10 @@ def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
     lines = text.splitlines(keepends=True)
+    # Lines that keep the statement around them: findings, CUDA-bound code or seeding, imports.
+    keep = sorted(
+        {*finding_lines, *(i for i, line in enumerate(lines, 1) if _RELEVANT.search(line)), *_import_lines(module)}
+    )
 
     def span(stmt: ast.stmt) -> Tuple[int, int]:
         first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
@@ -55,11 +63,8 @@ def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
 
     def needed(stmt: ast.stmt) -> bool:
         first, last = span(stmt)
-        if any(first <= line <= last for line in finding_lines):
-            return True
-        if _RELEVANT.search("".join(lines[first - 1:last])):
-            return True
-        return any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.walk(stmt))
+        at = bisect.bisect_left(keep, first)
+        return at < len(keep) and keep[at] <= last
 
     def blank(first: int, last: int, keep_first: str = "") -> None:
         for i in range(first - 1, last):
@@ -90,12 +95,28 @@ def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
     return "".join(lines)
 
 
+def _import_lines(module: ast.Module) -> List[int]:
+    """The line of every import statement, at any depth (statements only: expressions hold none)."""
+    out: List[int] = []
+    stack: List[ast.AST] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append(node.lineno)
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, (ast.stmt, ast.excepthandler, ast.match_case)))
+    return out
+
+
 class _Python:
     """A module parsed once (its skeleton) and planned for each target and mode."""
 
     def __init__(self, text: str, path: str, findings: Sequence[Finding]) -> None:
         lines = {line for f in findings for line in range(f.line, f.end_line + 1)}
-        self.parsed = parse(skeleton(text, lines), (f.line for f in findings))
+        self.parsed = parse(skeleton(text, lines), (f.line for f in findings), exact=_PLAIN.fullmatch(text) is None)
         self.name, _ = choose_name([text])
         self.path = path
 
@@ -122,47 +143,54 @@ def fix_verdicts(
     text: str,
     path: str,
     kind: str,
-    findings: Sequence[Finding],
+    groups: Sequence[Tuple[Target, Sequence[Finding]]],
     rules: Mapping[str, Rule],
-    scanned: Target,
     settings: FixSettings,
-) -> List[Finding]:
-    """`findings` with `fixable`, `fix_safety` and `fixes` set from what `portcheck fix` does with them:
-    `fixable` when the default (safe) run fixes it for the scanned target, `fix_safety` unsafe when only
-    `--unsafe-fixes` does, and `fixes` per target."""
-    candidates = [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable]
-    verdict: Dict[Key, Dict[str, str]] = {}
-    if candidates and kind in ("python", "notebook"):
-        any_unsafe = any(rules[f.code].fix_safety is FixSafety.UNSAFE for f in candidates)
+) -> List[List[Finding]]:
+    """Each group's findings (those of one scanned target) with `fixable`, `fix_safety` and `fixes` set
+    from what `portcheck fix --target <that target>` does with them: `fixable` when the default (safe)
+    run fixes it, `fix_safety` unsafe when only `--unsafe-fixes` does. The module is parsed once for
+    every group; each target is planned only for its own findings."""
+    candidates = [
+        [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable] for _, findings in groups
+    ]
+    python: Optional[_Python] = None
+    if kind == "python" and any(candidates):
         try:
-            python = _Python(text, path, candidates) if kind == "python" else None
+            python = _Python(text, path, [f for group in candidates for f in group])
         except (FixError, RecursionError):
-            python, candidates = None, []
-        for target in FIX_TARGET_OF.values():
+            candidates = [[] for _ in groups]
+    out = []
+    for (scanned, findings), todo in zip(groups, candidates):
+        own = FIX_TARGET_OF.get(scanned, "generic")
+        verdict: Dict[Key, str] = {}
+        if todo and kind in ("python", "notebook"):
+            any_unsafe = any(rules[f.code].fix_safety is FixSafety.UNSAFE for f in todo)
             for unsafe in (False, True) if any_unsafe else (False,):
                 options = FixOptions(
-                    target=target, unsafe=unsafe, min_torch=settings.min_torch, literal_device=settings.literal_device
+                    target=own, unsafe=unsafe, min_torch=settings.min_torch, literal_device=settings.literal_device
                 )
                 try:
                     if python is not None:
-                        keys = python.applied(candidates, rules, options)
+                        keys = python.applied(todo, rules, options)
                     else:
-                        keys = _applied_notebook(text, path, candidates, rules, options) if candidates else set()
+                        keys = _applied_notebook(text, path, todo, rules, options) if kind == "notebook" else set()
                 except (FixError, RecursionError, ValueError):
                     keys = set()
                 for key in keys:
-                    verdict.setdefault(key, {}).setdefault(target, UNSAFE if unsafe else SAFE)
-    out = []
-    own = FIX_TARGET_OF.get(scanned, "generic")
-    for f in findings:
-        fixes = verdict.get(_key(f), {})
-        mine = fixes.get(own)
-        out.append(
-            replace(
-                f,
-                fixable=mine == SAFE,
-                fix_safety=FixSafety.SAFE if mine == SAFE else FixSafety.UNSAFE if mine == UNSAFE else FixSafety.NONE,
-                fixes=tuple(sorted(fixes.items())),
+                    verdict.setdefault(key, UNSAFE if unsafe else SAFE)
+        marked = []
+        for f in findings:
+            mine = verdict.get(_key(f))
+            marked.append(
+                replace(
+                    f,
+                    fixable=mine == SAFE,
+                    fix_safety=(
+                        FixSafety.SAFE if mine == SAFE else FixSafety.UNSAFE if mine == UNSAFE else FixSafety.NONE
+                    ),
+                    fixes=((own, mine),) if mine else (),
+                )
             )
-        )
+        out.append(marked)
     return out
