@@ -182,29 +182,29 @@ def analyze_python(
     target: Target,
 ) -> Tuple[List[Finding], Optional[FileError]]:
     """Findings for Python source text (suppressions applied), or the reason it could not be parsed."""
-    per_target, error = analyze_python_targets(text, path, prefilter, (target,))
+    per_target, error, _ = analyze_python_tree(text, path, prefilter, (target,))
     return per_target[0], error
 
 
-def analyze_python_targets(
+def analyze_python_tree(
     text: str,
     path: str,
     prefilter: Prefilter,
     targets: Sequence[Target],
-) -> Tuple[List[List[Finding]], Optional[FileError]]:
-    """`analyze_python` for several targets at once: one pre-filter, one parse, one walk."""
+) -> Tuple[List[List[Finding]], Optional[FileError], Optional[ast.Module]]:
+    """`analyze_python` for several targets at once (one pre-filter, one parse, one walk), and the
+    module it parsed (None when none was parsed) for later stages that read the same text."""
     rules = prefilter.candidates(text)
     if not rules:
-        return [[] for _ in targets], None
+        return [[] for _ in targets], None, None
     try:
         module = parse_python(text, path)
     except ParseFailure as exc:
-        return [[] for _ in targets], FileError(
-            path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse"
-        )
+        error = FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
+        return [[] for _ in targets], error, None
     lines = python_lines(text)
     matches = match_module(module, text, rules)
-    return [apply_suppressions(findings_for(matches, rules, t, path, lines), lines) for t in targets], None
+    return [apply_suppressions(findings_for(matches, rules, t, path, lines), lines) for t in targets], None, module
 
 
 def apply_suppressions(findings: Sequence[Finding], lines: Sequence[str]) -> List[Finding]:

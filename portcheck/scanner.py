@@ -6,6 +6,7 @@ process, behind the cache, or inline.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -15,7 +16,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 from portcheck import limits
 from portcheck.analyze import (
     ParseFailure,
-    analyze_python_targets,
+    analyze_python_tree,
     apply_suppressions,
     findings_for,
     match_module,
@@ -218,12 +219,13 @@ def analyze_text_targets(
     targets = [Target(s.target) for s in group]
     error: Optional[FileError] = None
     lines = 0
+    tree: Optional[ast.Module] = None
     per_target: List[List[Finding]]
     if kind == "python":
         if skip_file(text):
             return [[] for _ in group], None, 0
         lines = count_lines(text)
-        per_target, error = analyze_python_targets(text, path, prepared.prefilter, targets)
+        per_target, error, tree = analyze_python_tree(text, path, prepared.prefilter, targets)
         if Path(path).name == "setup.py" and prepared.text_rules:
             for found, target in zip(per_target, targets):
                 found += _text_findings(prepared.text_rules, "setup-py", text, path, target)
@@ -236,7 +238,7 @@ def analyze_text_targets(
     if ignored:
         codes = tuple(c.upper() for c in ignored)
         per_target = [[f for f in found if not f.code.startswith(codes)] for found in per_target]
-    return _with_verdicts(text, path, kind, per_target, prepared, group, verdicts), error, lines
+    return _with_verdicts(text, path, kind, per_target, prepared, group, verdicts, tree), error, lines
 
 
 def _with_verdicts(
@@ -247,6 +249,7 @@ def _with_verdicts(
     prepared: Prepared,
     group: Tuple[Settings, ...],
     verdicts: bool,
+    tree: Optional[ast.Module] = None,
 ) -> List[List[Finding]]:
     fixable = any((rule := prepared.by_code.get(f.code)) is not None and rule.fixable for g in per_target for f in g)
     if verdicts and fixable:
@@ -262,6 +265,7 @@ def _with_verdicts(
             [(Target(s.target), found) for s, found in zip(group, per_target)],
             prepared.by_code,
             FixSettings(settings.min_torch, settings.literal_device),
+            tree,
         )
     else:
         per_target = [

@@ -546,7 +546,10 @@ def _usual_fix(items: Sequence[Item]) -> str:
 
 
 def _without(units: Sequence[Unit], code: str) -> List[Unit]:
-    return [replace(u, items=tuple(i for i in u.items if i.code != code)) for u in units]
+    return [
+        replace(u, items=tuple(i for i in u.items if i.code != code)) if any(i.code == code for i in u.items) else u
+        for u in units
+    ]
 
 
 def _rule_impacts(units: Sequence[Unit], score: float, work: float) -> Tuple[RuleImpact, ...]:

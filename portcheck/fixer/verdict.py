@@ -43,7 +43,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _PLAIN = re.compile(r"[^\r\x0b\x0c]*\n", re.DOTALL)
 
 
-def skeleton(text: str, finding_lines: AbstractSet[int]) -> str:
+def skeleton(text: str, finding_lines: AbstractSet[int], tree: Optional[ast.Module] = None) -> str:
     """`text` with the code no verdict depends on left out, every line in its place: top-level
     statements are blanked and function bodies become `pass` unless they hold a finding, CUDA-bound
     code, seeding or an import. libcst then parses a fraction of a large module."""
@@ -114,9 +114,10 @@ def _import_lines(module: ast.Module) -> List[int]:
 class _Python:
     """A module parsed once (its skeleton) and planned for each target and mode."""
 
-    def __init__(self, text: str, path: str, findings: Sequence[Finding]) -> None:
+    def __init__(self, text: str, path: str, findings: Sequence[Finding], tree: Optional[ast.Module] = None) -> None:
         lines = {line for f in findings for line in range(f.line, f.end_line + 1)}
-        self.parsed = parse(skeleton(text, lines), (f.line for f in findings), exact=_PLAIN.fullmatch(text) is None)
+        exact = _PLAIN.fullmatch(text) is None
+        self.parsed = parse(skeleton(text, lines, tree), (f.line for f in findings), exact=exact)
         self.name, _ = choose_name([text])
         self.path = path
 
@@ -146,18 +147,20 @@ def fix_verdicts(
     groups: Sequence[Tuple[Target, Sequence[Finding]]],
     rules: Mapping[str, Rule],
     settings: FixSettings,
+    tree: Optional[ast.Module] = None,
 ) -> List[List[Finding]]:
     """Each group's findings (those of one scanned target) with `fixable`, `fix_safety` and `fixes` set
     from what `portcheck fix --target <that target>` does with them: `fixable` when the default (safe)
     run fixes it, `fix_safety` unsafe when only `--unsafe-fixes` does. The module is parsed once for
-    every group; each target is planned only for its own findings."""
+    every group (`tree`, `text` parsed by `ast`, spares a parse); each target is planned only for its
+    own findings."""
     candidates = [
         [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable] for _, findings in groups
     ]
     python: Optional[_Python] = None
     if kind == "python" and any(candidates):
         try:
-            python = _Python(text, path, [f for group in candidates for f in group])
+            python = _Python(text, path, [f for group in candidates for f in group], tree)
         except (FixError, RecursionError):
             candidates = [[] for _ in groups]
     out = []
