@@ -99,7 +99,7 @@ def check_hashes(corpus: Path, labels: Sequence[Label]) -> Tuple[List[Label], Li
 def scan_repo(repo_dir: Path, target: str) -> Dict[Tuple[str, int], Set[str]]:
     """(path relative to the repository, line) -> categories of the findings that start there."""
     from portcheck.config import Config
-    from portcheck.scanner import scan_paths
+    from portcheck.runner import scan_paths
 
     result = scan_paths([repo_dir], Config(respect_gitignore=False), target=target, cwd=repo_dir, jobs=1)
     found: Dict[Tuple[str, int], Set[str]] = defaultdict(set)

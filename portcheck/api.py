@@ -20,7 +20,7 @@ def scan(
 ) -> ScanResult:
     """Scan `paths` and return findings per file. Configuration is read as the CLI reads it."""
     from portcheck.config import load_config
-    from portcheck.scanner import scan_paths
+    from portcheck.runner import scan_paths
 
     resolved = [Path(p) for p in paths] or [Path(".")]
     config = load_config(resolved[0], Path(config_file) if config_file else None)

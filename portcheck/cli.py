@@ -249,7 +249,7 @@ def scan(
     """
     from portcheck.model import Severity, Target
     from portcheck.report import build_report, renderer
-    from portcheck.scanner import scan_paths_targets
+    from portcheck.runner import scan_paths_targets
 
     paths = list(paths) or [Path(".")]
     overrides = dict(

@@ -26,11 +26,16 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
+from portcheck.analyze import apply_suppressions
+from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
+from portcheck.scanner import MAX_BYTES, per_file_ignored, prepare
+from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
+from portcheck.suppress import skip_file
 
 # A compiled extension module, by the names projects give them: `_C`, `_ext`, `fused_cuda`,
 # `selective_scan_cuda`, `fused_layer_norm_cuda`, `wkv_cuda_ext`.
@@ -725,10 +730,6 @@ class ProjectPass:
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
-        from portcheck.scanner import MAX_BYTES
-        from portcheck.source import DecodeError, decode_python, looks_binary
-        from portcheck.suppress import skip_file
-
         texts: Dict[str, str] = {}
         for candidate, display in zip(candidates, displays):
             if candidate.kind != "python":
@@ -756,13 +757,6 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     """The scan's hook: add the project pass's findings to `results` (FileResults in any order) and
     drop package findings for imports of the project's own modules. Returns new FileResults.
     `project_pass` is what `ProjectPass.read(candidates, displays)` returns, shared between targets."""
-    from dataclasses import replace
-
-    from portcheck.analyze import apply_suppressions
-    from portcheck.model import Finding, Severity, Target
-    from portcheck.scanner import _per_file_ignored, prepare
-    from portcheck.source import python_lines
-
     prepared = prepare(settings)
     target = Target(settings.target)
     entries = [e for e in prepared.text_rules if any(getattr(m, "kind", "") == "project" for m in e.text_matchers)]
@@ -806,7 +800,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                             note=note,
                         )
                     )
-            ignored = _per_file_ignored(path, settings)
+            ignored = per_file_ignored(path, settings)
             out = [f for f in out if not any(f.code.startswith(c.upper()) for c in ignored)]
             added[path] = apply_suppressions(out, lines)
     merged = []

@@ -1,5 +1,6 @@
-"""Run the per-file scan over many files: from the cache where it can, inline for small inputs, in a
-process pool for large ones. Results come back in input order, whatever the scheduling.
+"""Run a scan over paths: discover the files, scan each one (from the cache where it can, inline for
+small inputs, in a process pool for large ones; results come back in input order, whatever the
+scheduling), then add the project-wide pass.
 """
 
 from __future__ import annotations
@@ -7,14 +8,24 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, List, Optional, Sequence, Tuple
 
-from portcheck.discover import Candidate
-from portcheck.model import FileResult
+from portcheck.discover import Candidate, discover
+from portcheck.model import FileError, FileResult, ScanResult, Target
+from portcheck.project_index import ProjectPass, project_findings
+from portcheck.scanner import (
+    MAX_BYTES,
+    Settings,
+    display_path,
+    prepare,
+    scan_bytes_targets,
+    scan_one_targets,
+    settings_from,
+)
 
 if TYPE_CHECKING:
     from portcheck.cache import FileKey
-    from portcheck.scanner import Settings
 
 # Below this many files to scan, starting workers costs more than it saves: forking and joining
 # a pool takes tens of milliseconds, a typical file a few.
@@ -36,7 +47,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-Group = Tuple["Settings", ...]  # settings that differ only in their target
+Group = Tuple[Settings, ...]  # settings that differ only in their target
 KeyedGroup = Tuple[Tuple[FileResult, ...], Optional["FileKey"]]
 
 
@@ -44,7 +55,6 @@ def scan_keyed(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
     """Scan one file for every target of `group` and say which bytes the results belong to (None when
     the file could not be read)."""
     from portcheck.cache import FileKey, content_digest
-    from portcheck.scanner import MAX_BYTES, scan_bytes_targets, scan_one_targets
 
     try:
         st = os.stat(candidate.path)
@@ -63,8 +73,6 @@ def scan_keyed(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
 
 
 def scan_plain(candidate: Candidate, group: Group, display: str) -> KeyedGroup:
-    from portcheck.scanner import scan_one_targets
-
     return scan_one_targets(candidate, group, display), None
 
 
@@ -77,8 +85,6 @@ def _work_plain(args) -> KeyedGroup:
 
 
 def _prepare(group: Group) -> None:
-    from portcheck.scanner import prepare
-
     prepare(group if len(group) > 1 else group[0])
 
 
@@ -164,3 +170,52 @@ def run_targets(
     for bucket in buckets:
         bucket.save()
     return [[r for r in per_target if r is not None] for per_target in results]
+
+
+def scan_paths(
+    paths: Sequence[Path],
+    config,
+    target: Optional[str] = None,
+    cwd: Optional[Path] = None,
+    jobs: Optional[int] = None,
+    cache=None,
+    progress=None,
+) -> ScanResult:
+    """Discover and scan `paths` with `config` (see portcheck.config.Config)."""
+    settings = settings_from(config, target)
+    return scan_paths_targets(paths, config, (settings.target,), cwd=cwd, jobs=jobs, cache=cache, progress=progress)[0]
+
+
+def scan_paths_targets(
+    paths: Sequence[Path],
+    config,
+    targets: Sequence[str],
+    cwd: Optional[Path] = None,
+    jobs: Optional[int] = None,
+    cache=None,
+    progress=None,
+) -> Tuple[ScanResult, ...]:
+    """One scan for several targets: files are read, parsed and matched once, and each target's
+    findings come from the same matches (its severities, without its `off` rules)."""
+    cwd = cwd or Path.cwd()
+    root = config.root or cwd
+    excludes = tuple(config.exclude) + tuple(config.extend_exclude)
+    candidates, problems = discover(paths, root, excludes, config.respect_gitignore)
+    group = tuple(settings_from(config, t) for t in targets)
+    unreadable: List[FileResult] = [
+        FileResult(
+            path=display_path(p.path, cwd),
+            error=FileError(display_path(p.path, cwd), p.message, kind="read"),
+            kind="unknown",
+        )
+        for p in problems
+    ]
+    displays = [display_path(c.path, cwd) for c in candidates]
+    per_target = run_targets(candidates, displays, group, jobs=jobs, cache=cache, progress=progress)
+    shared = ProjectPass.read(candidates, displays)  # the same for every target
+    out = []
+    for settings, results in zip(group, per_target):
+        merged = project_findings(results, candidates, displays, settings, shared)
+        files = sorted(unreadable + merged, key=lambda r: r.path)
+        out.append(ScanResult(target=Target(settings.target), files=tuple(files)))
+    return tuple(out)

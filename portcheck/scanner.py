@@ -23,9 +23,9 @@ from portcheck.analyze import (
     parse_python,
 )
 from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
-from portcheck.discover import Candidate, discover, matches_any
+from portcheck.discover import Candidate, matches_any
 from portcheck.escape import path_text
-from portcheck.model import FileError, FileResult, Finding, FixSafety, Rule, ScanResult, Severity, Target
+from portcheck.model import FileError, FileResult, Finding, FixSafety, Rule, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
@@ -193,7 +193,7 @@ def _cell_findings(
     return out, None
 
 
-def _per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
+def per_file_ignored(path: str, settings: Settings) -> Tuple[str, ...]:
     codes: List[str] = []
     for glob, ignored in settings.per_file_ignores:
         if matches_any(path, (glob,)):
@@ -234,7 +234,7 @@ def analyze_text_targets(
     else:
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
-    ignored = _per_file_ignored(path, group[0])
+    ignored = per_file_ignored(path, group[0])
     if ignored:
         codes = tuple(c.upper() for c in ignored)
         per_target = [[f for f in found if not f.code.startswith(codes)] for found in per_target]
@@ -362,55 +362,3 @@ def settings_from(config, target: Optional[str] = None) -> Settings:
         min_torch=config.min_torch,
         literal_device=config.literal_device,
     )
-
-
-def scan_paths(
-    paths: Sequence[Path],
-    config,
-    target: Optional[str] = None,
-    cwd: Optional[Path] = None,
-    jobs: Optional[int] = None,
-    cache=None,
-    progress=None,
-) -> ScanResult:
-    """Discover and scan `paths` with `config` (see portcheck.config.Config)."""
-    settings = settings_from(config, target)
-    return scan_paths_targets(paths, config, (settings.target,), cwd=cwd, jobs=jobs, cache=cache, progress=progress)[0]
-
-
-def scan_paths_targets(
-    paths: Sequence[Path],
-    config,
-    targets: Sequence[str],
-    cwd: Optional[Path] = None,
-    jobs: Optional[int] = None,
-    cache=None,
-    progress=None,
-) -> Tuple[ScanResult, ...]:
-    """One scan for several targets: files are read, parsed and matched once, and each target's
-    findings come from the same matches (its severities, without its `off` rules)."""
-    from portcheck.project_index import ProjectPass, project_findings
-    from portcheck.runner import run_targets
-
-    cwd = cwd or Path.cwd()
-    root = config.root or cwd
-    excludes = tuple(config.exclude) + tuple(config.extend_exclude)
-    candidates, problems = discover(paths, root, excludes, config.respect_gitignore)
-    group = tuple(settings_from(config, t) for t in targets)
-    unreadable: List[FileResult] = [
-        FileResult(
-            path=display_path(p.path, cwd),
-            error=FileError(display_path(p.path, cwd), p.message, kind="read"),
-            kind="unknown",
-        )
-        for p in problems
-    ]
-    displays = [display_path(c.path, cwd) for c in candidates]
-    per_target = run_targets(candidates, displays, group, jobs=jobs, cache=cache, progress=progress)
-    shared = ProjectPass.read(candidates, displays)  # the same for every target
-    out = []
-    for settings, results in zip(group, per_target):
-        merged = project_findings(results, candidates, displays, settings, shared)
-        files = sorted(unreadable + merged, key=lambda r: r.path)
-        out.append(ScanResult(target=Target(settings.target), files=tuple(files)))
-    return tuple(out)

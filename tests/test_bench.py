@@ -109,7 +109,7 @@ def test_unpack_keeps_only_python_sources(tmp_path):
 
 def test_a_corpus_inside_an_ignored_folder_is_still_scanned(tmp_path):
     from portcheck.config import load_config
-    from portcheck.scanner import scan_paths
+    from portcheck.runner import scan_paths
 
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)

@@ -17,7 +17,8 @@ from portcheck.catalog import load_catalog
 from portcheck.cli import main
 from portcheck.config import Config
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Severity
-from portcheck.scanner import Settings, scan_paths
+from portcheck.runner import scan_paths
+from portcheck.scanner import Settings
 
 NOTEBOOK = (
     '{"cells": [{"cell_type": "markdown", "source": ["# demo"]},'

@@ -111,7 +111,7 @@ def _found_in_project(rule, files: dict) -> list:
     from pathlib import Path
 
     from portcheck.config import load_config
-    from portcheck.scanner import scan_paths
+    from portcheck.runner import scan_paths
 
     with tempfile.TemporaryDirectory() as root:
         for name, text in files.items():

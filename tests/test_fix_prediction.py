@@ -15,7 +15,7 @@ from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.fixer.paths import fix_paths
 from portcheck.model import FixSafety, Target
-from portcheck.scanner import scan_paths
+from portcheck.runner import scan_paths
 from portcheck.score import score_scan
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,8 @@ from portcheck.cache import Cache
 from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.discover import Candidate
-from portcheck.scanner import Settings, scan_paths
+from portcheck.runner import scan_paths
+from portcheck.scanner import Settings
 
 needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="worker pids are observed through fork")
 
@@ -143,7 +144,7 @@ TARGET_NAMES = ("neuron", "xla", "generic")
 
 @pytest.mark.parametrize("folder", ["examples", "tests/accuracy"])
 def test_one_pass_for_all_targets_equals_one_scan_per_target(folder, monkeypatch):
-    from portcheck.scanner import scan_paths_targets
+    from portcheck.runner import scan_paths_targets
 
     top = ROOT / folder
     monkeypatch.chdir(top)
@@ -157,7 +158,7 @@ def test_one_pass_for_all_targets_equals_one_scan_per_target(folder, monkeypatch
 
 def test_one_pass_parses_each_file_once(tmp_path, monkeypatch):
     import portcheck.analyze as analyze
-    from portcheck.scanner import scan_paths_targets
+    from portcheck.runner import scan_paths_targets
 
     root = make_files(tmp_path / "proj", 10)
     monkeypatch.chdir(root)
@@ -176,7 +177,7 @@ def test_one_pass_parses_each_file_once(tmp_path, monkeypatch):
 
 
 def test_one_pass_fills_every_targets_cache(tmp_path, monkeypatch):
-    from portcheck.scanner import scan_paths_targets
+    from portcheck.runner import scan_paths_targets
 
     root = make_files(tmp_path / "proj", 6)
     monkeypatch.chdir(root)

@@ -18,7 +18,7 @@ from portcheck.project_index import (
     sites,
     summarize,
 )
-from portcheck.scanner import scan_paths
+from portcheck.runner import scan_paths
 
 KERNELS = """\
 import triton

@@ -8,7 +8,7 @@ from helpers import first_target, scan_snippet
 
 from portcheck.catalog import load_catalog
 from portcheck.config import Config
-from portcheck.scanner import scan_paths
+from portcheck.runner import scan_paths
 
 CATALOG = load_catalog()
 # Rules whose findings come from the project-wide pass: their cases are scanned as a project.

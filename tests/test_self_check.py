@@ -6,6 +6,7 @@ with the `test` extra, so a missing tool fails here rather than skipping.
 
 from __future__ import annotations
 
+import ast
 import shlex
 import subprocess
 import sys
@@ -46,3 +47,59 @@ def test_the_contributor_hooks_run_the_same_checks():
     assert hooks["ruff"]["pass_filenames"] is False and hooks["mypy"]["pass_filenames"] is False
     examples = shlex.split(hooks["portcheck-examples"]["entry"])
     assert examples[:2] == ["portcheck", "scan"] and examples[-1] == "examples"
+
+
+def _import_graph() -> dict:
+    """portcheck module -> the portcheck modules it imports, at any depth of its code (imports inside
+    functions count: they hide a cycle, they do not remove it). `from portcheck import __version__`
+    reads the package's first line and is no edge."""
+    modules = {}
+    for path in (ROOT / "portcheck").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph: dict = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("portcheck"):
+                named = (f"{node.module}.{a.name}" for a in node.names)
+                graph[name].update(n for n in named if n in modules)
+                if node.module in modules and node.module not in ("portcheck", name):  # a package's own submodules
+                    graph[name].add(node.module)
+            elif isinstance(node, ast.Import):
+                graph[name].update(a.name for a in node.names if a.name in modules and a.name != "portcheck")
+    return graph
+
+
+def _cycle(graph: dict) -> list:
+    state: dict = {}
+    path: list = []
+
+    def visit(node: str) -> list:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = "done"
+        path.pop()
+        return []
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start)
+            if found:
+                return found
+    return []
+
+
+def test_no_import_cycle_between_modules():
+    assert _cycle(_import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
