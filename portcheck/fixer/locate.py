@@ -25,6 +25,7 @@ from portcheck.fixer.syntax import parent_map
 from portcheck.model import Finding
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 Key = Tuple[int, int, int, int]  # start line, start column (0-based), end line, end column (0-based)
 
 # libcst statement -> the `ast` statement types it corresponds to (a simple statement line holds one
@@ -111,7 +112,7 @@ class Locator:
         if spots is not None:
             self.statements: Tuple[cst.BaseStatement, ...] = tuple({id(s.top): s.top for s in spots}.values())
             self.parents = Parents(tree, self.statements)
-            source_lines = source.splitlines(keepends=True)
+            source_lines = _LINE.findall(source)  # lines as libcst and `ast` count them (not `splitlines`)
             for spot in spots:
                 found = _positions_at(tree, spot, source_lines)
                 if found is None:
