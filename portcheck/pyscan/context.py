@@ -92,6 +92,7 @@ STEP_TOKENS = (
 class Ctx(NamedTuple):
     in_loop: bool = False
     guarded: bool = False  # inside a branch of a CUDA check that has a non-CUDA alternative
+    pure_guard: bool = False  # inside the CUDA branch of a check that only guards CUDA-only or display code
     message: bool = False  # inside a log/print/raise/assert message
     optional_import: bool = False  # inside `try: ... except ImportError:` or an `if is_x_available():`
     in_function: bool = False
@@ -105,6 +106,9 @@ class Ctx(NamedTuple):
     display: bool = False  # inside a function that collects or prints environment information
     host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
     skipped: bool = False  # inside a test that is skipped where CUDA (or a CUDA-only library) is absent
+    shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
+    declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
+    test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -369,6 +373,7 @@ def is_test_function(node: ast.AST) -> bool:
 
 _REQUIREMENT = re.compile(
     r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$"
+    r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
 )
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 
@@ -378,18 +383,22 @@ def skips_without_cuda(node: ast.AST, imports: ImportTable) -> bool:
     torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(torch.cuda.device_count() < 2, ...)`,
     `@require_torch_gpu`, `@require_bitsandbytes`, `@pytest.mark.gpu`. Its body cannot run elsewhere,
     so it is no lock-in of the code under test."""
-    for deco in getattr(node, "decorator_list", []):
-        call = deco if isinstance(deco, ast.Call) else None
-        name = dotted(call.func if call is not None else deco) or ""
-        last = name.rsplit(".", 1)[-1]
-        if _REQUIREMENT.match(last):
+    return any(cuda_only_decorator(deco, imports) for deco in getattr(node, "decorator_list", []))
+
+
+def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
+    """One decorator (or mark) of `skips_without_cuda`."""
+    call = deco if isinstance(deco, ast.Call) else None
+    name = dotted(call.func if call is not None else deco) or ""
+    last = name.rsplit(".", 1)[-1]
+    if _REQUIREMENT.match(last):
+        return True
+    if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
+        return True
+    if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
+        condition = call.args[0]
+        if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
             return True
-        if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
-            return True
-        if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
-            condition = call.args[0]
-            if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
-                return True
     return False
 
 
@@ -415,6 +424,12 @@ _DISPLAY_FUNCTION = re.compile(
     r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$",
     re.IGNORECASE,
 )
+
+
+def is_display_module(path: str) -> bool:
+    """`collect_env.py`, `print_env_info.py`: a module that exists to collect or show environment information."""
+    name = re.split(r"[\\/]", path)[-1]
+    return name.endswith(".py") and bool(_DISPLAY_FUNCTION.match(name[:-3]))
 
 
 def is_display_function(node: ast.AST) -> bool:
