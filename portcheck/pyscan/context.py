@@ -336,8 +336,16 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return False
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
+    bound: set = set()
     if not all(
-        _cuda_only_call(s) or _display_only(s) or _skips(s) or _other_accelerator(s) or _seeds(s) for s in branch
+        _cuda_only_call(s)
+        or _display_only(s)
+        or _skips(s)
+        or _other_accelerator(s)
+        or _seeds(s)
+        or _cuda_backend_setting(s)
+        or _derived(s, bound)
+        for s in _binding(branch, bound)
     ):
         return False
     if all(_skips(s) for s in branch):
@@ -345,6 +353,32 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # The other branch may do the same thing another way (print without the CUDA figure, another
     # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
     return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _binding(branch, bound: set):
+    """The statements of `branch`, adding each one's assigned names to `bound` once it is checked."""
+    for stmt in branch:
+        yield stmt
+        if isinstance(stmt, ast.Assign):
+            bound.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+
+
+def _cuda_backend_setting(stmt: ast.AST) -> bool:
+    """`torch.backends.cuda.matmul.allow_tf32 = True`: a CUDA-only switch, set only where CUDA is."""
+    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Constant):
+        return False
+    names = [dotted(t) or "" for t in stmt.targets]
+    return all(re.match(r"^(?:torch|th)\.backends\.(?:cuda|cudnn)\.", n) for n in names)
+
+
+def _derived(stmt: ast.AST, bound: set) -> bool:
+    """`mb = allocated / 2**20` after `allocated = torch.cuda.memory_allocated()`: a value computed only
+    from what the branch bound before (and constants), with no call."""
+    if not isinstance(stmt, ast.Assign) or not bound:
+        return False
+    names = [n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)]
+    calls = any(isinstance(n, ast.Call) for n in ast.walk(stmt.value))
+    return bool(names) and not calls and all(n in bound for n in names)
 
 
 def _other_accelerator(stmt: ast.AST) -> bool:
@@ -365,6 +399,24 @@ def _seeds(stmt: ast.AST) -> bool:
             ("torch.manual_seed", "torch.random.manual_seed", "th.manual_seed")
         )
     )
+
+
+def asks_for_accelerator_api(test: ast.AST, imports: ImportTable) -> Optional[bool]:
+    """`hasattr(torch, "accelerator")` (True) or its negation (False): a test for a torch recent enough
+    to have the device-generic API; None for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "hasattr"
+        and len(call.args) == 2
+        and imports.resolve(call.args[0]) == "torch"
+        and isinstance(call.args[1], ast.Constant)
+        and call.args[1].value == "accelerator"
+    ):
+        return not negated
+    return None
 
 
 def is_test_function(node: ast.AST) -> bool:

@@ -13,6 +13,7 @@ from portcheck.pyscan.context import (
     _SKIP_CALLS,
     MESSAGE_KEYWORDS,
     Ctx,
+    asks_for_accelerator_api,
     catches_import_error,
     is_availability_check,
     is_cuda_check,
@@ -143,7 +144,12 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
         cuda_side: Optional[str] = None
-        if ctx.test_file and is_cuda_check(node.test, imports):
+        old_torch = asks_for_accelerator_api(node.test, imports)
+        if old_torch is not None:
+            # `torch.accelerator...type if hasattr(torch, "accelerator") else "cuda"`: the other branch
+            # only runs on a torch too old for the device-generic API.
+            cuda_side = "orelse" if old_torch else "body"
+        elif ctx.test_file and is_cuda_check(node.test, imports):
             # Test code under `if torch.cuda.is_available():` tests the CUDA path where it exists.
             cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
         if is_availability_check(node.test):
@@ -203,6 +209,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        if (imports.resolved(node.func) or "").startswith("numpy."):
+            # `np.median(mask.nonzero(), axis=1)`: what numpy takes is a host array.
+            on_host = ctx._replace(host=True)
+            return [(node.func, ctx)] + [(c, on_host) for c in node.args] + [(k, on_host) for k in node.keywords]
         host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
         return (
             [(node.func, ctx)]
