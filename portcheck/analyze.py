@@ -13,15 +13,21 @@ from typing import Iterator, List, Optional, Sequence, Tuple, cast
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
-from portcheck.pyscan.context import Ctx
+from portcheck.pyscan.context import Ctx, is_display_module
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
+from portcheck.pyscan.testcode import is_test_path, mark_cuda_only, module_cuda_only
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
 GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
+DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or formatted for people)"
+TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
+# Categories that say nothing about test code: XLA's graph breaks and host syncs cost time, and tests
+# compare values on the host (`allclose`, float64 references) on purpose.
+_NOT_IN_TESTS = frozenset({"xla"})
 _PY2_HINTS = (
     "Missing parentheses in call to 'print'",
     "Missing parentheses in call to 'exec'",
@@ -81,6 +87,8 @@ def _finding(
     severity = rule.severity_for(target)
     if severity is Severity.OFF:
         return None
+    if ctx.test_file and rule.category in _NOT_IN_TESTS:
+        return None
     note = ""
     guarded = False
     if entry.guard:
@@ -88,6 +96,12 @@ def _finding(
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, GUARD_NOTE
+    if ctx.shown:
+        severity = severity.lowered()
+        note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE
+    if ctx.test_file:
+        severity = severity.lowered()
+        note = f"{note}; {TEST_NOTE}" if note else TEST_NOTE
     node = cast(Located, reported)  # a matcher reports only what has a position
     line = node.lineno
     end_line = getattr(node, "end_lineno", None) or line
@@ -123,8 +137,9 @@ def _overlaps(a: Finding, b: Finding) -> bool:
 Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matcher, node, label, context)
 
 
-def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule]) -> List[Match]:
-    """Every match of `rules` in a parsed module, in one walk; the same for every target."""
+def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], path: str = "") -> List[Match]:
+    """Every match of `rules` in a parsed module, in one walk; the same for every target. `path` tells
+    test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
     imports = ImportTable.from_module(module)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher)
@@ -132,6 +147,13 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule]) -
         for matcher in entry.matchers
     )
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
+    if path and is_display_module(path):
+        root = root._replace(display=True)
+    if path and is_test_path(path):
+        skipped = module_cuda_only(module, imports, path) is not None
+        if not skipped:
+            mark_cuda_only(module, imports)
+        root = root._replace(test_file=True, skipped=skipped)
     # The dispatch keys are the (rule index, from an import matcher) pairs given above.
     hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
     return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
@@ -144,17 +166,22 @@ def findings_for(
     findings: List[Finding] = []
     fallbacks: List[Finding] = []
     seen = set()
+    declined: List[Finding] = []
     for index, is_import, node, label, ctx in matches:
         entry = rules[index]
         finding = _finding(entry, target, path, lines, node, label, ctx, is_import)
         if finding is None:
+            continue
+        if ctx.declined:
+            if not entry.fallback:
+                declined.append(finding)  # only to keep fallbacks off the node
             continue
         key = (finding.code, finding.line, finding.column, finding.end_line, finding.end_column)
         if key in seen:
             continue
         seen.add(key)
         (fallbacks if entry.fallback else findings).append(finding)
-    specific = list(findings)  # a fallback yields to specific rules only, not to another fallback
+    specific = list(findings) + declined  # a fallback yields to specific rules only, not to another fallback
     for fb in fallbacks:
         if not any(_overlaps(fb, f) for f in specific):
             findings.append(fb)
@@ -172,7 +199,7 @@ def analyze_module(
     """Run `rules` over a parsed module; findings unsuppressed and unsorted."""
     if lines is None:
         lines = python_lines(text)
-    return findings_for(match_module(module, text, rules), rules, target, path, lines)
+    return findings_for(match_module(module, text, rules, path), rules, target, path, lines)
 
 
 def analyze_python(
@@ -191,9 +218,11 @@ def analyze_python_tree(
     path: str,
     prefilter: Prefilter,
     targets: Sequence[Target],
+    project_path: Optional[str] = None,
 ) -> Tuple[List[List[Finding]], Optional[FileError], Optional[ast.Module]]:
     """`analyze_python` for several targets at once (one pre-filter, one parse, one walk), and the
-    module it parsed (None when none was parsed) for later stages that read the same text."""
+    module it parsed (None when none was parsed) for later stages that read the same text.
+    `project_path` is the file's path inside the scanned folder (default: `path`)."""
     rules = prefilter.candidates(text)
     if not rules:
         return [[] for _ in targets], None, None
@@ -203,7 +232,7 @@ def analyze_python_tree(
         error = FileError(path=path, message=str(exc), line=exc.line, column=exc.column, kind="parse")
         return [[] for _ in targets], error, None
     lines = python_lines(text)
-    matches = match_module(module, text, rules)
+    matches = match_module(module, text, rules, path if project_path is None else project_path)
     return [apply_suppressions(findings_for(matches, rules, t, path, lines), lines) for t in targets], None, module
 
 

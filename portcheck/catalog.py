@@ -104,7 +104,7 @@ def _cases(path: Path, code: str, key: str, value: Any) -> Tuple[Case, ...]:
         if isinstance(item, str):
             out.append(Case(code=item))
         elif isinstance(item, dict):
-            extra = set(item) - {"code", "filename", "count", "fixed"}
+            extra = set(item) - {"code", "filename", "count", "fixed", "note"}
             if extra:
                 raise _fail(path, code, f"{key}[{i}].{sorted(extra)[0]}", "unknown key")
             if not isinstance(item.get("code"), str):
@@ -122,6 +122,7 @@ def _cases(path: Path, code: str, key: str, value: Any) -> Tuple[Case, ...]:
                     filename=item.get("filename", "example.py"),
                     count=int(item.get("count", 1)),
                     fixed=fixed,
+                    note=str(item.get("note", "")),
                 )
             )
         else:

@@ -92,6 +92,8 @@ class Case:
     # For invalid cases with a fix: the expected output of `portcheck fix` per target, or False where
     # that target leaves the case unfixed (every other target must fix it).
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    # For invalid cases: text every finding's note must contain (a lowered finding says why).
+    note: str = ""
 
 
 @dataclass(frozen=True)

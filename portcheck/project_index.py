@@ -29,11 +29,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from portcheck.analyze import apply_suppressions
+from portcheck.analyze import TEST_NOTE, apply_suppressions
 from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
-from portcheck.scanner import MAX_BYTES, per_file_ignored, prepare
+from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
+from portcheck.scanner import MAX_BYTES, per_file_ignored, prepare, project_path
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
 from portcheck.suppress import skip_file
 
@@ -772,6 +773,20 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             if not found:
                 continue
             lines = python_lines(texts[path])
+            inside = project_path(path, settings.roots)
+            test_file = is_test_path(inside)
+            if test_file:
+                # Sites in test code that only runs with CUDA are no lock-in of the code under test.
+                tree = ast.parse(texts[path])
+                table = ImportTable.from_module(tree)
+                spans = cuda_only_spans(tree, table, inside)
+                only_cuda = names_used_only_with_cuda(tree, table)
+                found = [
+                    s
+                    for s in found
+                    if not any(a <= s.span[0] <= b for a, b in spans)
+                    and not (s.kind == "import" and _imports_only(tree, s.span[0], only_cuda))
+                ]
             out: List[Finding] = []
             for entry in entries:
                 severity = entry.rule.severity_for(target)
@@ -779,6 +794,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                     continue
                 for site in found:
                     sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
+                    if test_file:
+                        sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
                     line, col, end_line, end_col = site.span
                     label = f"`{site.label}` ({site.kind})"
                     out.append(
@@ -814,6 +831,15 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             result = replace(result, findings=tuple(findings))
         merged.append(result)
     return merged
+
+
+def _imports_only(tree: ast.Module, line: int, names: Set[str]) -> bool:
+    """Whether the import statement at `line` binds only names among `names`."""
+    for stmt in import_statements(tree):
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            bound = [a.asname or a.name.split(".", 1)[0] for a in stmt.names]
+            return bool(bound) and all(b in names for b in bound)
+    return False
 
 
 def _imports_own(source_line: str, own: Project) -> bool:

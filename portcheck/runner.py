@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, List, Optional, Sequence, Tuple
 
@@ -201,7 +202,8 @@ def scan_paths_targets(
     root = config.root or cwd
     excludes = tuple(config.exclude) + tuple(config.extend_exclude)
     candidates, problems = discover(paths, root, excludes, config.respect_gitignore)
-    group = tuple(settings_from(config, t) for t in targets)
+    roots = tuple(sorted({display_path(p, cwd) for p in paths if p.is_dir()} - {".", ""}))
+    group = tuple(replace(settings_from(config, t), roots=roots) for t in targets)
     unreadable: List[FileResult] = [
         FileResult(
             path=display_path(p.path, cwd),

@@ -43,6 +43,9 @@ class Settings:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     min_torch: str = "2.6"  # what the fixer may write decides what is fixable
     literal_device: bool = False
+    # The scanned folders, as display paths: a file's place in its project (is it under `tests/`?)
+    # is its path below the folder it was found in, not below the working directory.
+    roots: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,16 @@ def display_path(path: Path, cwd: Optional[Path] = None) -> str:
     except ValueError:  # another drive on Windows
         rel = str(path)
     return path_text(rel.replace(os.sep, "/"))  # bytes that are not UTF-8 as %XX
+
+
+def project_path(path: str, roots: Sequence[str]) -> str:
+    """`path` (a display path) below the deepest of `roots` (scanned folders) that holds it."""
+    best = ""
+    for root in roots:
+        prefix = root.rstrip("/") + "/"
+        if path.startswith(prefix) and len(prefix) > len(best):
+            best = prefix
+    return path[len(best) :]
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -225,7 +238,9 @@ def analyze_text_targets(
         if skip_file(text):
             return [[] for _ in group], None, 0
         lines = count_lines(text)
-        per_target, error, tree = analyze_python_tree(text, path, prepared.prefilter, targets)
+        per_target, error, tree = analyze_python_tree(
+            text, path, prepared.prefilter, targets, project_path(path, group[0].roots)
+        )
         if Path(path).name == "setup.py" and prepared.text_rules:
             for found, target in zip(per_target, targets):
                 found += _text_findings(prepared.text_rules, "setup-py", text, path, target)

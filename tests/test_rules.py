@@ -53,6 +53,8 @@ def test_invalid_case_is_flagged(code, index, case, tmp_path):
     assert len(found) == case.count, (
         f"{code} invalid case {index}: expected {case.count}, got {len(found)}:\n{case.code}\n{found}"
     )
+    if case.note:
+        assert all(case.note in f.note for f in found), f"{code} invalid case {index}: notes {[f.note for f in found]}"
 
 
 def test_every_rule_has_valid_and_invalid_cases():

@@ -92,6 +92,7 @@ STEP_TOKENS = (
 class Ctx(NamedTuple):
     in_loop: bool = False
     guarded: bool = False  # inside a branch of a CUDA check that has a non-CUDA alternative
+    pure_guard: bool = False  # inside the CUDA branch of a check that only guards CUDA-only or display code
     message: bool = False  # inside a log/print/raise/assert message
     optional_import: bool = False  # inside `try: ... except ImportError:` or an `if is_x_available():`
     in_function: bool = False
@@ -105,6 +106,9 @@ class Ctx(NamedTuple):
     display: bool = False  # inside a function that collects or prints environment information
     host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
     skipped: bool = False  # inside a test that is skipped where CUDA (or a CUDA-only library) is absent
+    shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
+    declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
+    test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -332,8 +336,16 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return False
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
+    bound: set = set()
     if not all(
-        _cuda_only_call(s) or _display_only(s) or _skips(s) or _other_accelerator(s) or _seeds(s) for s in branch
+        _cuda_only_call(s)
+        or _display_only(s)
+        or _skips(s)
+        or _other_accelerator(s)
+        or _seeds(s)
+        or _cuda_backend_setting(s)
+        or _derived(s, bound)
+        for s in _binding(branch, bound)
     ):
         return False
     if all(_skips(s) for s in branch):
@@ -341,6 +353,32 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # The other branch may do the same thing another way (print without the CUDA figure, another
     # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
     return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _binding(branch, bound: set):
+    """The statements of `branch`, adding each one's assigned names to `bound` once it is checked."""
+    for stmt in branch:
+        yield stmt
+        if isinstance(stmt, ast.Assign):
+            bound.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+
+
+def _cuda_backend_setting(stmt: ast.AST) -> bool:
+    """`torch.backends.cuda.matmul.allow_tf32 = True`: a CUDA-only switch, set only where CUDA is."""
+    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Constant):
+        return False
+    names = [dotted(t) or "" for t in stmt.targets]
+    return all(re.match(r"^(?:torch|th)\.backends\.(?:cuda|cudnn)\.", n) for n in names)
+
+
+def _derived(stmt: ast.AST, bound: set) -> bool:
+    """`mb = allocated / 2**20` after `allocated = torch.cuda.memory_allocated()`: a value computed only
+    from what the branch bound before (and constants), with no call."""
+    if not isinstance(stmt, ast.Assign) or not bound:
+        return False
+    names = [n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)]
+    calls = any(isinstance(n, ast.Call) for n in ast.walk(stmt.value))
+    return bool(names) and not calls and all(n in bound for n in names)
 
 
 def _other_accelerator(stmt: ast.AST) -> bool:
@@ -363,12 +401,31 @@ def _seeds(stmt: ast.AST) -> bool:
     )
 
 
+def asks_for_accelerator_api(test: ast.AST, imports: ImportTable) -> Optional[bool]:
+    """`hasattr(torch, "accelerator")` (True) or its negation (False): a test for a torch recent enough
+    to have the device-generic API; None for any other test."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "hasattr"
+        and len(call.args) == 2
+        and imports.resolve(call.args[0]) == "torch"
+        and isinstance(call.args[1], ast.Constant)
+        and call.args[1].value == "accelerator"
+    ):
+        return not negated
+    return None
+
+
 def is_test_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(("test", "_test"))
 
 
 _REQUIREMENT = re.compile(
     r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$"
+    r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
 )
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 
@@ -378,18 +435,22 @@ def skips_without_cuda(node: ast.AST, imports: ImportTable) -> bool:
     torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(torch.cuda.device_count() < 2, ...)`,
     `@require_torch_gpu`, `@require_bitsandbytes`, `@pytest.mark.gpu`. Its body cannot run elsewhere,
     so it is no lock-in of the code under test."""
-    for deco in getattr(node, "decorator_list", []):
-        call = deco if isinstance(deco, ast.Call) else None
-        name = dotted(call.func if call is not None else deco) or ""
-        last = name.rsplit(".", 1)[-1]
-        if _REQUIREMENT.match(last):
+    return any(cuda_only_decorator(deco, imports) for deco in getattr(node, "decorator_list", []))
+
+
+def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
+    """One decorator (or mark) of `skips_without_cuda`."""
+    call = deco if isinstance(deco, ast.Call) else None
+    name = dotted(call.func if call is not None else deco) or ""
+    last = name.rsplit(".", 1)[-1]
+    if _REQUIREMENT.match(last):
+        return True
+    if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
+        return True
+    if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
+        condition = call.args[0]
+        if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
             return True
-        if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
-            return True
-        if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
-            condition = call.args[0]
-            if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
-                return True
     return False
 
 
@@ -415,6 +476,12 @@ _DISPLAY_FUNCTION = re.compile(
     r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$",
     re.IGNORECASE,
 )
+
+
+def is_display_module(path: str) -> bool:
+    """`collect_env.py`, `print_env_info.py`: a module that exists to collect or show environment information."""
+    name = re.split(r"[\\/]", path)[-1]
+    return name.endswith(".py") and bool(_DISPLAY_FUNCTION.match(name[:-3]))
 
 
 def is_display_function(node: ast.AST) -> bool:

@@ -7,7 +7,7 @@ import ast
 import re
 from typing import Any, Iterator, List, Mapping, Optional, Tuple
 
-from portcheck.pyscan.context import Ctx, is_cuda_check
+from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import (
     Attr,
@@ -150,6 +150,11 @@ class DeviceStringMatcher(Matcher):
             if isinstance(base, ast.Constant) and isinstance(base.value, str) and self.prefix.match(base.value):
                 yield expr, ctx
         elif isinstance(expr, ast.IfExp):
+            old_torch = asks_for_accelerator_api(expr.test, imports)
+            if old_torch is not None:
+                # `... if hasattr(torch, "accelerator") else "cuda"`: the CUDA spelling serves old torch only.
+                yield from self.strings(expr.orelse if not old_torch else expr.body, ctx, imports)
+                return
             if is_cuda_check(expr.test, imports):
                 # `"cuda" if torch.cuda.is_available() else "cpu"` is the availability idiom (its own
                 # rule fixes the whole ternary); any other CUDA-checked ternary has a non-CUDA branch.

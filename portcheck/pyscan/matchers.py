@@ -191,15 +191,22 @@ class Matcher:
     not match inside functions that only collect or print environment information, such as
     `collect_env()`), `on-host` (false: do not match in the `dtype=` of a tensor factory that names no
     device, which builds a host tensor), `fp32-islands` (false: skip calls that pass `enabled=False`,
-    an autocast turned off for an fp32 region). Nothing matches inside the expected values of a
-    test's assertions, nor in tests that only run with CUDA (skipped elsewhere)."""
+    an autocast turned off for an fp32 region), `in-guards` (false: do not match in the CUDA branch of a
+    check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable).
+    `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
+    the value is only shown. `in-display` also covers numbers formatted for people
+    (`f"{mem / 1e9:.2f}"`) and modules such as `collect_env.py`. What a rule declines this way still
+    keeps fallback rules off the node. Nothing matches inside the expected values of a test's
+    assertions, nor in tests that only run with CUDA (skipped elsewhere, or CUDA-only parts of test
+    files, see `testcode.py`)."""
 
     kind = ""
     messages_default = True
     node_types: Tuple[Type[ast.AST], ...] = ()
     allowed_keys: FrozenSet[str] = frozenset()
     _common_keys = frozenset(
-        {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands"}
+        {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
+         "in-guards"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -210,13 +217,17 @@ class Matcher:
         self.inside = params.get("inside")
         if self.inside not in _INSIDE:
             raise MatcherError("'inside' must be 'loop', 'function' or 'step-loop'")
-        self.messages = bool(params.get("messages", self.messages_default))
+        # `messages` and `in-display` also take "lower": match there, one severity level lower.
+        self.messages_lower = params.get("messages") == "lower"
+        self.messages = self.messages_lower or bool(params.get("messages", self.messages_default))
         self.requires = tuple(_str_list(params, "requires", required=False))
         self.given_tokens = _str_list(params, "tokens", required=False)
         self.in_guard_tests = bool(params.get("in-guard-tests", True))
-        self.in_display = bool(params.get("in-display", True))
+        self.display_lower = params.get("in-display") == "lower"
+        self.in_display = self.display_lower or bool(params.get("in-display", True))
         self.on_host = bool(params.get("on-host", True))
         self.fp32_islands = bool(params.get("fp32-islands", True))
+        self.in_guards = bool(params.get("in-guards", True))
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -255,19 +266,24 @@ class Matcher:
     def handler(self) -> Callable[..., Iterator[Hit]]:
         inside, messages, requires, match = self.inside, self.messages, self.requires, self.match
         in_guard_tests, in_display, on_host = self.in_guard_tests, self.in_display, self.on_host
+        messages_lower, display_lower = self.messages_lower, self.display_lower
         fp32_islands = self.fp32_islands
+        in_guards = self.in_guards
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
-            if (ctx.message and not messages) or ctx.annotation or ctx.test_assert or ctx.skipped:
+            if ctx.annotation or ctx.test_assert or ctx.skipped:
                 return iter(())
             if ctx.in_test and type(node) is ast.Assert:
                 return iter(())  # a test's assertion checks values; it is no control flow of the code under test
-            if (
-                (ctx.guard_test and not in_guard_tests)
+            # A node this rule declines where it sits (a guard's test, display code, a host tensor) still
+            # matches, marked declined: it reports nothing, and no fallback rule reports it either.
+            declined = (
+                (ctx.message and not messages)
+                or (ctx.guard_test and not in_guard_tests)
                 or (ctx.display and not in_display)
                 or (ctx.host and not on_host)
-            ):
-                return iter(())
+                or (ctx.pure_guard and not in_guards)
+            )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
             if inside is not None:
@@ -279,6 +295,16 @@ class Matcher:
                     return iter(())
             if requires and not imports.imports_any(requires):
                 return iter(())
+            if not declined and ((ctx.message and messages_lower) or (ctx.display and display_lower)):
+                return (
+                    (hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)._replace(shown=True))
+                    for hit in match(node, parent, ctx, imports)
+                )
+            if declined:
+                return (
+                    (hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)._replace(declined=True))
+                    for hit in match(node, parent, ctx, imports)
+                )
             return match(node, parent, ctx, imports)
 
         return run

@@ -13,6 +13,7 @@ from portcheck.pyscan.context import (
     _SKIP_CALLS,
     MESSAGE_KEYWORDS,
     Ctx,
+    asks_for_accelerator_api,
     catches_import_error,
     is_availability_check,
     is_cuda_check,
@@ -30,6 +31,7 @@ from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
+from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, early_cuda_exit
 
 # A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
@@ -51,7 +53,10 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
     out: List[Tuple[ast.AST, Ctx]] = []
     for stmt in stmts:
         out.append((stmt, ctx))
-        if (
+        if ctx.test_file and not ctx.skipped and early_cuda_exit(stmt, imports):
+            # In a test, what follows `if not torch.cuda.is_available(): return` only runs with CUDA.
+            ctx = ctx._replace(skipped=True)
+        elif (
             not ctx.guarded
             and isinstance(stmt, ast.If)
             and not stmt.orelse
@@ -59,7 +64,7 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
             and isinstance(stmt.body[-1], _EXITS)
             and is_negative_cuda_check(stmt.test, imports)
         ):
-            ctx = ctx._replace(guarded=True)
+            ctx = ctx._replace(guarded=True, pure_guard=True)
     return out
 
 
@@ -80,7 +85,19 @@ _FIELDS: Mapping[type, Tuple[str, ...]] = MappingProxyType(
     {cls: tuple(f for f in getattr(cls, "_fields", ()) if f not in _SKIP_FIELDS) for cls in _node_classes()}
 )
 _SPECIAL = (
-    (ast.Expr, ast.If, ast.IfExp, ast.Module, ast.Call, ast.Raise, ast.Assert, ast.arg, ast.AnnAssign, ast.ClassDef)
+    (
+        ast.Expr,
+        ast.If,
+        ast.IfExp,
+        ast.Module,
+        ast.Call,
+        ast.Raise,
+        ast.Assert,
+        ast.arg,
+        ast.AnnAssign,
+        ast.ClassDef,
+        ast.FormattedValue,
+    )
     + _LOOPS
     + _COMPS
     + _FUNCS
@@ -122,17 +139,28 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         if isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
-            branch = branch._replace(guarded=True)
+            branch = branch._replace(guarded=True, pure_guard=True)
             test_ctx = ctx._replace(guard_test=True)
-        elif ctx.in_test and is_cuda_check(node.test, imports):
+        elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
+        cuda_side: Optional[str] = None
+        old_torch = asks_for_accelerator_api(node.test, imports)
+        if old_torch is not None:
+            # `torch.accelerator...type if hasattr(torch, "accelerator") else "cuda"`: the other branch
+            # only runs on a torch too old for the device-generic API.
+            cuda_side = "orelse" if old_torch else "body"
+        elif ctx.test_file and is_cuda_check(node.test, imports):
+            # Test code under `if torch.cuda.is_available():` tests the CUDA path where it exists.
+            cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
+        body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
+        else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
         if isinstance(node, ast.IfExp):
-            return [(node.test, test_ctx), (node.body, branch), (node.orelse, branch)]
-        return [(node.test, test_ctx)] + _block(node.body, branch, imports) + _block(node.orelse, branch, imports)
+            return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
+        return [(node.test, test_ctx)] + _block(node.body, body_ctx, imports) + _block(node.orelse, else_ctx, imports)
     if isinstance(node, _LOOPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=False)
         head = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
@@ -141,12 +169,12 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         inner = ctx._replace(in_loop=True, loop=node, periodic=False)
         return [(c, inner) for c in _plain_children(node)]
     if isinstance(node, ast.ClassDef):
-        if skips_without_cuda(node, imports):
+        if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             ctx = ctx._replace(skipped=True)
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
-        if skips_without_cuda(node, imports):
+        if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
         if is_test_function(node):
             inner = inner._replace(in_test=True)
@@ -181,6 +209,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        if (imports.resolved(node.func) or "").startswith("numpy."):
+            # `np.median(mask.nonzero(), axis=1)`: what numpy takes is a host array.
+            on_host = ctx._replace(host=True)
+            return [(node.func, ctx)] + [(c, on_host) for c in node.args] + [(k, on_host) for k in node.keywords]
         host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
         return (
             [(node.func, ctx)]
@@ -197,6 +229,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
                 for k in node.keywords
             ]
         )
+    if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+        # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`: a number formatted for people to read.
+        shown = ctx._replace(display=True)
+        return [(node.value, shown), (node.format_spec, ctx)]
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
         return [(c, msg) for c in _plain_children(node)]

@@ -1,0 +1,272 @@
+"""Test code: which files hold tests, and which parts of them only ever run where CUDA exists.
+
+A test that only runs with CUDA (skipped elsewhere by a decorator, a module-level mark, a module-level
+skip, its folder, or a CUDA-only extension it imports) tests CUDA code; it is no lock-in of the code
+under test. The same holds for helpers that only such tests call, for the CUDA branch of a test's
+`if torch.cuda.is_available():` and for the rest of a test after `if not torch.cuda.is_available(): return`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
+
+from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
+from portcheck.pyscan.imports import ImportTable, dotted
+
+# `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
+_TEST_DIR = re.compile(r"(?i)^(?:tests?|testing|unit_?tests?|integration_?tests?)$")
+_TEST_FILE = re.compile(r"(?i)^(?:test_\w+|\w+_test|tests?|conftest|testing)\.py$")
+# Test folders that only hold GPU tests: `tests/gpu/`, `tests/cuda/`, `gpu_tests/`.
+_GPU_DIR = re.compile(r"(?i)^(?:cuda|gpus?|(?:cuda|gpu)_?tests?|tests?_?(?:cuda|gpu))$")
+# A module whose name says it runs on CUDA only: compiled extensions (`fused_adam_cuda`, `_C`).
+_CUDA_EXTENSION = re.compile(r"^(?:_C|\w+_cuda(?:_\w+)?|\w*cuda_ext\w*|\w+_C)$")
+_SKIP_MODULE_CALLS = frozenset({"skip", "skipTest", "SkipTest", "exit"})
+CUDA_ONLY_ATTR = "_portcheck_cuda_only"
+
+
+def _parts(path: str) -> List[str]:
+    return [p for p in re.split(r"[\\/]+", path) if p and p != "."]
+
+
+def is_test_path(path: str) -> bool:
+    """A file of a test suite: under a `tests/` folder, or named `test_*.py`, `*_test.py`, `conftest.py`."""
+    parts = _parts(path)
+    if not parts:
+        return False
+    return bool(_TEST_FILE.match(parts[-1])) or any(_TEST_DIR.match(p) for p in parts[:-1])
+
+
+def _gpu_test_folder(path: str) -> bool:
+    return is_test_path(path) and any(_GPU_DIR.match(p) for p in _parts(path)[:-1])
+
+
+def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
+    """`pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `requires_cuda`, or a list of marks with one."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return any(_cuda_only_marker(e, imports, local) for e in node.elts)
+    if cuda_only_decorator(node, imports):
+        return True
+    name = dotted(node.func if isinstance(node, ast.Call) else node) or ""
+    return name in local
+
+
+def _skips_module(stmts: Iterable[ast.AST]) -> bool:
+    """`pytest.skip(..., allow_module_level=True)`, `raise unittest.SkipTest(...)`, `sys.exit(0)`."""
+    for stmt in stmts:
+        call: Optional[ast.AST] = None
+        if isinstance(stmt, ast.Expr):
+            call = stmt.value
+        elif isinstance(stmt, ast.Raise):
+            call = stmt.exc
+        if call is None:
+            continue
+        func = call.func if isinstance(call, ast.Call) else call
+        name = (dotted(func) or "").rsplit(".", 1)[-1]
+        if name in _SKIP_MODULE_CALLS:
+            return True
+    return False
+
+
+def _imports_cuda_extension(module: ast.Module) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, ast.Import):
+            if any(_CUDA_EXTENSION.match(a.name.rsplit(".", 1)[-1]) for a in stmt.names):
+                return True
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module:
+            if _CUDA_EXTENSION.match(stmt.module.rsplit(".", 1)[-1]) or any(
+                _CUDA_EXTENSION.match(a.name) for a in stmt.names if a.name != "_C"
+            ):
+                return True
+    return False
+
+
+def local_markers(module: ast.Module, imports: ImportTable) -> Set[str]:
+    """Module-level names bound to a CUDA-only skip mark (`requires_cuda = pytest.mark.skipif(...)`)."""
+    found: Set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if stmt.targets[0].id != "pytestmark" and _cuda_only_marker(stmt.value, imports, found):
+                found.add(stmt.targets[0].id)
+    return found
+
+
+def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Optional[str]:
+    """Why a whole test module only runs with CUDA, or None."""
+    if _gpu_test_folder(path):
+        return "folder"
+    local = local_markers(module, imports)
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
+            if _cuda_only_marker(stmt.value, imports, local):
+                return "pytestmark"
+        elif isinstance(stmt, ast.If) and is_negative_cuda_check(stmt.test, imports) and _skips_module(stmt.body):
+            return "module skip"
+    if _imports_cuda_extension(module):
+        return "extension"
+    return None
+
+
+def _decorated(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
+    if skips_without_cuda(node, imports):
+        return True
+    return any(_cuda_only_marker(d, imports, local) for d in getattr(node, "decorator_list", []) if local)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def early_cuda_exit(stmt: ast.AST, imports: ImportTable) -> bool:
+    """`if not torch.cuda.is_available(): return` / `self.skipTest(...)` / `pytest.skip(...)`."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body:
+        return False
+    if not is_negative_cuda_check(stmt.test, imports):
+        return False
+    last = stmt.body[-1]
+    if isinstance(last, (ast.Return, ast.Continue)):
+        return True
+    return _skips_module([last]) or (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and (dotted(last.value.func) or "").rsplit(".", 1)[-1] in ("skipTest", "skip")
+    )
+
+
+def _references(module: ast.Module, imports: ImportTable, marked: Set[int]) -> Dict[str, List[bool]]:
+    """Every use of a name (`helper(...)`, `self.helper(...)`, `Class.helper`), and for each whether it
+    sits in CUDA-only code: a marked definition, a CUDA branch, or after an early exit without CUDA."""
+    refs: Dict[str, List[bool]] = {}
+    stack: List[Tuple[ast.AST, bool]] = [(module, False)]
+    while stack:
+        node, cuda_only = stack.pop()
+        if isinstance(node, _DEFS) and id(node) in marked:
+            cuda_only = True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            refs.setdefault(node.id, []).append(cuda_only)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            refs.setdefault(node.attr, []).append(cuda_only)
+        if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
+            negative = is_negative_cuda_check(node.test, imports)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            stack.append((node.test, cuda_only))
+            stack.extend((c, cuda_only or not negative) for c in body)
+            stack.extend((c, cuda_only or negative) for c in orelse)
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.AST):
+                inner = cuda_only
+                for stmt in block:
+                    stack.append((stmt, inner))
+                    inner = inner or early_cuda_exit(stmt, imports)
+        for field, value in ast.iter_fields(node):
+            if field in ("body", "orelse", "finalbody", "handlers"):
+                continue
+            if isinstance(value, ast.AST):
+                stack.append((value, cuda_only))
+            elif isinstance(value, list):
+                stack.extend((v, cuda_only) for v in value if isinstance(v, ast.AST))
+    return refs
+
+
+def _definitions(module: ast.Module) -> Iterator[Tuple[ast.AST, Optional[ast.ClassDef]]]:
+    """Definitions at module level and in classes (recursively), with their class."""
+    stack: List[Tuple[ast.AST, Optional[ast.ClassDef]]] = [(s, None) for s in module.body]
+    while stack:
+        node, owner = stack.pop()
+        if isinstance(node, _DEFS):
+            yield node, owner
+            if isinstance(node, ast.ClassDef):
+                stack.extend((s, node) for s in node.body)
+
+
+def _cuda_world_size(node: ast.ClassDef, imports: ImportTable) -> bool:
+    """A multi-process test class whose `world_size` is the number of CUDA devices: none run elsewhere."""
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "world_size":
+            return any(
+                isinstance(sub, ast.Call) and imports.resolve(sub.func) == "torch.cuda.device_count"
+                for sub in ast.walk(stmt)
+            )
+    return False
+
+
+def _is_test(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+
+
+def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
+    """Mark (with CUDA_ONLY_ATTR) the definitions of a test module that only run with CUDA: those
+    decorated so, classes whose every test is, and helpers used only from CUDA-only code. Returns
+    how many were marked."""
+    local = local_markers(module, imports)
+    defs = list(_definitions(module))
+    marked: Set[int] = {id(n) for n, _ in defs if _decorated(n, imports, local)}
+    for node, _ in defs:
+        if isinstance(node, ast.ClassDef) and id(node) not in marked:
+            tests = [s for s in node.body if _is_test(s)]
+            if (tests and all(id(t) in marked for t in tests)) or _cuda_world_size(node, imports):
+                marked.add(id(node))
+    candidates = [
+        n
+        for n, _ in defs
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith(("test", "__"))
+    ]
+    for _ in range(4):  # helpers of helpers: a few rounds reach a fixed point in practice
+        refs = _references(module, imports, marked)
+        added = False
+        for node in candidates:
+            if id(node) in marked:
+                continue
+            uses = refs.get(node.name, [])
+            if uses and all(uses):
+                marked.add(id(node))
+                added = True
+        if not added:
+            break
+    count = 0
+    for node, _ in defs:
+        if id(node) in marked:
+            setattr(node, CUDA_ONLY_ATTR, True)
+            count += 1
+    return count
+
+
+def cuda_only_spans(module: ast.Module, imports: ImportTable, path: str) -> List[Tuple[int, int]]:
+    """The line spans of a test module that only run with CUDA (for passes that see lines, not the
+    walker's context): the whole module, CUDA-only definitions, CUDA branches, the rest of a block
+    after an early exit without CUDA. [] for a file that is no test file."""
+    if not is_test_path(path):
+        return []
+    if module_cuda_only(module, imports, path) is not None:
+        return [(1, 1 << 30)]
+    mark_cuda_only(module, imports)
+    spans: List[Tuple[int, int]] = []
+    for node in ast.walk(module):
+        if isinstance(node, _DEFS) and getattr(node, CUDA_ONLY_ATTR, False):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            spans.append((first, node.end_lineno or node.lineno))
+        if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
+            side = node.orelse if is_negative_cuda_check(node.test, imports) else node.body
+            block = side if isinstance(side, list) else [side]
+            if block:
+                spans.append((block[0].lineno, block[-1].end_lineno or block[-1].lineno))
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, stmt in enumerate(stmts[:-1]):
+                if isinstance(stmt, ast.AST) and early_cuda_exit(stmt, imports):
+                    last = stmts[-1]
+                    spans.append((stmts[i + 1].lineno, last.end_lineno or last.lineno))
+                    break
+    return spans
+
+
+def names_used_only_with_cuda(module: ast.Module, imports: ImportTable) -> Set[str]:
+    """Names every use of which sits in CUDA-only test code (after `mark_cuda_only`): an import of
+    one serves CUDA-only tests alone."""
+    marked = {id(n) for n, _ in _definitions(module) if getattr(n, CUDA_ONLY_ATTR, False)}
+    return {name for name, uses in _references(module, imports, marked).items() if uses and all(uses)}

@@ -1,0 +1,44 @@
+"""Test files: which paths hold tests, and whether a file's place is judged inside the scanned folder."""
+
+import pytest
+
+from portcheck.config import Config
+from portcheck.pyscan.testcode import is_test_path
+from portcheck.runner import scan_paths
+from portcheck.scanner import project_path
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["tests/test_ops.py", "test/layers/ops.py", "pkg/tests/conftest.py", "ops_test.py", "src/pkg/testing.py"],
+)
+def test_test_paths(path):
+    assert is_test_path(path)
+
+
+@pytest.mark.parametrize("path", ["src/ops.py", "latest/train.py", "contest.py", "test_data/loader.py", ""])
+def test_other_paths(path):
+    assert not is_test_path(path)
+
+
+def test_project_path_strips_the_deepest_scanned_folder():
+    assert project_path("tests/fixture/tests/test_a.py", ("tests", "tests/fixture")) == "tests/test_a.py"
+    assert project_path("tests/fixture/train.py", ("tests/fixture",)) == "train.py"
+    assert project_path("tests/fixture/train.py", ()) == "tests/fixture/train.py"
+    assert project_path("testsuite/train.py", ("tests",)) == "testsuite/train.py"
+
+
+def _notes(folder, cwd):
+    result = scan_paths([folder], Config(respect_gitignore=False), target="neuron", cwd=cwd, jobs=1)
+    return {(r.path, f.code): f.note for r in result.files for f in r.findings}
+
+
+def test_a_project_kept_under_tests_is_not_test_code_when_scanned_itself(tmp_path):
+    repo = tmp_path / "tests" / "fixture_repo"
+    repo.mkdir(parents=True)
+    (repo / "train.py").write_text("import torch\nmodel = Net().cuda()\n", encoding="utf-8")
+    inside = _notes(repo, tmp_path)
+    assert inside == {("tests/fixture_repo/train.py", "DEV002"): ""}
+    # Scanned from above, the same file is part of the outer project's test suite: lowered, and said so.
+    outer = _notes(tmp_path, tmp_path)
+    assert "test code" in outer[("tests/fixture_repo/train.py", "DEV002")]
