@@ -363,7 +363,7 @@ def run_recipe(recipe: Recipe, source: Path, library: Path, work: Path) -> Outco
     fix = subprocess.run(
         [sys.executable, "-m", "portcheck", "fix", "--target", "generic", "--unsafe-fixes", "."],
         cwd=folders["fixed"],
-        env=_env({}),
+        env=_env({"PYTHONPATH": str(REPO)}),  # this checkout's fixer, not whichever portcheck is installed
         capture_output=True,
         text=True,
         timeout=600,

@@ -1199,19 +1199,70 @@ def default_tensor_type(site: Site) -> Outcome:
 # -- pinned memory ------------------------------------------------------------------------------
 
 
+_PLAIN_PARENTS = (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.Element, cst.DictElement, cst.Expr)
+
+
+def _pure(node: cst.CSTNode) -> bool:
+    """True for a name, an attribute chain or a subscript by a constant or name: code that can be
+    evaluated twice without running anything."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(node.value)
+    if isinstance(node, cst.Subscript):
+        return _pure(node.value) and all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Name, cst.Integer, cst.SimpleString))
+            for e in node.slice
+        )
+    return False
+
+
+def _guarded_pin(site: Site, call: cst.Call) -> Outcome:
+    """`x.pin_memory()` -> `x.pin_memory() if torch.accelerator.is_available() else x`: pinned as
+    before wherever an accelerator is (CUDA included), and the tensor itself where none is, where
+    `pin_memory()` raises. Only for a receiver that is safe to name twice."""
+    assert isinstance(call.func, cst.Attribute)
+    receiver = call.func.value
+    if call.args:
+        return Skip("`.pin_memory(device)` names a device: drop the argument by hand")
+    if not _pure(receiver):
+        return Skip(
+            f"`{code_of(receiver)}.pin_memory()` raises without an accelerator, and `{code_of(receiver)}` "
+            "would run twice in a guarded copy: guard it by hand"
+        )
+    parent = site.parent(call)
+    if _guarded(site, call) or (
+        isinstance(parent, cst.IfExp)
+        and parent.body is call
+        and isinstance(parent.test, cst.Call)
+        and site.names.resolve(parent.test.func) in AVAILABILITY_CALLS
+    ):
+        return Skip("`.pin_memory()` already runs only where an accelerator is")
+    guard = "torch.accelerator.is_available()"
+    plain = isinstance(site.parent(call), _PLAIN_PARENTS)
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+        inner = updated.with_changes(lpar=[], rpar=[])
+        choice = cst.IfExp(test=parse_expr(guard), body=inner, orelse=updated.func.value)
+        if plain and not updated.lpar:
+            return choice
+        parens = updated.lpar or [cst.LeftParen()]
+        return choice.with_changes(lpar=parens, rpar=updated.rpar or [cst.RightParen()])
+
+    return _fix(Plan(call, build, "pin-memory-guard"), written=[guard], imports=["torch"])
+
+
 def pin_memory(site: Site) -> Outcome:
     """`DataLoader(..., pin_memory_device="cuda")` loses the keyword: since 2.9 the loader pins for the
     current accelerator, and before that pinning is skipped with a warning where CUDA is missing.
-    `x.pin_memory()` raises without an accelerator; the place to guard it (the loop that builds the
-    batch) is a person's call, so it is left with that reason."""
+    `x.pin_memory()` raises without an accelerator: it runs only where one is available, and the
+    tensor is used unpinned elsewhere."""
     node = site.pick(cst.Call)
     if node is not None and keyword_arg(node, "pin_memory_device") is None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory":
-            return Skip(
-                "`.pin_memory()` raises without an accelerator: "
-                "pin only where one is (`torch.accelerator.is_available()`), by hand"
-            )
+            return _guarded_pin(site, node)
     return remove_keyword(
         Site(
             site.nodes,
