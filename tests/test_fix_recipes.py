@@ -57,7 +57,7 @@ def test_device_strings_in_every_position_resolve_to_one_device():
         {GENERIC}
 
         dev = DEVICE
-        device = f"{{DEVICE.type}}:1"
+        device = f"{{DEVICE.type}}:1" if DEVICE.type != "cpu" else "cpu"
         cfg = {{"device": DEVICE.type}}
 
 
@@ -995,6 +995,8 @@ EVERY_KIND = src(
         torch.cuda.empty_cache()
         s = torch.cuda.current_stream(local_rank)
         state = torch.load(path, map_location="cuda")
+        loc = f"cuda:{local_rank}"
+        state = torch.load(path, map_location=loc)
         loader = torch.utils.data.DataLoader(ds, pin_memory_device="cuda")
         f = torch.compile(model, backend="cudagraphs")
         z = torch.zeros(2, device=local_rank)

@@ -235,6 +235,46 @@ def _device_literal(site: Site, node: cst.CSTNode) -> Outcome:
 
 
 def device_string(site: Site) -> Outcome:
+    """A CUDA device string, rewritten for how its value is used. An indexed one stored in a variable
+    (`device = f"cuda:{rank}"`) falls back to plain "cpu" on a CPU-only machine: the variable may reach
+    a `map_location`, where "cpu:0" raises."""
+    outcome = _device_string(site)
+    node = site.pick(cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.BinaryOperation, cst.Call)
+    if (
+        isinstance(outcome, Fix)
+        and node is not None
+        and len(outcome.plans) == 1
+        and outcome.plans[0].node is node
+        and site.spelling.style == "variable"
+        and isinstance(site.parent(node), (cst.Assign, cst.AnnAssign))
+        and _leading_text(node).startswith("cuda:")
+        and holder_of(site, node).kind == STRING
+    ):
+        return _with_cpu_fallback(site, outcome)
+    return outcome
+
+
+def _with_cpu_fallback(site: Site, fix: Fix) -> Fix:
+    """`fix`'s one plan, its string wrapped in `<string> if DEVICE.type != "cpu" else "cpu"`."""
+    plan = fix.plans[0]
+    build = plan.build
+    test = f'{site.spelling.device_type()} != "cpu"'
+
+    def build_choice(updated: cst.CSTNode) -> cst.CSTNode:
+        typed = build(updated)
+        assert isinstance(typed, cst.BaseExpression)
+        return cst.IfExp(test=parse_expr(test), body=typed, orelse=cst.SimpleString('"cpu"'))
+
+    return _fix(
+        Plan(plan.node, build_choice, plan.key),
+        written=[*fix.written, site.spelling.device_type()],
+        imports=fix.imports,
+        removals=fix.removals,
+        needs=fix.needs,
+    )
+
+
+def _device_string(site: Site) -> Outcome:
     node = site.pick(cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.BinaryOperation, cst.Call)
     if node is None:
         return Skip("the code at this position is not a device string")
@@ -322,6 +362,98 @@ def device_string(site: Site) -> Outcome:
         return with_args(changed, [cst.Arg(parse_expr(type_code)), *updated.args])
 
     return _fix(Plan(node, build_typed_format, "device-string"), written=[type_code])
+
+
+# -- a CUDA device string held in a variable ------------------------------------------------------
+
+
+def _whole_string(site: Site, node: cst.CSTNode) -> cst.CSTNode:
+    """The string expression a reported literal is part of: `"cuda:" + str(i)`, `"cuda:%d" % i`,
+    `"cuda:{}".format(i)`, or the literal itself."""
+    parent = site.parent(node)
+    if isinstance(parent, cst.BinaryOperation) and parent.left is node:
+        return parent
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "format":
+        call = site.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent:
+            return call
+    return node
+
+
+def _scope_of(site: Site, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    parent = site.parent(node)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+        parent = site.parent(parent)
+    return parent
+
+
+def _device_use(site: Site, name: cst.Name) -> Optional[str]:
+    """How a read of the variable is used: "location" (a torch.load map_location), "device" (a
+    `device=`, `.to(...)` or `torch.device(...)` argument), None anywhere else."""
+    arg = site.parent(name)
+    if not isinstance(arg, cst.Arg) or arg.value is not name or arg.star:
+        return None
+    call = site.parent(arg)
+    if not isinstance(call, cst.Call):
+        return None
+    holder = holder_of(site, name)
+    keyword = arg.keyword.value if arg.keyword else None
+    if holder.kind == LOCATION:
+        return "location"
+    if keyword == "device":
+        return "device"
+    positional = positional_args(call)
+    first = positional[:1] == [arg]
+    if first and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        return "device"
+    if first and (site.names.resolve(call.func) or "") == "torch.device":
+        return "device"
+    return None
+
+
+def device_variable(site: Site) -> Outcome:
+    """`loc = f"cuda:{rank}"` (or `"cuda:" + str(i)`, `"cuda:{}".format(i)`, `"cuda:0"`) whose every read
+    is a device (`map_location=loc`, `device=loc`, `.to(loc)`, `torch.device(loc)`) becomes
+    `f"{DEVICE.type}:{rank}" if DEVICE.type != "cpu" else "cpu"`: the same string on CUDA, the index on
+    any other accelerator, and plain "cpu" on a CPU-only machine, where `map_location="cpu:0"` raises."""
+    sp = site.spelling
+    node = site.pick(cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+    if node is None:
+        return Skip("the code at this position is not a device string")
+    if sp.style != "variable":
+        return Skip("a device string in a variable is rewritten for the resolved device only")
+    expr = _whole_string(site, node)
+    assign = site.parent(expr)
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(assign, cst.Assign) and assign.value is expr and len(assign.targets) == 1:
+        target = assign.targets[0].target
+    elif isinstance(assign, cst.AnnAssign) and assign.value is expr:
+        target = assign.target
+    if not isinstance(target, cst.Name):
+        return Skip(f"`{code_of(expr)}` is not assigned to a plain variable: where it goes is a person's call")
+    scope = _scope_of(site, assign)
+    if scope is None:
+        return Skip("cannot tell where the variable is used")
+    if isinstance(scope, cst.Module):
+        return Skip(f"`{target.value}` is a module-level variable: its uses elsewhere in the module are not checked")
+    uses: List[str] = []
+    for other in walk(scope):
+        if isinstance(other, cst.Name) and other.value == target.value and other is not target:
+            parent = site.parent(other)
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) or (
+                isinstance(parent, cst.Param) and parent.name is other
+            ):
+                return Skip(f"`{target.value}` is assigned more than once")
+            use = _device_use(site, other)
+            if use is None:
+                return Skip(f"`{target.value}` is also used where its value is read as a string")
+            uses.append(use)
+    if not uses:
+        return Skip(f"`{target.value}` is not used as a device in this scope")
+    inner = _device_string(Site((expr,), site.params, sp, site.parents, site.names, site.target, site.path))
+    if isinstance(inner, Skip) or len(inner.plans) != 1 or inner.plans[0].node is not expr:
+        return inner if isinstance(inner, Skip) else Skip(f"cannot rewrite `{code_of(expr)}`")
+    return _with_cpu_fallback(site, inner)
 
 
 # -- .cuda() --------------------------------------------------------------------------------------
@@ -1282,6 +1414,7 @@ RECIPES: Dict[str, Callable[[Site], Outcome]] = {
     "device-string": device_string,
     "map-location": device_string,
     "dot-cuda": dot_cuda,
+    "device-variable": device_variable,
     "device-compare": device_compare,
     "availability": availability,
     "rename-call": rename_call,
