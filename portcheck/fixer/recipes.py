@@ -429,7 +429,7 @@ def device_variable(site: Site) -> Outcome:
         target = assign.targets[0].target
     elif isinstance(assign, cst.AnnAssign) and assign.value is expr:
         target = assign.target
-    if not isinstance(target, cst.Name):
+    if not isinstance(target, cst.Name) or assign is None:
         return Skip(f"`{code_of(expr)}` is not assigned to a plain variable: where it goes is a person's call")
     scope = _scope_of(site, assign)
     if scope is None:
