@@ -1225,6 +1225,14 @@ def int_device(site: Site) -> Outcome:
     if node is None:
         return Skip("the code at this position is not a device index")
     parent = site.parent(node)
+    if isinstance(parent, cst.Element):
+        # `device_ids=[local_rank]` reported at the index the list holds (an integer that flowed there):
+        # the list is what becomes `None` on the CPU.
+        sequence = site.parent(parent)
+        arg = site.parent(sequence) if isinstance(sequence, (cst.List, cst.Tuple)) else None
+        if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "device_ids":
+            assert isinstance(sequence, (cst.List, cst.Tuple))
+            node, parent = sequence, arg
     keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
     if keyword in ("device_ids", "output_device"):
         if sp.style == "literal":
