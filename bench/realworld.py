@@ -200,6 +200,16 @@ RECIPES: Tuple[Recipe, ...] = (
         needs=("numpy", "click", "PIL", "scipy", "requests", "pkg_resources", "imageio", "imageio_ffmpeg"),
     ),
     Recipe(
+        "NVlabs+stylegan3",
+        "avg_spectra.py",
+        label="stats",
+        # `calc` needs an FFT kernel the test accelerator does not have (DispatchStub: missing kernel).
+        argv=("stats", "--source=tiny.pkl", "--num=2"),
+        setup=_STYLEGAN_NET.format(module="networks_stylegan2", synthesis="channel_base=256, channel_max=16"),
+        expect="--mean=",
+        needs=("numpy", "click", "PIL", "scipy", "matplotlib", "tqdm", "requests", "pkg_resources"),
+    ),
+    Recipe(
         "karpathy+llm.c",
         "train_gpt2.py",
         label="torchrun, 1 rank",
