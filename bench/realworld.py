@@ -18,8 +18,11 @@ expects). The last line is `N passed, N failed`; scripts whose Python modules ar
 are listed as skipped, with the module. No network: recipes use tiny configs passed on the
 command line and synthetic data; nothing is downloaded.
 
-Every run uses the interpreter running this file; it needs torch and the recipes' modules
-(numpy, click, pillow, tqdm, einops: `pip install numpy click pillow tqdm einops`).
+Every run uses the interpreter running this file; it needs torch and the recipes' modules:
+`pip install numpy click pillow scipy tqdm matplotlib requests imageio imageio-ffmpeg 'setuptools<81'`.
+The fix step runs this checkout's portcheck. torchvision is not a requirement: the torchvision release
+for torch 2.13 (0.28.0) does not import beside a CPU torch (`operator torchvision::nms does not
+exist`), so no recipe uses a script that imports it (docs/runtime-proof.md lists the scripts left out).
 """
 
 from __future__ import annotations
