@@ -516,6 +516,9 @@ def dot_cuda(site: Site) -> Outcome:
 
 # -- device checks -----------------------------------------------------------------------------
 
+# Where `a or b` needs no parentheses (not under `and`, `not` or an operator).
+_SAFE_FOR_OR = (cst.If, cst.While, cst.IfExp, cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.Assert, cst.Expr)
+
 _SAFE_FOR_COMPARE = (
     cst.If,
     cst.While,
@@ -671,6 +674,19 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
                 return side.with_changes(elements=elements)
             return side
 
+        # `x == "cuda"` asks "is x the accelerator": on a CPU-only machine its answer stays false (the
+        # CPU path the code already has) instead of becoming true for everything on the CPU.
+        plain = (
+            sp.style == "variable"
+            and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+            and len(codes) == 1
+            and all(string_value(sides[i]) == "cuda" for i in codes)
+        )
+        negated = plain and isinstance(node.comparisons[0].operator, (cst.NotEqual, cst.IsNot))
+        bare = isinstance(site.parent(node), _SAFE_FOR_OR)
+        type_code = sp.device_type()
+
         def build(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Comparison)
             left = retype(updated.left) if 0 in codes else updated.left
@@ -685,9 +701,24 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
                         op = cst.NotEqual(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
                 comparator = retype(target.comparator) if i in codes else target.comparator
                 targets.append(target.with_changes(operator=op, comparator=comparator))
-            return updated.with_changes(left=left, comparisons=targets)
+            if plain and not negated:
+                # `x == DEVICE.type != "cpu"`
+                targets.append(cst.ComparisonTarget(operator=cst.NotEqual(), comparator=cst.SimpleString('"cpu"')))
+                return updated.with_changes(left=left, comparisons=targets)
+            changed = updated.with_changes(left=left, comparisons=targets)
+            if not plain:
+                return changed
+            # `x != DEVICE.type or DEVICE.type == "cpu"`
+            either = cst.BooleanOperation(
+                left=changed.with_changes(lpar=[], rpar=[]),
+                operator=cst.Or(),
+                right=parse_expr(f'{type_code} == "cpu"'),
+            )
+            if bare and not updated.lpar:
+                return either
+            return either.with_changes(lpar=updated.lpar or [cst.LeftParen()], rpar=updated.rpar or [cst.RightParen()])
 
-        return _fix(Plan(node, build, "device-compare"), written=[sp.device_type()])
+        return _fix(Plan(node, build, "device-compare"), written=[type_code])
     if isinstance(node, cst.Call):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "startswith" or not node.args:
@@ -713,10 +744,11 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
             dev_type = cst.Attribute(
                 value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type")
             )
-            compare = cst.Comparison(
-                left=dev_type,
-                comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=parse_expr(type_code))],
-            )
+            targets = [cst.ComparisonTarget(operator=cst.Equal(), comparator=parse_expr(type_code))]
+            if sp.style == "variable":
+                # true on the accelerator only, as `is_cuda` was false for every tensor on a CPU-only machine
+                targets.append(cst.ComparisonTarget(operator=cst.NotEqual(), comparator=cst.SimpleString('"cpu"')))
+            compare = cst.Comparison(left=dev_type, comparisons=targets)
             if not bare:
                 compare = compare.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return compare.with_changes(lpar=[*updated.lpar, *compare.lpar], rpar=[*compare.rpar, *updated.rpar])
