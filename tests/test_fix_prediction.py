@@ -62,6 +62,21 @@ def test_the_runtime_scripts_get_what_the_scan_promised(tmp_path):
     assert check_prediction(ROOT / "tests" / "runtime", tmp_path, Target.GENERIC, False) > 0
 
 
+def test_an_import_the_fix_drops_is_not_reported_on_its_own(tmp_path):
+    # `from torch.cuda.amp import custom_fwd` was reported by AMP001 (and RT000) besides AMP003's
+    # finding on each use: fixing the uses drops the import, and with it a finding no fix promised,
+    # so the score measured after the fix was higher than predicted (NVIDIA/apex cudnn_gbn).
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "fn.py").write_text(
+        "import torch\nfrom torch.cuda.amp import custom_fwd, custom_bwd\n\n\n"
+        "class F(torch.autograd.Function):\n    @staticmethod\n    @custom_fwd\n    def forward(ctx, x):\n"
+        "        return x\n\n    @staticmethod\n    @custom_bwd\n    def backward(ctx, g):\n        return g\n",
+        encoding="utf-8",
+    )
+    assert check_prediction(src, tmp_path, Target.GENERIC, False) == 2
+
+
 # The scan plans fixes on a skeleton of the module (verdict.skeleton): statements no verdict depends on
 # are blanked. Blanking a last top-level block leaves the indented comments after its last statement
 # (outside the statement's span) at the end of the module after blank lines, which libcst does not

@@ -442,11 +442,14 @@ class ImportMatcher(Matcher):
 
     kind = "import"
     node_types = (ast.Import, ast.ImportFrom)
-    allowed_keys = frozenset({"modules", "pattern"})
+    allowed_keys = frozenset({"modules", "pattern", "names_not"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.modules = tuple(_str_list(params, "modules", required="pattern" not in params))
+        # `from m import a, b` where every name is one of these is not reported: other rules report
+        # each use of those names, and the import goes when its uses are fixed.
+        self.names_not = frozenset(_str_list(params, "names_not", required=False))
         self._prefixes = tuple(m + "." for m in self.modules)
         pattern = params.get("pattern")
         try:
@@ -486,6 +489,8 @@ class ImportMatcher(Matcher):
                     return
         elif not node.level and node.module:
             if self._hit(node.module):
+                if self.names_not and all(alias.name in self.names_not for alias in node.names):
+                    return
                 yield node, node.module
             else:
                 for alias in node.names:
