@@ -44,6 +44,8 @@ KINDS: Dict[str, RecipeKind] = {
         RecipeKind("device-string", _EVERY, min_torch="2.6"),
         RecipeKind("map-location", _EVERY, min_torch="2.6"),
         RecipeKind("dot-cuda", _EVERY, min_torch="2.6"),
+        # XLA drops device indices; a device held in a variable there is a person's call.
+        RecipeKind("device-variable", _NOT_XLA, min_torch="2.6"),
         RecipeKind("device-compare", _EVERY, min_torch="2.6"),
         RecipeKind("availability", _EVERY, min_torch="2.6"),
         RecipeKind("rename-call", _EVERY, (Param("to", str, True), Param("guard", bool), Param("drop-args", bool))),

@@ -209,6 +209,12 @@ CATALOG_TOML = "".join(
             {"all": '{ kind = "pin-memory" }'},
             category="runtime",
         ),
+        _rule(
+            "TST022",
+            "device-variable",
+            '{ kind = "string", pattern = "^cuda:(?:\\\\d+|\\\\{[^}]*\\\\}|%[sd])?$" }',
+            {"all": '{ kind = "device-variable" }'},
+        ),
     ]
 )
 

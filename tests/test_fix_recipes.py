@@ -57,7 +57,7 @@ def test_device_strings_in_every_position_resolve_to_one_device():
         {GENERIC}
 
         dev = DEVICE
-        device = f"{{DEVICE.type}}:1"
+        device = f"{{DEVICE.type}}:1" if DEVICE.type != "cpu" else "cpu"
         cfg = {{"device": DEVICE.type}}
 
 
@@ -296,9 +296,9 @@ def test_device_checks_compare_with_the_new_device_type():
         import torch
 
         {GENERIC}
-        if device.type == DEVICE.type:
+        if device.type == DEVICE.type != "cpu":
             pass
-        if dev == DEVICE.type or DEVICE.type in str(dev) or str(dev).startswith(DEVICE.type):
+        if dev == DEVICE.type != "cpu" or DEVICE.type in str(dev) or str(dev).startswith(DEVICE.type):
             pass
         pin = args.device in (DEVICE.type, "mps")
         same = str(d) != f"{{DEVICE.type}}:0"
@@ -320,11 +320,11 @@ def test_is_cuda_becomes_a_device_type_check_with_parentheses_where_needed():
         import torch
 
         {GENERIC}
-        if x.device.type == DEVICE.type:
+        if x.device.type == DEVICE.type != "cpu":
             pass
-        a = not (x.device.type == DEVICE.type)
-        b = (x.device.type == DEVICE.type) == flag
-        c = [(t.device.type == DEVICE.type) for t in ts]
+        a = not (x.device.type == DEVICE.type != "cpu")
+        b = (x.device.type == DEVICE.type != "cpu") == flag
+        c = [(t.device.type == DEVICE.type != "cpu") for t in ts]
         """,
     )
 
@@ -332,17 +332,18 @@ def test_is_cuda_becomes_a_device_type_check_with_parentheses_where_needed():
 def test_device_check_on_xla_and_cpu():
     source = "if x.device.type == 'cuda' or y.is_cuda:\n    pass\n"
     assert fixed(source, "xla") == 'if x.device.type == "xla" or y.device.type == "xla":\n    pass\n'
-    # On the cpu target the check is true on the CPU: the accelerator branch still runs there.
+    # On the cpu target the check is false, as it was for every tensor on a CPU-only machine: the
+    # code's own CPU branch runs, never the one written for CUDA.
     assert fixed(source, "cpu") == (
         'import torch\n\nDEVICE = torch.device("cpu")\n\n'
-        "if x.device.type == DEVICE.type or y.device.type == DEVICE.type:\n    pass\n"
+        'if x.device.type == DEVICE.type != "cpu" or y.device.type == DEVICE.type != "cpu":\n    pass\n'
     )
 
 
 def test_unsafe_fixes_are_applied_only_on_request():
     source = "if x.is_cuda:\n    pass\n"
     assert fixed(source, unsafe=False) == source
-    assert "x.device.type == DEVICE.type" in fixed(source, unsafe=True)
+    assert 'x.device.type == DEVICE.type != "cpu"' in fixed(source, unsafe=True)
 
 
 # -- availability --------------------------------------------------------------------------------
@@ -995,6 +996,8 @@ EVERY_KIND = src(
         torch.cuda.empty_cache()
         s = torch.cuda.current_stream(local_rank)
         state = torch.load(path, map_location="cuda")
+        loc = f"cuda:{local_rank}"
+        state = torch.load(path, map_location=loc)
         loader = torch.utils.data.DataLoader(ds, pin_memory_device="cuda")
         f = torch.compile(model, backend="cudagraphs")
         z = torch.zeros(2, device=local_rank)

@@ -259,3 +259,71 @@ def test_a_check_that_skips_because_cuda_is_required_stays():
     result = fix(source)
     assert result.text == source
     assert left_alone(source, result, "DEV005", "CUDA itself")
+
+
+# -- CUDA device strings held in a variable, and pinned memory: the fixed code runs on this CPU torch ----
+
+
+def _run_fixed(source: str, target: str = "generic") -> dict:
+    """Fix `source`, then execute it here (CPU-only torch); returns its globals."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available() or torch.accelerator.is_available():
+        pytest.skip("the CPU path is what this checks")
+    result = fix(source, target)
+    scope: dict = {}
+    exec(compile(result.text, "<fixed>", "exec"), scope)
+    return {"text": result.text, **scope}
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    ['loc = f"cuda:{rank}"', 'loc = "cuda:" + str(rank)', 'loc = "cuda:{}".format(rank)', 'loc = "cuda:0"'],
+)
+@pytest.mark.parametrize("target", ["generic", "cpu"])
+def test_a_cuda_device_variable_reaching_map_location_loads_on_the_cpu(assignment, target):
+    source = f"""
+    import io
+    import torch
+
+
+    def load(rank):
+        buffer = io.BytesIO()
+        torch.save(torch.ones(2), buffer)
+        buffer.seek(0)
+        {assignment}
+        return torch.load(buffer, map_location=loc).to(loc)
+
+
+    result = load(0)
+    """
+    out = _run_fixed(source, target)
+    assert 'if DEVICE.type != "cpu" else "cpu"' in out["text"]
+    assert out["result"].device.type == "cpu"
+
+
+def test_a_device_variable_also_read_as_a_string_is_left_with_the_reason():
+    result = fix(
+        """
+        import torch
+        def load(path, rank):
+            loc = f"cuda:{rank}"
+            print(loc)
+            return torch.load(path, map_location=loc)
+        """
+    )
+    assert "loc = f\"cuda:{rank}\"" in result.text
+    assert reasons(result, "DEV013") == ["`loc` is also used where its value is read as a string"]
+
+
+def test_pinned_batches_are_pinned_only_where_an_accelerator_is():
+    out = _run_fixed(
+        """
+        import torch
+        x, y = torch.ones(2), torch.zeros(2)
+        batch = {"a": torch.ones(3)}
+        x, y = x.pin_memory().to("cuda", non_blocking=True), y.pin_memory()
+        batch = {k: v.pin_memory() for k, v in batch.items()}
+        """
+    )
+    assert "x.pin_memory() if torch.accelerator.is_available() else x" in out["text"]
+    assert out["x"].device.type == "cpu" and not out["y"].is_pinned() and not out["batch"]["a"].is_pinned()

@@ -45,6 +45,7 @@ class Script:
     name: str
     expected: str  # a line the script prints when it ran to the end
     ranks: int = 0  # > 0: a torch.distributed script, launched with this many processes
+    on_cpu: str = ""  # the line it prints on a CPU-only torch, where that differs from `expected`
 
 
 SCRIPTS = (
@@ -54,8 +55,13 @@ SCRIPTS = (
     Script("bench_infer.py", "measured latency: True (devices seen: True)"),
     Script("argparse_device.py", "evaluated 4 rows on True"),
     Script("model_defaults.py", "encoded (5, 8) after 5 rows"),
-    # After the fix the device check is true on the resolved device, so the fast path runs.
-    Script("device_branch.py", "path=accelerated on_accelerator=True shape=(4, 4)"),
+    # After the fix the device check is true on the accelerator, so the fast path runs there, and
+    # false on a CPU-only torch (as it was for CPU tensors), so the script's own CPU path runs there.
+    Script(
+        "device_branch.py",
+        "path=accelerated on_accelerator=True shape=(4, 4)",
+        on_cpu="path=reference on_accelerator=False shape=(4, 4)",
+    ),
 )
 
 
@@ -219,7 +225,8 @@ def _assert_ran(proof: Proof, script: Script, mode: Mode) -> None:
     assert fixed != (RUNTIME / script.name).read_text(encoding="utf-8"), "the fix changed nothing"
     result = proof.runs[(script.name, mode.name)]
     assert result.returncode == 0, _tail(result) + f"\n--- fixed source\n{fixed}"
-    expected = script.expected.format(ranks=_ranks(script, mode))
+    line = script.on_cpu if mode.device == "cpu" and script.on_cpu else script.expected
+    expected = line.format(ranks=_ranks(script, mode))
     assert expected in result.stdout.splitlines(), _tail(result)
 
 

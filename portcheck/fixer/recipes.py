@@ -235,6 +235,46 @@ def _device_literal(site: Site, node: cst.CSTNode) -> Outcome:
 
 
 def device_string(site: Site) -> Outcome:
+    """A CUDA device string, rewritten for how its value is used. An indexed one stored in a variable
+    (`device = f"cuda:{rank}"`) falls back to plain "cpu" on a CPU-only machine: the variable may reach
+    a `map_location`, where "cpu:0" raises."""
+    outcome = _device_string(site)
+    node = site.pick(cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.BinaryOperation, cst.Call)
+    if (
+        isinstance(outcome, Fix)
+        and node is not None
+        and len(outcome.plans) == 1
+        and outcome.plans[0].node is node
+        and site.spelling.style == "variable"
+        and isinstance(site.parent(node), (cst.Assign, cst.AnnAssign))
+        and _leading_text(node).startswith("cuda:")
+        and holder_of(site, node).kind == STRING
+    ):
+        return _with_cpu_fallback(site, outcome)
+    return outcome
+
+
+def _with_cpu_fallback(site: Site, fix: Fix) -> Fix:
+    """`fix`'s one plan, its string wrapped in `<string> if DEVICE.type != "cpu" else "cpu"`."""
+    plan = fix.plans[0]
+    build = plan.build
+    test = f'{site.spelling.device_type()} != "cpu"'
+
+    def build_choice(updated: cst.CSTNode) -> cst.CSTNode:
+        typed = build(updated)
+        assert isinstance(typed, cst.BaseExpression)
+        return cst.IfExp(test=parse_expr(test), body=typed, orelse=cst.SimpleString('"cpu"'))
+
+    return _fix(
+        Plan(plan.node, build_choice, plan.key),
+        written=[*fix.written, site.spelling.device_type()],
+        imports=fix.imports,
+        removals=fix.removals,
+        needs=fix.needs,
+    )
+
+
+def _device_string(site: Site) -> Outcome:
     node = site.pick(cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.BinaryOperation, cst.Call)
     if node is None:
         return Skip("the code at this position is not a device string")
@@ -324,6 +364,98 @@ def device_string(site: Site) -> Outcome:
     return _fix(Plan(node, build_typed_format, "device-string"), written=[type_code])
 
 
+# -- a CUDA device string held in a variable ------------------------------------------------------
+
+
+def _whole_string(site: Site, node: cst.CSTNode) -> cst.CSTNode:
+    """The string expression a reported literal is part of: `"cuda:" + str(i)`, `"cuda:%d" % i`,
+    `"cuda:{}".format(i)`, or the literal itself."""
+    parent = site.parent(node)
+    if isinstance(parent, cst.BinaryOperation) and parent.left is node:
+        return parent
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "format":
+        call = site.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent:
+            return call
+    return node
+
+
+def _scope_of(site: Site, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    parent = site.parent(node)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+        parent = site.parent(parent)
+    return parent
+
+
+def _device_use(site: Site, name: cst.Name) -> Optional[str]:
+    """How a read of the variable is used: "location" (a torch.load map_location), "device" (a
+    `device=`, `.to(...)` or `torch.device(...)` argument), None anywhere else."""
+    arg = site.parent(name)
+    if not isinstance(arg, cst.Arg) or arg.value is not name or arg.star:
+        return None
+    call = site.parent(arg)
+    if not isinstance(call, cst.Call):
+        return None
+    holder = holder_of(site, name)
+    keyword = arg.keyword.value if arg.keyword else None
+    if holder.kind == LOCATION:
+        return "location"
+    if keyword == "device":
+        return "device"
+    positional = positional_args(call)
+    first = positional[:1] == [arg]
+    if first and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        return "device"
+    if first and (site.names.resolve(call.func) or "") == "torch.device":
+        return "device"
+    return None
+
+
+def device_variable(site: Site) -> Outcome:
+    """`loc = f"cuda:{rank}"` (or `"cuda:" + str(i)`, `"cuda:{}".format(i)`, `"cuda:0"`) whose every read
+    is a device (`map_location=loc`, `device=loc`, `.to(loc)`, `torch.device(loc)`) becomes
+    `f"{DEVICE.type}:{rank}" if DEVICE.type != "cpu" else "cpu"`: the same string on CUDA, the index on
+    any other accelerator, and plain "cpu" on a CPU-only machine, where `map_location="cpu:0"` raises."""
+    sp = site.spelling
+    node = site.pick(cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+    if node is None:
+        return Skip("the code at this position is not a device string")
+    if sp.style != "variable":
+        return Skip("a device string in a variable is rewritten for the resolved device only")
+    expr = _whole_string(site, node)
+    assign = site.parent(expr)
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(assign, cst.Assign) and assign.value is expr and len(assign.targets) == 1:
+        target = assign.targets[0].target
+    elif isinstance(assign, cst.AnnAssign) and assign.value is expr:
+        target = assign.target
+    if not isinstance(target, cst.Name) or assign is None:
+        return Skip(f"`{code_of(expr)}` is not assigned to a plain variable: where it goes is a person's call")
+    scope = _scope_of(site, assign)
+    if scope is None:
+        return Skip("cannot tell where the variable is used")
+    if isinstance(scope, cst.Module):
+        return Skip(f"`{target.value}` is a module-level variable: its uses elsewhere in the module are not checked")
+    uses: List[str] = []
+    for other in walk(scope):
+        if isinstance(other, cst.Name) and other.value == target.value and other is not target:
+            parent = site.parent(other)
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) or (
+                isinstance(parent, cst.Param) and parent.name is other
+            ):
+                return Skip(f"`{target.value}` is assigned more than once")
+            use = _device_use(site, other)
+            if use is None:
+                return Skip(f"`{target.value}` is also used where its value is read as a string")
+            uses.append(use)
+    if not uses:
+        return Skip(f"`{target.value}` is not used as a device in this scope")
+    inner = _device_string(Site((expr,), site.params, sp, site.parents, site.names, site.target, site.path))
+    if isinstance(inner, Skip) or len(inner.plans) != 1 or inner.plans[0].node is not expr:
+        return inner if isinstance(inner, Skip) else Skip(f"cannot rewrite `{code_of(expr)}`")
+    return _with_cpu_fallback(site, inner)
+
+
 # -- .cuda() --------------------------------------------------------------------------------------
 
 
@@ -383,6 +515,9 @@ def dot_cuda(site: Site) -> Outcome:
 
 
 # -- device checks -----------------------------------------------------------------------------
+
+# Where `a or b` needs no parentheses (not under `and`, `not` or an operator).
+_SAFE_FOR_OR = (cst.If, cst.While, cst.IfExp, cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.Assert, cst.Expr)
 
 _SAFE_FOR_COMPARE = (
     cst.If,
@@ -539,6 +674,19 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
                 return side.with_changes(elements=elements)
             return side
 
+        # `x == "cuda"` asks "is x the accelerator": on a CPU-only machine its answer stays false (the
+        # CPU path the code already has) instead of becoming true for everything on the CPU.
+        plain = (
+            sp.style == "variable"
+            and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+            and len(codes) == 1
+            and all(string_value(sides[i]) == "cuda" for i in codes)
+        )
+        negated = plain and isinstance(node.comparisons[0].operator, (cst.NotEqual, cst.IsNot))
+        bare = isinstance(site.parent(node), _SAFE_FOR_OR)
+        type_code = sp.device_type()
+
         def build(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Comparison)
             left = retype(updated.left) if 0 in codes else updated.left
@@ -553,9 +701,24 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
                         op = cst.NotEqual(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
                 comparator = retype(target.comparator) if i in codes else target.comparator
                 targets.append(target.with_changes(operator=op, comparator=comparator))
-            return updated.with_changes(left=left, comparisons=targets)
+            if plain and not negated:
+                # `x == DEVICE.type != "cpu"`
+                targets.append(cst.ComparisonTarget(operator=cst.NotEqual(), comparator=cst.SimpleString('"cpu"')))
+                return updated.with_changes(left=left, comparisons=targets)
+            changed = updated.with_changes(left=left, comparisons=targets)
+            if not plain:
+                return changed
+            # `x != DEVICE.type or DEVICE.type == "cpu"`
+            either = cst.BooleanOperation(
+                left=changed.with_changes(lpar=[], rpar=[]),
+                operator=cst.Or(),
+                right=parse_expr(f'{type_code} == "cpu"'),
+            )
+            if bare and not updated.lpar:
+                return either
+            return either.with_changes(lpar=updated.lpar or [cst.LeftParen()], rpar=updated.rpar or [cst.RightParen()])
 
-        return _fix(Plan(node, build, "device-compare"), written=[sp.device_type()])
+        return _fix(Plan(node, build, "device-compare"), written=[type_code])
     if isinstance(node, cst.Call):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "startswith" or not node.args:
@@ -581,10 +744,11 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
             dev_type = cst.Attribute(
                 value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type")
             )
-            compare = cst.Comparison(
-                left=dev_type,
-                comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=parse_expr(type_code))],
-            )
+            targets = [cst.ComparisonTarget(operator=cst.Equal(), comparator=parse_expr(type_code))]
+            if sp.style == "variable":
+                # true on the accelerator only, as `is_cuda` was false for every tensor on a CPU-only machine
+                targets.append(cst.ComparisonTarget(operator=cst.NotEqual(), comparator=cst.SimpleString('"cpu"')))
+            compare = cst.Comparison(left=dev_type, comparisons=targets)
             if not bare:
                 compare = compare.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return compare.with_changes(lpar=[*updated.lpar, *compare.lpar], rpar=[*compare.rpar, *updated.rpar])
@@ -1093,6 +1257,14 @@ def int_device(site: Site) -> Outcome:
     if node is None:
         return Skip("the code at this position is not a device index")
     parent = site.parent(node)
+    if isinstance(parent, cst.Element):
+        # `device_ids=[local_rank]` reported at the index the list holds (an integer that flowed there):
+        # the list is what becomes `None` on the CPU.
+        sequence = site.parent(parent)
+        arg = site.parent(sequence) if isinstance(sequence, (cst.List, cst.Tuple)) else None
+        if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "device_ids":
+            assert isinstance(sequence, (cst.List, cst.Tuple))
+            node, parent = sequence, arg
     keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
     if keyword in ("device_ids", "output_device"):
         if sp.style == "literal":
@@ -1199,19 +1371,70 @@ def default_tensor_type(site: Site) -> Outcome:
 # -- pinned memory ------------------------------------------------------------------------------
 
 
+_PLAIN_PARENTS = (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.Element, cst.DictElement, cst.Expr)
+
+
+def _pure(node: cst.CSTNode) -> bool:
+    """True for a name, an attribute chain or a subscript by a constant or name: code that can be
+    evaluated twice without running anything."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(node.value)
+    if isinstance(node, cst.Subscript):
+        return _pure(node.value) and all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Name, cst.Integer, cst.SimpleString))
+            for e in node.slice
+        )
+    return False
+
+
+def _guarded_pin(site: Site, call: cst.Call) -> Outcome:
+    """`x.pin_memory()` -> `x.pin_memory() if torch.accelerator.is_available() else x`: pinned as
+    before wherever an accelerator is (CUDA included), and the tensor itself where none is, where
+    `pin_memory()` raises. Only for a receiver that is safe to name twice."""
+    assert isinstance(call.func, cst.Attribute)
+    receiver = call.func.value
+    if call.args:
+        return Skip("`.pin_memory(device)` names a device: drop the argument by hand")
+    if not _pure(receiver):
+        return Skip(
+            f"`{code_of(receiver)}.pin_memory()` raises without an accelerator, and `{code_of(receiver)}` "
+            "would run twice in a guarded copy: guard it by hand"
+        )
+    parent = site.parent(call)
+    if _guarded(site, call) or (
+        isinstance(parent, cst.IfExp)
+        and parent.body is call
+        and isinstance(parent.test, cst.Call)
+        and site.names.resolve(parent.test.func) in AVAILABILITY_CALLS
+    ):
+        return Skip("`.pin_memory()` already runs only where an accelerator is")
+    guard = "torch.accelerator.is_available()"
+    plain = isinstance(site.parent(call), _PLAIN_PARENTS)
+
+    def build(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+        inner = updated.with_changes(lpar=[], rpar=[])
+        choice = cst.IfExp(test=parse_expr(guard), body=inner, orelse=updated.func.value)
+        if plain and not updated.lpar:
+            return choice
+        parens = updated.lpar or [cst.LeftParen()]
+        return choice.with_changes(lpar=parens, rpar=updated.rpar or [cst.RightParen()])
+
+    return _fix(Plan(call, build, "pin-memory-guard"), written=[guard], imports=["torch"])
+
+
 def pin_memory(site: Site) -> Outcome:
     """`DataLoader(..., pin_memory_device="cuda")` loses the keyword: since 2.9 the loader pins for the
     current accelerator, and before that pinning is skipped with a warning where CUDA is missing.
-    `x.pin_memory()` raises without an accelerator; the place to guard it (the loop that builds the
-    batch) is a person's call, so it is left with that reason."""
+    `x.pin_memory()` raises without an accelerator: it runs only where one is available, and the
+    tensor is used unpinned elsewhere."""
     node = site.pick(cst.Call)
     if node is not None and keyword_arg(node, "pin_memory_device") is None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory":
-            return Skip(
-                "`.pin_memory()` raises without an accelerator: "
-                "pin only where one is (`torch.accelerator.is_available()`), by hand"
-            )
+            return _guarded_pin(site, node)
     return remove_keyword(
         Site(
             site.nodes,
@@ -1231,6 +1454,7 @@ RECIPES: Dict[str, Callable[[Site], Outcome]] = {
     "device-string": device_string,
     "map-location": device_string,
     "dot-cuda": dot_cuda,
+    "device-variable": device_variable,
     "device-compare": device_compare,
     "availability": availability,
     "rename-call": rename_call,

@@ -468,11 +468,14 @@ class ImportMatcher(Matcher):
 
     kind = "import"
     node_types = (ast.Import, ast.ImportFrom)
-    allowed_keys = frozenset({"modules", "pattern"})
+    allowed_keys = frozenset({"modules", "pattern", "names_not"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.modules = tuple(_str_list(params, "modules", required="pattern" not in params))
+        # `from m import a, b` where every name is one of these is not reported: other rules report
+        # each use of those names, and the import goes when its uses are fixed.
+        self.names_not = frozenset(_str_list(params, "names_not", required=False))
         self._prefixes = tuple(m + "." for m in self.modules)
         pattern = params.get("pattern")
         try:
@@ -512,6 +515,8 @@ class ImportMatcher(Matcher):
                     return
         elif not node.level and node.module:
             if self._hit(node.module):
+                if self.names_not and all(alias.name in self.names_not for alias in node.names):
+                    return
                 yield node, node.module
             else:
                 for alias in node.names:
@@ -521,16 +526,22 @@ class ImportMatcher(Matcher):
                         return
 
 
+_AVAILABLE = frozenset({"torch.accelerator.is_available", "torch.cuda.is_available"})
+
+
 class MethodMatcher(Matcher):
     """A method call `<expr>.name(...)` on a value that is not an imported module."""
 
     kind = "method"
     node_types = (ast.Call,)
-    allowed_keys = frozenset({"names", "min_args", "max_args", "receiver_not", "argument"})
+    allowed_keys = frozenset({"names", "min_args", "max_args", "receiver_not", "argument", "unless_available"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.names = frozenset(_str_list(params, "names"))
+        # `x.pin_memory() if torch.accelerator.is_available() else x`: the call runs only where an
+        # accelerator is, so it is not reported.
+        self.unless_available = bool(params.get("unless_available", False))
         self.min_args = _int(params, "min_args")
         self.max_args = _int(params, "max_args")
         self.receiver_not = frozenset(_str_list(params, "receiver_not", required=False))
@@ -552,6 +563,14 @@ class MethodMatcher(Matcher):
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
         if isinstance(func.value, ast.Constant):
             return  # `"a,b".split()`: a method of a literal
+        if (
+            self.unless_available
+            and isinstance(parent, ast.IfExp)
+            and parent.body is node
+            and isinstance(parent.test, ast.Call)
+            and imports.resolved(parent.test.func) in _AVAILABLE
+        ):
+            return
         receiver = dotted(func.value)
         if receiver is not None and receiver.rsplit(".", 1)[-1] in self.receiver_not:
             return
