@@ -38,9 +38,19 @@ def _key(f: Finding) -> Key:
 # markers of `guards`), seeding (duplicates), and imports (name resolution).
 _RELEVANT = re.compile(r"cuda|nccl|seed", re.IGNORECASE)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Text libcst always reproduces exactly (no carriage returns, form feeds or other odd whitespace, and a
-# final newline): the verdict skips the round-trip check that `fix` makes before it writes.
+# `fix` refuses a file libcst cannot reproduce byte for byte. Plain text (no carriage returns, form
+# feeds or vertical tabs, a final newline) that does not end in an indented comment is always
+# reproduced (libcst drops a trailing indented comment after a blank line), so only other files pay
+# for parsing the whole text to find out. The skeleton itself need not round-trip: its blanked
+# lines can leave such comments behind, and no verdict depends on them.
 _PLAIN = re.compile(r"[^\r\x0b\x0c]*\n", re.DOTALL)
+_INDENTED_TAIL = re.compile(r"\n[ \t]+#[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*\Z")
+
+
+def _reproducible(text: str) -> None:
+    """Raise FixError, as `fix` would, when libcst may not reproduce `text` exactly."""
+    if _PLAIN.fullmatch(text) is None or _INDENTED_TAIL.search(text):
+        parse(text, (), exact=True)
 
 
 def skeleton(text: str, finding_lines: AbstractSet[int], tree: Optional[ast.Module] = None) -> str:
@@ -116,8 +126,8 @@ class _Python:
 
     def __init__(self, text: str, path: str, findings: Sequence[Finding], tree: Optional[ast.Module] = None) -> None:
         lines = {line for f in findings for line in range(f.line, f.end_line + 1)}
-        exact = _PLAIN.fullmatch(text) is None
-        self.parsed = parse(skeleton(text, lines, tree), (f.line for f in findings), exact=exact)
+        _reproducible(text)
+        self.parsed = parse(skeleton(text, lines, tree), (f.line for f in findings), exact=False)
         self.name, _ = choose_name([text])
         self.path = path
 
