@@ -16,7 +16,7 @@ from typing import Dict, List
 import pytest
 from click.testing import CliRunner
 
-import portcheck.scanner
+import portcheck.runner
 from portcheck.cli import main
 
 GOOD = "import torch\nmodel = model.cuda()\n"
@@ -308,14 +308,14 @@ def test_unreadable_file(tmp_path, monkeypatch):
 
 def test_file_deleted_during_scan(tmp_path, monkeypatch):
     project = project_with(tmp_path, {"vanishing.py": b"x = x.cuda()\n"})
-    real_discover = portcheck.scanner.discover
+    real_discover = portcheck.runner.discover
 
     def discover_then_delete(*args, **kwargs):
         found = real_discover(*args, **kwargs)
         (project / "vanishing.py").unlink()
         return found
 
-    monkeypatch.setattr(portcheck.scanner, "discover", discover_then_delete)
+    monkeypatch.setattr(portcheck.runner, "discover", discover_then_delete)
     report = run_scan(project, monkeypatch)
     assert_good_file_scanned(report)
     assert "disappeared" in error_for(report, "vanishing.py")["message"]
