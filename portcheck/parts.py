@@ -8,8 +8,10 @@ a slash matches the whole path or any tail of it that starts at a segment (`src/
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-from typing import Mapping, Optional, Sequence, Tuple
+import re
+from fnmatch import translate
+from functools import lru_cache
+from typing import Mapping, Optional, Pattern, Sequence, Tuple
 
 PRODUCT = "product"
 # Checked in this order: a test under examples/ is a test.
@@ -24,12 +26,24 @@ DEFAULT_PATTERNS: Mapping[str, Tuple[str, ...]] = {
 }
 
 
-def _matches(path: str, pattern: str) -> bool:
-    segments = [s for s in path.replace("\\", "/").split("/") if s not in ("", ".")]
-    if "/" not in pattern.strip("/"):
-        return any(fnmatchcase(s, pattern.strip("/")) for s in segments)
-    pattern = pattern.strip("/")
-    return any(fnmatchcase("/".join(segments[i:]), pattern) for i in range(len(segments)))
+Table = Tuple[Tuple[str, Tuple[str, ...]], ...]
+Compiled = Tuple[Tuple[str, Optional[Pattern[str]], Optional[Pattern[str]]], ...]
+
+
+@lru_cache(maxsize=16)
+def _compiled(table: Table) -> Compiled:
+    """Per part, in order: one expression for its segment patterns and one for its path patterns
+    (a scan asks for thousands of paths, so every pattern of a kind is tried at once)."""
+    by_part = dict(table)
+    out = []
+    for part in OTHER_PARTS:
+        stripped = [p.strip("/") for p in by_part.get(part, ())]
+        segment = [translate(p) for p in stripped if "/" not in p]
+        tail = [translate(p) for p in stripped if "/" in p]
+        out.append(
+            (part, re.compile("|".join(segment)) if segment else None, re.compile("|".join(tail)) if tail else None)
+        )
+    return tuple(out)
 
 
 def part_of(path: str, patterns: Optional[Mapping[str, Sequence[str]]] = None) -> str:
@@ -37,7 +51,10 @@ def part_of(path: str, patterns: Optional[Mapping[str, Sequence[str]]] = None) -
     table = dict(DEFAULT_PATTERNS)
     if patterns:
         table.update({k: tuple(v) for k, v in patterns.items()})
-    for part in OTHER_PARTS:
-        if any(_matches(path, p) for p in table.get(part, ())):
+    segments = [s for s in path.replace("\\", "/").split("/") if s not in ("", ".")]
+    for part, segment, tail in _compiled(tuple(sorted((k, tuple(v)) for k, v in table.items()))):
+        if segment is not None and any(segment.match(s) for s in segments):
+            return part
+        if tail is not None and any(tail.match("/".join(segments[i:])) for i in range(len(segments))):
             return part
     return PRODUCT
