@@ -4,11 +4,10 @@ line it drops."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import AbstractSet, Dict, List, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import RemoveImportsVisitor
 
 from portcheck.fixer.names import Binding
 from portcheck.fixer.syntax import dotted, small_statements
@@ -28,60 +27,72 @@ def _comment_lines(line: cst.SimpleStatementLine) -> Tuple[cst.EmptyLine, ...]:
     return tuple(kept)
 
 
-class _RemoveKeepingComments(RemoveImportsVisitor):
-    """RemoveImportsVisitor drops an emptied statement line together with the comments above it and
-    beside it. Here an emptied line with comments holds a `pass` until its block is left; the block
-    then drops it and hands its comments to the next statement, or to the block's footer."""
+@lru_cache(maxsize=1)
+def _remover() -> type:
+    """The import remover, a libcst codemod (importing libcst.codemod takes about 0.2 s, which only a
+    fix that drops an import pays; a scan's verdicts never do)."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
 
-    def __init__(self, context: CodemodContext) -> None:
-        super().__init__(context)
-        self._orphans: Dict[int, Tuple[cst.EmptyLine, ...]] = {}
+    class _RemoveKeepingComments(RemoveImportsVisitor):
+        """RemoveImportsVisitor drops an emptied statement line together with the comments above it and
+        beside it. Here an emptied line with comments holds a `pass` until its block is left; the block
+        then drops it and hands its comments to the next statement, or to the block's footer."""
 
-    def leave_SimpleStatementLine(
-        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> cst.SimpleStatementLine:
-        if updated_node.body:
-            return updated_node
-        comments = _comment_lines(original_node)
-        if not comments:
-            return updated_node  # removed by its block, as before
-        holder = updated_node.with_changes(body=[cst.Pass()])
-        self._orphans[id(holder)] = comments
-        return holder
+        def __init__(self, context: CodemodContext) -> None:
+            super().__init__(context)
+            self._orphans: Dict[int, Tuple[cst.EmptyLine, ...]] = {}
 
-    def _rehome(self, node: _Body) -> _Body:
-        if not self._orphans:
-            return node
-        body: List[cst.BaseStatement] = []
-        pending: List[cst.EmptyLine] = []
-        for stmt in node.body:
-            comments = self._orphans.pop(id(stmt), None)
-            if comments is not None:
-                pending.extend(comments)
-                continue
-            if pending and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):  # all statements
-                stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
-                pending = []
-            body.append(stmt)
-        if len(body) == len(node.body):
-            return node
-        return node.with_changes(body=body, footer=[*pending, *node.footer])
+        def leave_SimpleStatementLine(
+            self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+        ) -> cst.SimpleStatementLine:
+            if updated_node.body:
+                return updated_node
+            comments = _comment_lines(original_node)
+            if not comments:
+                return updated_node  # removed by its block, as before
+            holder = updated_node.with_changes(body=[cst.Pass()])
+            self._orphans[id(holder)] = comments
+            return holder
 
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
-        block = self._rehome(updated_node)
-        assert isinstance(block, cst.IndentedBlock)
-        return block
+        def _rehome(self, node: _Body) -> _Body:
+            if not self._orphans:
+                return node
+            body: List[cst.BaseStatement] = []
+            pending: List[cst.EmptyLine] = []
+            for stmt in node.body:
+                comments = self._orphans.pop(id(stmt), None)
+                if comments is not None:
+                    pending.extend(comments)
+                    continue
+                if pending and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):  # all statements
+                    stmt = stmt.with_changes(leading_lines=[*pending, *stmt.leading_lines])
+                    pending = []
+                body.append(stmt)
+            if len(body) == len(node.body):
+                return node
+            return node.with_changes(body=body, footer=[*pending, *node.footer])
 
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        module = self._rehome(updated_node)
-        assert isinstance(module, cst.Module)
-        return module
+        def leave_IndentedBlock(
+            self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+        ) -> cst.IndentedBlock:
+            block = self._rehome(updated_node)
+            assert isinstance(block, cst.IndentedBlock)
+            return block
+
+        def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+            module = self._rehome(updated_node)
+            assert isinstance(module, cst.Module)
+            return module
+
+    return _RemoveKeepingComments
 
 
 def fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding], keep: AbstractSet[str]) -> cst.Module:
     """`tree` importing `modules`, without the `removals` that nothing uses any more (nor `keep` names)."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
     context = CodemodContext()
     roots = {m.split(".", 1)[0] for m in modules}
     dropped = False
@@ -93,7 +104,7 @@ def fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding]
     for module in sorted(modules):
         tree = _add_import(tree, module)
     if dropped:
-        tree = _RemoveKeepingComments(context).transform_module(tree)
+        tree = _remover()(context).transform_module(tree)
     return tree
 
 
