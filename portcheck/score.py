@@ -350,6 +350,9 @@ def _kernel_size(lines: int) -> float:
     return max(KERNEL_FLOOR, math.sqrt(max(lines, 1) / KERNEL_LINES))
 
 
+_FIX_ORDER = {MANUAL: 0, UNSAFE: 1, SAFE: 2}
+
+
 def _unit(
     fr: FileResult,
     rules: Mapping[str, Rule],
@@ -369,7 +372,18 @@ def _unit(
         and fr.kind != "python"
         and severities[k] is not Severity.OFF
     ]
-    sized = min(sources, key=lambda k: (-severities[k].rank, fr.findings[k].guarded, k), default=-1)
+    # Ties go to the finding a fix leaves (manual before unsafe before safe), then to the finding's
+    # place, never to the order findings arrive in.
+    sized = min(
+        sources,
+        key=lambda k: (
+            -severities[k].rank,
+            fr.findings[k].guarded,
+            _FIX_ORDER.get(fix_class(fr.findings[k], rules.get(fr.findings[k].code), target), 3),
+            fr.findings[k].sort_key(),
+        ),
+        default=-1,
+    )
     items = []
     for k, f in enumerate(fr.findings):
         rule = rules.get(f.code)

@@ -112,6 +112,17 @@ def test_kernel_sources_weigh_by_their_size():
     assert c.effort.kernel_lines == 1600 and c.effort.kernel_files == 1 and c.effort.kernels == 1
 
 
+def test_a_kernel_file_keeps_its_size_after_fix_whatever_the_order_of_its_findings():
+    # Two whole-file findings of one kernel source, one with a safe fix and one without: the size
+    # goes with the one a fix leaves, so the score after fix does not depend on which came first.
+    fixed = hit("k.cu", "KRN002", "blocker", line=1, safety=FixSafety.SAFE, category="kernel")
+    manual = hit("k.cu", "KRN002", "blocker", line=2, category="kernel")
+    orders = ((fixed, manual), (manual, fixed))
+    cards = [card(FileResult("k.cu", findings, lines=1600, kind="cuda")) for findings in orders]
+    assert cards[0] == cards[1]
+    assert cards[0].files[0].score_after_fix < 100.0
+
+
 def test_triton_kernels_count_as_sixty_lines_each():
     # @triton.jit weighs sqrt(60 / 100) = 0.775 of its severity (major on generic): 12 * 0.775 = 9.30
     f = replace(hit("k.py", "KRN003", "major", category="kernel"), source_line="@triton.jit")
