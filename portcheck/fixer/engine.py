@@ -127,6 +127,17 @@ class Parsed:
 def parse(text: str, lines: Iterable[int], exact: bool = True) -> Parsed:
     """`text` parsed for fixing the findings on `lines`; FixError when it cannot be rewritten. With
     `exact`, the tree must reproduce `text` byte for byte (a verdict may skip that on plain text)."""
+    tree = parse_tree(text, exact)
+    try:
+        where = Locator(tree, lines, text)
+    except RecursionError:
+        raise FixError("too deeply nested to rewrite") from None
+    return Parsed(text, tree, where, Bindings.of(tree))
+
+
+def parse_tree(text: str, exact: bool = True) -> cst.Module:
+    """`text` parsed by libcst; FixError when it does not parse or, with `exact`, when the tree does
+    not reproduce it byte for byte."""
     try:
         tree = cst.parse_module(text)
         if exact and tree.code != text:
@@ -134,12 +145,11 @@ def parse(text: str, lines: Iterable[int], exact: bool = True) -> Parsed:
             raise FixError(
                 "the file cannot be reproduced exactly for rewriting (unusual line endings?); it was left unchanged"
             )
-        where = Locator(tree, lines, text)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
     except RecursionError:
         raise FixError("too deeply nested to rewrite") from None
-    return Parsed(text, tree, where, Bindings.of(tree))
+    return tree
 
 
 Planned = Tuple[Finding, Fix, Set[str], bool]

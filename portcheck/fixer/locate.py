@@ -15,7 +15,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -61,6 +61,10 @@ class Parents(Mapping[int, cst.CSTNode]):
 
     def add(self, node: cst.CSTNode, parent: cst.CSTNode) -> None:
         self._map[id(node)] = parent
+
+    def mapped(self) -> Set[int]:
+        """The ids of the nodes whose parent is known so far (the fill is not forced)."""
+        return set(self._map)
 
     def add_tree(self, node: cst.CSTNode) -> None:
         self._map.update(parent_map(node))
@@ -131,7 +135,7 @@ class Locator:
             positions = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
             for stmt in top_level:
                 self.parents.add_tree(stmt)
-            inside = {id(stmt) for stmt in top_level} | set(self.parents._map)
+            inside = {id(stmt) for stmt in top_level} | self.parents.mapped()
             self._index({n: r for n, r in positions.items() if id(n) in inside})
 
     def _index(self, positions: Mapping[cst.CSTNode, CodeRange]) -> None:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.fixer.device import choose_name, spelling_for
-from portcheck.fixer.engine import FixError, FixOptions, attempted, parse, plan_fixes
+from portcheck.fixer.engine import FixError, FixOptions, attempted, parse, parse_tree, plan_fixes
 from portcheck.model import Finding, FixSafety, Rule, Target
+from portcheck.pyscan.imports import import_statements
 
 # The fix target that goes with each scan target (the `cpu` fix works from the generic scan).
 FIX_TARGET_OF: Mapping[Target, str] = {Target.GENERIC: "generic", Target.NEURON: "neuron", Target.XLA: "xla"}
@@ -50,7 +51,7 @@ _INDENTED_TAIL = re.compile(r"\n[ \t]+#[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*\Z")
 def _reproducible(text: str) -> None:
     """Raise FixError, as `fix` would, when libcst may not reproduce `text` exactly."""
     if _PLAIN.fullmatch(text) is None or _INDENTED_TAIL.search(text):
-        parse(text, (), exact=True)
+        parse_tree(text)
 
 
 def skeleton(text: str, finding_lines: AbstractSet[int], tree: Optional[ast.Module] = None) -> str:
@@ -63,9 +64,8 @@ def skeleton(text: str, finding_lines: AbstractSet[int], tree: Optional[ast.Modu
         return text
     lines = text.splitlines(keepends=True)
     # Lines that keep the statement around them: findings, CUDA-bound code or seeding, imports.
-    keep = sorted(
-        {*finding_lines, *(i for i, line in enumerate(lines, 1) if _RELEVANT.search(line)), *_import_lines(module)}
-    )
+    relevant = (i for i, line in enumerate(lines, 1) if _RELEVANT.search(line))
+    keep = sorted({*finding_lines, *relevant, *(stmt.lineno for stmt in import_statements(module))})
 
     def span(stmt: ast.stmt) -> Tuple[int, int]:
         first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
@@ -103,22 +103,6 @@ def skeleton(text: str, finding_lines: AbstractSet[int], tree: Optional[ast.Modu
         else:
             shrink_defs([stmt])
     return "".join(lines)
-
-
-def _import_lines(module: ast.Module) -> List[int]:
-    """The line of every import statement, at any depth (statements only: expressions hold none)."""
-    out: List[int] = []
-    stack: List[ast.AST] = [module]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.append(node.lineno)
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, (ast.stmt, ast.excepthandler, ast.match_case)))
-    return out
 
 
 class _Python:
