@@ -1,12 +1,16 @@
 """Draw a seeded random sample of findings from full scans of the held-out repositories, for reading.
 
     python bench/review_sample.py CORPUS_DIR --seed N [--size 200] [--target neuron] [--out SAMPLE.csv]
+    python bench/review_sample.py BLIND_DIR --all-repos --per-repo 40 --seed N
 
 Every held-out repository named in `bench/labels/real.csv` is scanned whole, the way a user scans it
-(the same call as `bench/accuracy_real.py`). All findings are put in one list sorted by repository,
-path, cell, line, column and code, and `random.Random(seed).sample` draws `size` of them: nothing is
-left out by hand. The sample is written as the columns of `reviewed.csv` with `verdict` empty, plus
-the finding's severity and note, for a person to fill in.
+(the same call as `bench/accuracy_real.py`); with `--all-repos`, every `owner+name` folder of the
+directory instead (a set fetched for reading only, never labelled or tuned on). All findings are put
+in one list sorted by repository, path, cell, line, column and code, and `random.Random(seed).sample`
+draws `size` of them: nothing is left out by hand. `--per-repo N` first draws at most N findings of
+each repository (same seed), so that one large repository does not fill the sample. The sample is
+written as the columns of `reviewed.csv` with `verdict` empty, plus the finding's severity and note,
+for a person to fill in.
 """
 
 from __future__ import annotations
@@ -62,11 +66,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--size", type=int, default=200)
     parser.add_argument("--target", default="neuron", choices=("neuron", "xla", "generic"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--all-repos", action="store_true", help="every owner+name folder, not the held-out labels")
+    parser.add_argument("--per-repo", type=int, default=0, help="draw at most N findings per repository first")
     args = parser.parse_args(argv)
-    repos = sorted({label.repo for label in read_labels() if label.split == "held-out"})
+    if args.all_repos:
+        repos = sorted(p.name for p in args.corpus.iterdir() if p.is_dir() and "+" in p.name)
+    else:
+        repos = sorted({label.repo for label in read_labels() if label.split == "held-out"})
     rows = findings(args.corpus, repos, args.target)
-    sample = random.Random(args.seed).sample(rows, min(args.size, len(rows)))
-    print(f"{len(rows)} findings in {len(repos)} held-out repositories; {len(sample)} drawn with seed {args.seed}")
+    rng = random.Random(args.seed)
+    pool = rows
+    if args.per_repo > 0:
+        pool = []
+        for repo in repos:
+            own = [row for row in rows if row[0] == repo]
+            pool.extend(own if len(own) <= args.per_repo else sorted(rng.sample(own, args.per_repo)))
+    sample = rng.sample(pool, min(args.size, len(pool)))
+    print(
+        f"{len(rows)} findings in {len(repos)} repositories; {len(pool)} in the pool;"
+        f" {len(sample)} drawn with seed {args.seed}"
+    )
     out = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
     writer = csv.writer(out)
     writer.writerow(["repo", "commit", "path", "cell", "line", "code", "verdict", "sha1", "severity", "note"])
