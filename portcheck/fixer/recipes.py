@@ -102,6 +102,12 @@ class Site:
                 return True
         return False
 
+    def spelled(self, ref: cst.CSTNode) -> bool:
+        """Whether `ref` (the finding's callee or reference, or the call it is passed to) spells the
+        matcher's symbol with an imported name, rather than through a local alias (`amp_autocast =
+        torch.cuda.amp.autocast`): a rewrite of the spelling (and of its import) is sound only then."""
+        return self.names.binding_of(ref) is not None
+
     def context_name(self, node: cst.CSTNode) -> Optional[str]:
         """The qualified name of code around the finding (a guard's test, the call a value is passed to,
         a statement beside it), for rewriting and safety checks. The finding's own code is named by
@@ -306,7 +312,8 @@ def _device_string(site: Site) -> Outcome:
             return Skip(f"not a CUDA map_location: {code_of(node)}")
         code = sp.location()
         # The matcher's symbol for a location is the load call it goes to.
-        if site.symbol.startswith("safetensors.") and sp.style == "variable":
+        spelled = holder.call is not None and site.spelled(holder.call.func)
+        if spelled and site.symbol.startswith("safetensors.") and sp.style == "variable":
             code = sp.device_type()  # safetensors takes the device as a string
         return _fix(_replace(node, code, "map-location"), written=[code])
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
@@ -994,7 +1001,10 @@ def rename_call(site: Site) -> Outcome:
         return Skip("the code at this position is not a call")
     call = site.call_of(node)
     ref = call.func if call is not None else node
-    original = site.symbol  # the name the matcher matched
+    # The name the matcher matched, and what it is; only where the code spells it (see Site.spelled).
+    spelled = site.spelled(ref)
+    original = site.symbol if spelled else ""
+    role = site.role if spelled else ""
     if to.endswith(".*"):
         # `torch.accelerator.*`: the same name in another namespace.
         if not original:
@@ -1005,19 +1015,19 @@ def rename_call(site: Site) -> Outcome:
         if guard:
             return Skip(f"`{code_of(ref)}` is used without being called, so it cannot be guarded")
         return _fix(_replace(ref, to, "rename"), written=[to], removals=removals)
-    needs = _memory_companions(site, call)
+    needs = _memory_companions(site, call) if role else []
     holder = site.parent(call)
     while holder is not None and not isinstance(holder, (cst.FormattedString, cst.BaseStatement)):
         holder = site.parent(holder)
     if isinstance(holder, cst.FormattedString) and _CUDA_PREFIX.match(_leading_text(holder)):
         return Skip(f"it is part of the CUDA device string `{code_of(holder)}`, which stays")
-    if site.role == facts.CUDA_CHECK:
+    if role == facts.CUDA_CHECK:
         # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides.
         analysis = _protection(site, call)
         if isinstance(analysis, Skip):
             return analysis
         needs += analysis[0]
-    if site.role == facts.SEED and _same_seed(site, call):
+    if role == facts.SEED and _same_seed(site, call):
         statement = site.parent(call)
         line = site.parent(statement) if statement is not None else None
         assert line is not None
@@ -1099,7 +1109,8 @@ def _string_arg_plan(site: Site, node: cst.CSTNode, add_dtype: bool) -> Outcome:
     holder = holder_of(site, node)
     call = holder.call
     # Only autocast takes a dtype (the same device-type position also feeds GradScaler and friends).
-    is_autocast = call is not None and (site.names.resolve(call.func) or "").endswith("autocast")
+    # The call is the finding's: the one the matcher named, or the one it reported.
+    is_autocast = call is not None and site.spelled(call.func) and site.symbol.endswith("autocast")
     if add_dtype and is_autocast and call is not None and argument(call, "dtype", 1) is None:
         dtype = _amp_dtype(site)
         written.append(dtype)
@@ -1118,7 +1129,9 @@ def autocast(site: Site) -> Outcome:
         return Skip("the code at this position is not an autocast")
     call = site.call_of(node)
     ref = call.func if call is not None else node
-    name = site.names.resolve(ref) or ""
+    if site.role == facts.DEVICE_TYPE:
+        return Skip(f"`{code_of(ref)}` is not an autocast this fix knows")  # a device type, but no literal
+    name = site.symbol if site.spelled(ref) else ""
     sp = site.spelling
     type_code = sp.device_type()
     dtype = _amp_dtype(site)
@@ -1172,7 +1185,9 @@ def grad_scaler(site: Site) -> Outcome:
     call = site.call_of(node) if node is not None else None
     if call is None:
         return Skip("the code at this position is not a GradScaler call")
-    name = site.names.resolve(call.func) or ""
+    if site.role == facts.DEVICE_TYPE:
+        return Skip(f"`{code_of(call.func)}` is not a GradScaler this fix knows")  # a device type, but no literal
+    name = site.symbol if site.spelled(call.func) else ""
     type_code = site.spelling.device_type()
     given = argument(call, "device", 0) if name.startswith(("torch.amp.", "torch.GradScaler")) else None
     if given is not None:
@@ -1200,7 +1215,7 @@ def custom_fwd(site: Site) -> Outcome:
         return Skip("the code at this position is not custom_fwd/custom_bwd")
     call = site.call_of(node)
     ref = call.func if call is not None else node
-    which = (site.names.resolve(ref) or "").rsplit(".", 1)[-1]
+    which = site.symbol.rsplit(".", 1)[-1] if site.spelled(ref) else ""
     if which not in ("custom_fwd", "custom_bwd"):
         return Skip(f"`{code_of(ref)}` is not custom_fwd or custom_bwd")
     to = f"torch.amp.{which}"
@@ -1232,7 +1247,7 @@ def _backend_choice(site: Site, node: cst.CSTNode) -> Optional[cst.IfExp]:
     if not isinstance(parent, cst.IfExp) or parent.body is not node or string_value(parent.orelse) != "gloo":
         return None
     test = parent.test
-    if isinstance(test, cst.Call) and site.names.resolve(test.func) in AVAILABILITY_CALLS:
+    if isinstance(test, cst.Call) and site.context_name(test.func) in AVAILABILITY_CALLS:
         return parent
     return None
 
@@ -1242,7 +1257,12 @@ def process_group_backend(site: Site) -> Outcome:
     code = sp.backend()
     attribute = site.pick(cst.Attribute)
     node: Optional[cst.CSTNode] = site.pick(cst.SimpleString)
-    if node is None and attribute is not None and site.names.resolve(attribute) == "torch.distributed.Backend.NCCL":
+    if (
+        node is None
+        and attribute is not None
+        and site.spelled(attribute)
+        and site.symbol == "torch.distributed.Backend.NCCL"
+    ):
         node = attribute
     elif node is None or (string_value(node) or "").lower() != "nccl":
         return Skip('the code at this position is not the "nccl" backend')
@@ -1255,7 +1275,8 @@ def process_group_backend(site: Site) -> Outcome:
         imports.append("torch_xla.distributed.xla_backend")
         holder = holder_of(site, node)
         call = holder.call
-        if call is not None and (site.names.resolve(call.func) or "").endswith("init_process_group"):
+        # The call the backend is passed to, to which the fix adds `init_method`.
+        if call is not None and (site.context_name(call.func) or "").endswith("init_process_group"):
 
             def build(updated: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(updated, cst.Call)
@@ -1353,12 +1374,13 @@ def default_tensor_type(site: Site) -> Outcome:
     node = site.pick(cst.Attribute, cst.SimpleString)
     if node is None:
         return Skip("the code at this position is not a tensor type")
-    name = string_value(node) if isinstance(node, cst.SimpleString) else site.names.resolve(node)
+    # The type the matcher matched, named in a string or referenced (where the code spells it).
+    name = site.symbol if isinstance(node, cst.SimpleString) or site.spelled(node) else ""
     arg = site.parent(node)
     call = site.parent(arg) if isinstance(arg, cst.Arg) else None
     if (
         not isinstance(call, cst.Call)
-        or site.names.resolve(call.func) != "torch.set_default_tensor_type"
+        or site.context_name(call.func) != "torch.set_default_tensor_type"
         or len(call.args) != 1
     ):
         return Skip(
@@ -1427,7 +1449,7 @@ def _guarded_pin(site: Site, call: cst.Call) -> Outcome:
         isinstance(parent, cst.IfExp)
         and parent.body is call
         and isinstance(parent.test, cst.Call)
-        and site.names.resolve(parent.test.func) in AVAILABILITY_CALLS
+        and site.context_name(parent.test.func) in AVAILABILITY_CALLS
     ):
         return Skip("`.pin_memory()` already runs only where an accelerator is")
     guard = "torch.accelerator.is_available()"
