@@ -127,6 +127,8 @@ def _finding(
         source_line=src.strip(),
         guarded=guarded,
         note=note,
+        role=str(getattr(label, "role", "")),
+        symbol=str(getattr(label, "symbol", "")),
     )
 
 

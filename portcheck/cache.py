@@ -20,7 +20,7 @@ from portcheck import __version__
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Severity
 
 CACHE_DIR = ".portcheck_cache"
-FORMAT = 2
+FORMAT = 3
 _GITIGNORE = "# Created by portcheck; the cache is local to this machine.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -56,6 +56,7 @@ def encode_result(result: FileResult) -> bytes:
         (
             f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.category, f.severity.value,
             f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note, f.fixes,
+            f.role, f.symbol,
         )
         for f in result.findings
     )
@@ -77,8 +78,11 @@ def decode_result(blob: bytes, path: str) -> FileResult:
                 path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
                 severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
                 source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
+                role=role, symbol=symbol,
             )
-            for (a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes) in findings
+            for (
+                a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol,
+            ) in findings
         ),
         error=FileError(path, error[0], error[1], error[2], error[3]) if error is not None else None,
         lines=lines,

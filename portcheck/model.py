@@ -153,6 +153,11 @@ class Finding:
     # What `portcheck fix` does with this finding, per fix target: ("generic", "safe"), ("xla", "unsafe").
     # Set from the fixer's verdict for this node (portcheck.fixer.verdict), never from the rule.
     fixes: Tuple[Tuple[str, str], ...] = ()
+    # What the matcher recognised the reported code as, for the fixer: the role (one of
+    # `torchfacts.ROLES`, "" when the matcher says none) and the qualified name it matched. Kept by the
+    # cache, left out of reports and of comparisons.
+    role: str = field(default="", compare=False)
+    symbol: str = field(default="", compare=False)
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

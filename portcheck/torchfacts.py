@@ -6,7 +6,7 @@ Names are fully qualified, as `ImportTable.resolve` and `Bindings.resolve` retur
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 
 # Calls whose second positional argument (or `map_location`) says where a checkpoint is loaded.
 LOAD_CALLS: FrozenSet[str] = frozenset(
@@ -156,3 +156,85 @@ CUDA_TENSOR_TYPES: Dict[str, str] = {
         ("BFloat16", "torch.bfloat16"),
     )
 }
+
+
+# -- roles ------------------------------------------------------------------------------------------
+# What a matcher recognised the code it reports as; it travels with the finding (`Finding.role`, beside
+# `Finding.symbol`, the qualified name the matcher matched) to the fixer, whose recipes branch on it
+# instead of deciding again. Where a value goes (the role of a call's argument):
+DEVICE = "device"  # a device: `.to(x)`, `device=x`, `torch.set_default_device(x)`
+DEVICE_CALL = "device-call"  # the type argument of `torch.device(x)`
+MAP_LOCATION = "map-location"  # where a checkpoint is loaded: `map_location=x`, `torch.load(f, x)`
+DEVICE_TYPE = "device-type"  # a device type string: autocast, GradScaler, device meshes, `device_type=x`
+STRING = "string"  # kept as a string: stored, a default, an argparse default, an element of a list
+DEVICE_IDS = "device-ids"  # DDP's `device_ids=` / `output_device=`
+DEVICE_MAP = "device-map"  # a `device_map` entry
+# What a device argument is (`x.cuda(<argument>)`):
+DEFAULT_DEVICE = "default-device"  # `None`: the current device
+INDEX = "index"  # an integer literal
+RANK = "rank"  # a name that holds a device index (`local_rank`, `gpu_id`)
+DEVICE_VALUE = "device-value"  # a name that holds a device (`device`, `self.dev`)
+UNKNOWN = "unknown"  # anything else
+# What a called or referenced name is:
+CUDA_CHECK = "cuda-check"  # asks whether CUDA is there (`is_available`, `device_count`)
+SEED = "seed"  # seeds a random generator
+MEMORY_STAT = "memory-stat"  # a CUDA caching-allocator statistic
+MEMORY_SYNC = "memory-sync"  # `synchronize` / `empty_cache`, which go with the statistics
+
+ROLES: FrozenSet[str] = frozenset(
+    {
+        DEVICE, DEVICE_CALL, MAP_LOCATION, DEVICE_TYPE, STRING, DEVICE_IDS, DEVICE_MAP, DEFAULT_DEVICE, INDEX, RANK,
+        DEVICE_VALUE, UNKNOWN, CUDA_CHECK, SEED, MEMORY_STAT, MEMORY_SYNC,
+    }
+)
+
+# Names that hold a device, and names that hold a device index.
+DEVICE_NAME = re.compile(
+    r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE
+)
+RANKISH = re.compile(
+    r"^(?:local_?rank|rank|gpu|gpus?_?ids?|gpu_?idx|gpu_?index|gpu_?num|local_gpu|device_?id|device_?idx|cuda_?device|cuda_?id|dev_?id)$",
+    re.IGNORECASE,
+)
+
+_TYPE_CALL_TAILS = frozenset(name.rsplit(".", 1)[-1] for name in DEVICE_TYPE_CALLS)
+
+
+def argument_role(callee: str, method: Optional[str], keyword: Optional[str], position: Optional[int]) -> str:
+    """Where a value passed to a call goes: `callee` is the call's qualified name ("" when it is not an
+    imported name), `method` the attribute called (`add_argument` in `parser.add_argument`), `keyword`
+    the keyword it is passed by, else `position` its index among the positional arguments (`*args` not
+    counted)."""
+    if method == "add_argument":
+        return STRING
+    if callee == "torch.device":
+        return DEVICE_CALL if keyword in (None, "type") else STRING
+    if keyword == "map_location" or (
+        callee in LOAD_CALLS and (keyword == "device" or (keyword is None and position == 1))
+    ):
+        return MAP_LOCATION
+    if keyword == "device_type" or callee in DEVICE_TYPE_CALLS or callee.rsplit(".", 1)[-1] in _TYPE_CALL_TAILS:
+        return DEVICE_TYPE
+    return DEVICE
+
+
+def symbol_role(symbol: Optional[str]) -> str:
+    """What a called or referenced qualified name is, as far as a fix cares; "" for anything else."""
+    if symbol in CUDA_CHECK_CALLS:
+        return CUDA_CHECK
+    if symbol in SEED_CALLS:
+        return SEED
+    if symbol in MEMORY_STATS:
+        return MEMORY_STAT
+    if symbol in MEMORY_COMPANIONS:
+        return MEMORY_SYNC
+    return ""
+
+
+def name_role(name: str) -> str:
+    """What a variable or attribute name holds, by its spelling: a device index or a device."""
+    if RANKISH.match(name):
+        return RANK
+    if DEVICE_NAME.match(name):
+        return DEVICE_VALUE
+    return UNKNOWN

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -245,11 +246,19 @@ def test_round_trip_keeps_every_field():
         source_line="x.cuda()",
         guarded=True,
         note="lowered",
+        fixes=(("generic", "unsafe"),),
+        role="rank",
+        symbol="torch.Tensor.cuda",
     )
     result = FileResult(
         path="a.ipynb", findings=(finding,), error=FileError("a.ipynb", "bad", 1, 2, "parse"), lines=7, kind="notebook"
     )
     assert decode_result(encode_result(result), "a.ipynb") == result
+    # `role` and `symbol` take no part in comparisons, so every field is compared one by one.
+    back = decode_result(encode_result(result), "a.ipynb").findings[0]
+    assert {f.name: getattr(back, f.name) for f in fields(Finding)} == {
+        f.name: getattr(finding, f.name) for f in fields(Finding)
+    }
     moved = decode_result(encode_result(result), "b/a.ipynb")
     assert moved.path == moved.findings[0].path == moved.error.path == "b/a.ipynb"
 

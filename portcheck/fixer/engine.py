@@ -183,7 +183,9 @@ def plan_fixes(
         if not nodes:
             skipped.append((finding, "could not find the code the finding points at"))
             continue
-        site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target, path)
+        site = Site(
+            tuple(nodes), spec, spelling, where.parents, names, options.target, path, finding.role, finding.symbol
+        )
         outcome = recipe(site)
         if isinstance(outcome, Skip):
             skipped.append((finding, outcome.reason))

@@ -8,12 +8,13 @@ one another compose.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
+from portcheck import torchfacts as facts
 from portcheck.fixer.device import Spelling
 from portcheck.fixer.guards import Marker, generic_work, markers, protected
 from portcheck.fixer.names import Binding, Bindings
@@ -31,21 +32,16 @@ from portcheck.fixer.syntax import (
     with_args,
     without_arg,
 )
-from portcheck.pyscan.devices import DEVICE_NAME, RANKISH
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
-    CUDA_CHECK_CALLS,
     CUDA_DEVICE,
     CUDA_TENSOR_TYPES,
-    DEVICE_TYPE_CALLS,
     GUARD_FALLBACK,
-    LOAD_CALLS,
-    MEMORY_COMPANIONS,
-    MEMORY_STATS,
     NO_ARGUMENTS,
     NO_FALLBACK,
     POSITIONAL_ONLY,
-    SEED_CALLS,
+    argument_role,
+    symbol_role,
 )
 
 # The updated node a build receives has the type of the plan's original node, which varies by plan;
@@ -93,6 +89,32 @@ class Site:
     names: Bindings
     target: str
     path: str = "<string>"
+    # What the matcher recognised at this position (`Finding.role`, `Finding.symbol`): a recipe branches
+    # on these and never decides again what the finding's own code is.
+    role: str = ""
+    symbol: str = ""
+
+    def own(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is the finding's own code: one of the nodes at its position, or their callee."""
+        for mine in self.nodes:
+            call = self.call_of(mine)
+            if node is mine or (call is not None and call.func is node):
+                return True
+        return False
+
+    def spelled(self, ref: cst.CSTNode) -> bool:
+        """Whether `ref` (the finding's callee or reference, or the call it is passed to) spells the
+        matcher's symbol with an imported name, rather than through a local alias (`amp_autocast =
+        torch.cuda.amp.autocast`): a rewrite of the spelling (and of its import) is sound only then."""
+        return self.names.binding_of(ref) is not None
+
+    def context_name(self, node: cst.CSTNode) -> Optional[str]:
+        """The qualified name of code around the finding (a guard's test, the call a value is passed to,
+        a statement beside it), for rewriting and safety checks. The finding's own code is named by
+        `symbol` and described by `role`; asking here for it is an error."""
+        if self.own(node):
+            raise ValueError(f"`{code_of(node)}` is the finding's own code: use Site.role and Site.symbol")
+        return self.names.resolve(node)
 
     def pick(self, *types: Type[_Node]) -> Optional[_Node]:
         for node in self.nodes:
@@ -119,7 +141,6 @@ STRING = "string"
 OBJECT = "object"
 COLLAPSE = "collapse"
 LOCATION = "location"  # a torch.load map_location
-_TYPE_CALL_TAILS = frozenset(name.rsplit(".", 1)[-1] for name in DEVICE_TYPE_CALLS)
 
 
 def _replace(node: cst.CSTNode, code: str, key: str) -> Plan:
@@ -148,33 +169,38 @@ class Holder:
     arg: Optional[cst.Arg] = None
 
 
+# How a value is written for each role of the place it goes (`torchfacts.argument_role`).
+_KIND_OF_ROLE = {facts.MAP_LOCATION: LOCATION, facts.DEVICE_TYPE: STRING, facts.STRING: STRING}
+
+
 def holder_of(site: Site, node: cst.CSTNode) -> Holder:
-    """How the value of `node` is used. A string that was stored or passed on as a string stays one."""
+    """How the value of `node` is used. A string that was stored or passed on as a string stays one.
+    For the finding's own code the matcher said where it goes (`site.role`); for a value around it
+    (a variable's reads, a ternary the finding is the test of) the same `torchfacts.argument_role`
+    says it from the call it is passed to."""
     child, parent = node, site.parent(node)
     while isinstance(parent, (cst.IfExp, cst.BooleanOperation)) and getattr(parent, "test", None) is not child:
         child, parent = parent, site.parent(parent)
-    if isinstance(parent, cst.Arg):
-        call = site.parent(parent)
-        if not isinstance(call, cst.Call):
-            return Holder(STRING)
-        func = call.func
-        name = site.names.resolve(func) or ""
-        keyword = parent.keyword.value if parent.keyword else None
-        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
-            return Holder(STRING, call, parent)
-        if name == "torch.device":
-            if len(call.args) == 1 and parent.value is node and keyword in (None, "type"):
-                return Holder(COLLAPSE, call, parent)
-            return Holder(STRING, call, parent)
-        loads = name in LOAD_CALLS
-        if keyword == "map_location" or (
-            loads and (keyword == "device" or (keyword is None and positional_args(call)[1:2] == [parent]))
-        ):
-            return Holder(LOCATION, call, parent)
-        if keyword == "device_type" or name in DEVICE_TYPE_CALLS or name.rsplit(".", 1)[-1] in _TYPE_CALL_TAILS:
-            return Holder(STRING, call, parent)
-        return Holder(OBJECT, call, parent)
-    return Holder(STRING)
+    if not isinstance(parent, cst.Arg):
+        return Holder(STRING)
+    call = site.parent(parent)
+    if not isinstance(call, cst.Call):
+        return Holder(STRING)
+    keyword = parent.keyword.value if parent.keyword else None
+    role = site.role if site.own(node) else _context_role(site, call, parent)
+    if role == facts.DEVICE_CALL:
+        # `torch.device("cuda")` as a whole is the device; `torch.device("cuda", 0)` keeps its string.
+        whole = len(call.args) == 1 and parent.value is node and keyword in (None, "type")
+        return Holder(COLLAPSE if whole else STRING, call, parent)
+    return Holder(_KIND_OF_ROLE.get(role, OBJECT), call, parent)
+
+
+def _context_role(site: Site, call: cst.Call, arg: cst.Arg) -> str:
+    """Where a value around the finding goes, passed to `call` as `arg`."""
+    keyword = arg.keyword.value if arg.keyword else None
+    position = next((i for i, a in enumerate(positional_args(call)) if a is arg), None) if keyword is None else None
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    return argument_role(site.context_name(call.func) or "", method, keyword, position)
 
 
 def _device_code(spelling: Spelling, index: Optional[str], kind: str) -> str:
@@ -285,8 +311,9 @@ def _device_string(site: Site) -> Outcome:
         if not _CUDA_PREFIX.match(_leading_text(node)):
             return Skip(f"not a CUDA map_location: {code_of(node)}")
         code = sp.location()
-        loader = site.names.resolve(holder.call.func) if holder.call is not None else None
-        if (loader or "").startswith("safetensors.") and sp.style == "variable":
+        # The matcher's symbol for a location is the load call it goes to.
+        spelled = holder.call is not None and site.spelled(holder.call.func)
+        if spelled and site.symbol.startswith("safetensors.") and sp.style == "variable":
             code = sp.device_type()  # safetensors takes the device as a string
         return _fix(_replace(node, code, "map-location"), written=[code])
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
@@ -406,7 +433,7 @@ def _device_use(site: Site, name: cst.Name) -> Optional[str]:
     first = positional[:1] == [arg]
     if first and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
         return "device"
-    if first and (site.names.resolve(call.func) or "") == "torch.device":
+    if first and (site.context_name(call.func) or "") == "torch.device":
         return "device"
     return None
 
@@ -450,7 +477,8 @@ def device_variable(site: Site) -> Outcome:
             uses.append(use)
     if not uses:
         return Skip(f"`{target.value}` is not used as a device in this scope")
-    inner = _device_string(Site((expr,), site.params, sp, site.parents, site.names, site.target, site.path))
+    # The string is assigned to a plain variable (checked above): it stays a string.
+    inner = _device_string(replace(site, nodes=(expr,), role=facts.STRING, symbol=""))
     if isinstance(inner, Skip) or len(inner.plans) != 1 or inner.plans[0].node is not expr:
         return inner if isinstance(inner, Skip) else Skip(f"cannot rewrite `{code_of(expr)}`")
     return _with_cpu_fallback(site, inner)
@@ -460,18 +488,16 @@ def device_variable(site: Site) -> Outcome:
 
 
 def _index_code(site: Site, value: cst.BaseExpression) -> Union[str, Skip]:
-    """Code for the device a `.cuda(<value>)`-style argument names."""
+    """Code for the device a `.cuda(<value>)`-style argument names; the matcher said what it is."""
     sp = site.spelling
-    if isinstance(value, cst.Name) and value.value == "None":
+    if site.role == facts.DEFAULT_DEVICE:
         return sp.device()
-    if isinstance(value, cst.Integer):
+    if site.role == facts.INDEX and isinstance(value, cst.Integer):
         return sp.indexed(value.value)
-    if isinstance(value, (cst.Name, cst.Attribute)):
-        last = value.value if isinstance(value, cst.Name) else value.attr.value
-        if RANKISH.match(last):
-            return sp.indexed(code_of(value))
-        if DEVICE_NAME.match(last):
-            return code_of(value)
+    if site.role in (facts.INDEX, facts.RANK):
+        return sp.indexed(code_of(value))
+    if site.role == facts.DEVICE_VALUE:
+        return code_of(value)
     return Skip(f"cannot tell whether `{code_of(value)}` is a device index or a device")
 
 
@@ -762,7 +788,7 @@ def _selection_compare(site: Site, node: cst.CSTNode) -> Outcome:
 
 def _device_value(site: Site, node: cst.CSTNode) -> Optional[Tuple[str, Optional[str]]]:
     """("cuda"|"cpu", index) for "cuda:N"/"cpu" strings and torch.device(...) of them."""
-    if isinstance(node, cst.Call) and site.names.resolve(node.func) == "torch.device" and len(node.args) == 1:
+    if isinstance(node, cst.Call) and site.context_name(node.func) == "torch.device" and len(node.args) == 1:
         found = _device_value(site, node.args[0].value)
         return (found[0], found[1]) if found else None
     value = string_value(node)
@@ -865,7 +891,7 @@ def _guarded(site: Site, node: cst.CSTNode) -> bool:
     while parent is not None:
         if isinstance(parent, cst.If) and child is parent.body:
             test = parent.test
-            if isinstance(test, cst.Call) and site.names.resolve(test.func) in AVAILABILITY_CALLS:
+            if isinstance(test, cst.Call) and site.context_name(test.func) in AVAILABILITY_CALLS:
                 return True
         child, parent = parent, site.parent(parent)
     return False
@@ -915,10 +941,11 @@ def _scope_body(site: Site, node: cst.CSTNode) -> List[cst.CSTNode]:
     return []
 
 
-def _memory_companions(site: Site, call: cst.CSTNode, original: str) -> List[Marker]:
-    """The CUDA memory statistics in the same function as `call`: a timing or memory report is fixed
-    whole, or it still needs CUDA and the rewrite gains nothing."""
-    if original not in MEMORY_COMPANIONS:
+def _memory_companions(site: Site, call: cst.CSTNode) -> List[Marker]:
+    """The CUDA memory statistics in the same function as `call`, the finding's statistic or
+    synchronization: a timing or memory report is fixed whole, or it still needs CUDA and the rewrite
+    gains nothing."""
+    if site.role not in (facts.MEMORY_STAT, facts.MEMORY_SYNC):
         return []
     found: List[Marker] = []
     own = set(map(id, walk(call.func))) if isinstance(call, cst.Call) else {id(call)}
@@ -927,7 +954,7 @@ def _memory_companions(site: Site, call: cst.CSTNode, original: str) -> List[Mar
         node = stack.pop()
         if isinstance(node, (cst.Import, cst.ImportFrom)) or id(node) in own:
             continue
-        if isinstance(node, (cst.Attribute, cst.Name)) and site.names.resolve(node) in MEMORY_STATS:
+        if isinstance(node, (cst.Attribute, cst.Name)) and symbol_role(site.context_name(node)) == facts.MEMORY_STAT:
             found.append(Marker(node, code_of(node), True))
             continue
         stack.extend(node.children)
@@ -956,9 +983,9 @@ def _same_seed(site: Site, call: cst.Call) -> bool:
         other = stmt.body[0].value
         if not isinstance(other, cst.Call) or code_of(other.with_changes(func=cst.Name("f"))) != args:
             continue
-        name = site.names.resolve(other.func) or ""
+        name = site.context_name(other.func) or ""
         # Keep the first of several CUDA seeds; drop any beside a plain `torch.manual_seed`.
-        if name in SEED_CALLS and (earlier or not name.startswith("torch.cuda.")):
+        if symbol_role(name) == facts.SEED and (earlier or not name.startswith("torch.cuda.")):
             return True
     return False
 
@@ -974,7 +1001,10 @@ def rename_call(site: Site) -> Outcome:
         return Skip("the code at this position is not a call")
     call = site.call_of(node)
     ref = call.func if call is not None else node
-    original = site.names.resolve(ref) or ""
+    # The name the matcher matched, and what it is; only where the code spells it (see Site.spelled).
+    spelled = site.spelled(ref)
+    original = site.symbol if spelled else ""
+    role = site.role if spelled else ""
     if to.endswith(".*"):
         # `torch.accelerator.*`: the same name in another namespace.
         if not original:
@@ -985,19 +1015,19 @@ def rename_call(site: Site) -> Outcome:
         if guard:
             return Skip(f"`{code_of(ref)}` is used without being called, so it cannot be guarded")
         return _fix(_replace(ref, to, "rename"), written=[to], removals=removals)
-    needs = _memory_companions(site, call, original)
+    needs = _memory_companions(site, call) if role else []
     holder = site.parent(call)
     while holder is not None and not isinstance(holder, (cst.FormattedString, cst.BaseStatement)):
         holder = site.parent(holder)
     if isinstance(holder, cst.FormattedString) and _CUDA_PREFIX.match(_leading_text(holder)):
         return Skip(f"it is part of the CUDA device string `{code_of(holder)}`, which stays")
-    if original in CUDA_CHECK_CALLS:
+    if role == facts.CUDA_CHECK:
         # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides.
         analysis = _protection(site, call)
         if isinstance(analysis, Skip):
             return analysis
         needs += analysis[0]
-    if original in SEED_CALLS and _same_seed(site, call):
+    if role == facts.SEED and _same_seed(site, call):
         statement = site.parent(call)
         line = site.parent(statement) if statement is not None else None
         assert line is not None
@@ -1079,7 +1109,8 @@ def _string_arg_plan(site: Site, node: cst.CSTNode, add_dtype: bool) -> Outcome:
     holder = holder_of(site, node)
     call = holder.call
     # Only autocast takes a dtype (the same device-type position also feeds GradScaler and friends).
-    is_autocast = call is not None and (site.names.resolve(call.func) or "").endswith("autocast")
+    # The call is the finding's: the one the matcher named, or the one it reported.
+    is_autocast = call is not None and site.spelled(call.func) and site.symbol.endswith("autocast")
     if add_dtype and is_autocast and call is not None and argument(call, "dtype", 1) is None:
         dtype = _amp_dtype(site)
         written.append(dtype)
@@ -1098,7 +1129,9 @@ def autocast(site: Site) -> Outcome:
         return Skip("the code at this position is not an autocast")
     call = site.call_of(node)
     ref = call.func if call is not None else node
-    name = site.names.resolve(ref) or ""
+    if site.role == facts.DEVICE_TYPE:
+        return Skip(f"`{code_of(ref)}` is not an autocast this fix knows")  # a device type, but no literal
+    name = site.symbol if site.spelled(ref) else ""
     sp = site.spelling
     type_code = sp.device_type()
     dtype = _amp_dtype(site)
@@ -1152,7 +1185,9 @@ def grad_scaler(site: Site) -> Outcome:
     call = site.call_of(node) if node is not None else None
     if call is None:
         return Skip("the code at this position is not a GradScaler call")
-    name = site.names.resolve(call.func) or ""
+    if site.role == facts.DEVICE_TYPE:
+        return Skip(f"`{code_of(call.func)}` is not a GradScaler this fix knows")  # a device type, but no literal
+    name = site.symbol if site.spelled(call.func) else ""
     type_code = site.spelling.device_type()
     given = argument(call, "device", 0) if name.startswith(("torch.amp.", "torch.GradScaler")) else None
     if given is not None:
@@ -1180,7 +1215,7 @@ def custom_fwd(site: Site) -> Outcome:
         return Skip("the code at this position is not custom_fwd/custom_bwd")
     call = site.call_of(node)
     ref = call.func if call is not None else node
-    which = (site.names.resolve(ref) or "").rsplit(".", 1)[-1]
+    which = site.symbol.rsplit(".", 1)[-1] if site.spelled(ref) else ""
     if which not in ("custom_fwd", "custom_bwd"):
         return Skip(f"`{code_of(ref)}` is not custom_fwd or custom_bwd")
     to = f"torch.amp.{which}"
@@ -1212,7 +1247,7 @@ def _backend_choice(site: Site, node: cst.CSTNode) -> Optional[cst.IfExp]:
     if not isinstance(parent, cst.IfExp) or parent.body is not node or string_value(parent.orelse) != "gloo":
         return None
     test = parent.test
-    if isinstance(test, cst.Call) and site.names.resolve(test.func) in AVAILABILITY_CALLS:
+    if isinstance(test, cst.Call) and site.context_name(test.func) in AVAILABILITY_CALLS:
         return parent
     return None
 
@@ -1222,7 +1257,12 @@ def process_group_backend(site: Site) -> Outcome:
     code = sp.backend()
     attribute = site.pick(cst.Attribute)
     node: Optional[cst.CSTNode] = site.pick(cst.SimpleString)
-    if node is None and attribute is not None and site.names.resolve(attribute) == "torch.distributed.Backend.NCCL":
+    if (
+        node is None
+        and attribute is not None
+        and site.spelled(attribute)
+        and site.symbol == "torch.distributed.Backend.NCCL"
+    ):
         node = attribute
     elif node is None or (string_value(node) or "").lower() != "nccl":
         return Skip('the code at this position is not the "nccl" backend')
@@ -1235,7 +1275,8 @@ def process_group_backend(site: Site) -> Outcome:
         imports.append("torch_xla.distributed.xla_backend")
         holder = holder_of(site, node)
         call = holder.call
-        if call is not None and (site.names.resolve(call.func) or "").endswith("init_process_group"):
+        # The call the backend is passed to, to which the fix adds `init_method`.
+        if call is not None and (site.context_name(call.func) or "").endswith("init_process_group"):
 
             def build(updated: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(updated, cst.Call)
@@ -1257,16 +1298,16 @@ def int_device(site: Site) -> Outcome:
     if node is None:
         return Skip("the code at this position is not a device index")
     parent = site.parent(node)
-    if isinstance(parent, cst.Element):
+    if isinstance(parent, cst.Element) and site.role == facts.DEVICE_IDS:
         # `device_ids=[local_rank]` reported at the index the list holds (an integer that flowed there):
         # the list is what becomes `None` on the CPU.
         sequence = site.parent(parent)
         arg = site.parent(sequence) if isinstance(sequence, (cst.List, cst.Tuple)) else None
-        if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "device_ids":
+        if isinstance(arg, cst.Arg):
             assert isinstance(sequence, (cst.List, cst.Tuple))
             node, parent = sequence, arg
     keyword = parent.keyword.value if isinstance(parent, cst.Arg) and parent.keyword else None
-    if keyword in ("device_ids", "output_device"):
+    if site.role == facts.DEVICE_IDS:
         if sp.style == "literal":
             return Skip(f"`{keyword}` holds indices, which Neuron accepts as they are")
         if site.target in ("cpu", "xla"):
@@ -1279,14 +1320,14 @@ def int_device(site: Site) -> Outcome:
 
         return _fix(Plan(node, build_ids, "device-ids"), written=[test])
     index = code_of(node)
-    if keyword == "device_map" or (isinstance(parent, cst.DictElement)):
+    if site.role == facts.DEVICE_MAP:
         code = sp.device() if isinstance(node, cst.Integer) and node.value == "0" else sp.indexed(index)
         return _fix(_replace(node, code, "device-map"), written=[code])
     holder = holder_of(site, node)
     if holder.kind == COLLAPSE and sp.device_is_object and holder.call is not None:
         code = sp.indexed(index)
         return _fix(_replace(holder.call, code, "device-call"), written=[code])
-    if holder.kind in (OBJECT, COLLAPSE) or keyword == "device":
+    if holder.kind in (OBJECT, COLLAPSE):
         code = sp.indexed(index)
         return _fix(_replace(node, code, "int-device"), written=[code])
     return Skip(f"`{index}` is not in a position this fix rewrites")
@@ -1333,12 +1374,13 @@ def default_tensor_type(site: Site) -> Outcome:
     node = site.pick(cst.Attribute, cst.SimpleString)
     if node is None:
         return Skip("the code at this position is not a tensor type")
-    name = string_value(node) if isinstance(node, cst.SimpleString) else site.names.resolve(node)
+    # The type the matcher matched, named in a string or referenced (where the code spells it).
+    name = site.symbol if isinstance(node, cst.SimpleString) or site.spelled(node) else ""
     arg = site.parent(node)
     call = site.parent(arg) if isinstance(arg, cst.Arg) else None
     if (
         not isinstance(call, cst.Call)
-        or site.names.resolve(call.func) != "torch.set_default_tensor_type"
+        or site.context_name(call.func) != "torch.set_default_tensor_type"
         or len(call.args) != 1
     ):
         return Skip(
@@ -1407,7 +1449,7 @@ def _guarded_pin(site: Site, call: cst.Call) -> Outcome:
         isinstance(parent, cst.IfExp)
         and parent.body is call
         and isinstance(parent.test, cst.Call)
-        and site.names.resolve(parent.test.func) in AVAILABILITY_CALLS
+        and site.context_name(parent.test.func) in AVAILABILITY_CALLS
     ):
         return Skip("`.pin_memory()` already runs only where an accelerator is")
     guard = "torch.accelerator.is_available()"
@@ -1435,17 +1477,7 @@ def pin_memory(site: Site) -> Outcome:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory":
             return _guarded_pin(site, node)
-    return remove_keyword(
-        Site(
-            site.nodes,
-            {"keyword": "pin_memory_device"},
-            site.spelling,
-            site.parents,
-            site.names,
-            site.target,
-            site.path,
-        )
-    )
+    return remove_keyword(replace(site, params={"keyword": "pin_memory_device"}))
 
 
 RECIPES: Dict[str, Callable[[Site], Outcome]] = {

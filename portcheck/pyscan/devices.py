@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
 
 from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -13,24 +13,19 @@ from portcheck.pyscan.matchers import (
     Attr,
     Clause,
     Hit,
+    Label,
     Matcher,
     MatcherError,
     NameSet,
     _str_list,
     call_argument,
     register,
+    value_role,
 )
 from portcheck.torchfacts import AMP_CALLS as _AMP_CALLS
+from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, DEVICE_NAME, RANKISH, STRING
 from portcheck.torchfacts import LOAD_CALLS as _LOAD_CALLS
 from portcheck.torchfacts import MESH_CALLS as _MESH_CALLS
-
-DEVICE_NAME = re.compile(
-    r"^(?:\w+_)?(?:device|dev|devices|device_type|device_str|device_name)(?:_\w+)?$", re.IGNORECASE
-)
-RANKISH = re.compile(
-    r"^(?:local_?rank|rank|gpu|gpus?_?ids?|gpu_?idx|gpu_?index|gpu_?num|local_gpu|device_?id|device_?idx|cuda_?device|cuda_?id|dev_?id)$",
-    re.IGNORECASE,
-)
 
 _DEVICE_CALLS = frozenset({"torch.device"})
 _DEFAULT_DEVICE_CALLS = frozenset({"torch.set_default_device"})
@@ -89,6 +84,22 @@ def _may_hold_string(call: ast.Call) -> bool:
     )
     memo["_portcheck_stringy"] = answer
     return answer
+
+
+def _elements(expr: ast.AST) -> Set[int]:
+    """The ids of the elements of the lists, tuples and sets `expr` may evaluate to (through ternaries
+    and `or`/`and`), whose strings `DeviceStringMatcher.strings` reports one by one."""
+    out: Set[int] = set()
+    stack = [expr]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.IfExp):
+            stack += [sub.body, sub.orelse]
+        elif isinstance(sub, ast.BoolOp):
+            stack += sub.values
+        elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
+            out.update(id(e) for e in sub.elts)
+    return out
 
 
 def _asks_availability(test: ast.AST, imports: ImportTable) -> bool:
@@ -191,7 +202,7 @@ class DeviceStringMatcher(Matcher):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(self._holds(_name_of_target(t)) for t in targets):
                 for hit, hctx in self.strings(node.value, ctx, imports):
-                    yield hit, "assignment", hctx
+                    yield hit, Label("assignment", STRING), hctx
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
             args = node.args
             positional = args.posonlyargs + args.args
@@ -200,7 +211,7 @@ class DeviceStringMatcher(Matcher):
             for arg, default in pairs:
                 if self._holds(arg.arg):
                     for hit, hctx in self.strings(default, ctx, imports):
-                        yield hit, "parameter default", hctx
+                        yield hit, Label("parameter default", STRING), hctx
         elif isinstance(node, ast.Dict) and "dict-value" in pos:
             for key, value in zip(node.keys, node.values):
                 if (
@@ -210,7 +221,7 @@ class DeviceStringMatcher(Matcher):
                     and self._holds(key.value)
                 ):
                     for hit, hctx in self.strings(value, ctx, imports):
-                        yield hit, "config dict", hctx
+                        yield hit, Label("config dict", STRING), hctx
 
     def _call(self, node: ast.Call, ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
         if not _may_hold_string(node):
@@ -220,11 +231,16 @@ class DeviceStringMatcher(Matcher):
         name = imports.resolved(func)
         seen = set()
 
-        def emit(expr, label):
+        def emit(expr, text):
+            if expr is None:
+                return
+            # Where the value goes is where the argument goes, unless it is an element of a list there.
+            role = value_role(node, name, expr)
+            listed = _elements(expr)
             for hit, hctx in self.strings(expr, ctx, imports):
                 if id(hit) not in seen:
                     seen.add(id(hit))
-                    yield hit, label, hctx
+                    yield hit, Label(text, STRING if id(hit) in listed else role, name), hctx
 
         if name in _AMP_CALLS:
             if "autocast" in pos:
@@ -350,9 +366,11 @@ class IntDeviceMatcher(DeviceIndexMatcher):
             for kw in node.keywords:
                 if kw.arg == "device_ids" and isinstance(kw.value, (ast.List, ast.Tuple)):
                     if kw.value.elts and all(self._index(e) for e in kw.value.elts):
-                        yield kw.value, "`device_ids`"
+                        yield kw.value, Label("`device_ids`", DEVICE_IDS, name)
                 elif kw.arg in ("output_device", "device_id") and self._index(kw.value):
-                    yield kw.value, f"`{kw.arg}`"  # FSDP's `device_id=local_rank` too
+                    # FSDP's `device_id=local_rank` too, which takes a device
+                    role = DEVICE_IDS if kw.arg == "output_device" else value_role(node, name, kw.value)
+                    yield kw.value, Label(f"`{kw.arg}`", role, name)
         if not ctx.cuda_context:
             return
         if "device-map" in pos:
@@ -360,20 +378,21 @@ class IntDeviceMatcher(DeviceIndexMatcher):
                 if kw.arg != "device_map":
                     continue
                 if self._index(kw.value):
-                    yield kw.value, "`device_map`"
+                    yield kw.value, Label("`device_map`", DEVICE_MAP, name)
                 elif isinstance(kw.value, ast.Dict):
                     for key, value in zip(kw.value.keys, kw.value.values):
                         if isinstance(key, ast.Constant) and key.value == "" and self._index(value):
-                            yield value, "`device_map`"
+                            yield value, Label("`device_map`", DEVICE_MAP, name)
         if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and name is None and node.args:
             if self._index(node.args[0]) and not (isinstance(node.args[0], ast.Constant) and len(node.args) > 1):
-                yield node.args[0], "`.to()`"
+                yield node.args[0], Label("`.to()`", value_role(node, name, node.args[0]), name)
         if "device-call" in pos and name == "torch.device" and len(node.args) == 1 and self._index(node.args[0]):
-            yield node.args[0], "`torch.device()`"
+            yield node.args[0], Label("`torch.device()`", value_role(node, name, node.args[0]), name)
         if "device-keyword" in pos and name != "torch.device":
             for kw in node.keywords:
                 if kw.arg == "device" and self._index(kw.value):
-                    yield kw.value, "`device=`"
+                    # an index passed as `device=` names a device, whatever the call
+                    yield kw.value, Label("`device=`", DEVICE, name)
 
 
 class TensorControlFlowMatcher(Matcher):

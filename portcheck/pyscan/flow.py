@@ -14,7 +14,8 @@ from typing import Iterator, List, Optional, Set
 
 from portcheck.pyscan.devices import DeviceIndexMatcher
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import Hit, register
+from portcheck.pyscan.matchers import Hit, Label, register, value_role
+from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, STRING
 
 # Environment variables that hold a process's local device index.
 LOCAL_INDEX_VARS = frozenset(
@@ -129,7 +130,7 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
                             and key.value == ""
                             and (is_device_index(value, imports, known) or _process_index(value))
                         ):
-                            yield value, "`device_map`"
+                            yield value, Label("`device_map`", DEVICE_MAP)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
                 if is_device_index(stmt.value, imports, known):
@@ -151,24 +152,32 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
             and call.args
             and held(call.args[0])
         ):
-            yield call.args[0], "`.to()`"
+            yield call.args[0], Label("`.to()`", value_role(call, qualified, call.args[0]), qualified)
         if "device-call" in pos and qualified == "torch.device" and len(call.args) == 1 and held(call.args[0]):
-            yield call.args[0], "`torch.device()`"
+            yield call.args[0], Label("`torch.device()`", value_role(call, qualified, call.args[0]), qualified)
         for kw in call.keywords:
             if "device-keyword" in pos and kw.arg == "device" and held(kw.value) and qualified != "torch.device":
-                yield kw.value, "`device=`"
+                yield kw.value, Label("`device=`", DEVICE, qualified)
             elif "device-ids" in pos and kw.arg in ("device_ids", "output_device", "device_id"):
                 values = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]
                 for value in values:
                     if held(value):
-                        yield value, f"`{kw.arg}=`"
+                        role = _index_role(call, qualified, kw.arg, kw.value, value)
+                        yield value, Label(f"`{kw.arg}=`", role, qualified)
             elif "device-map" in pos and kw.arg == "device_map":
                 if held(kw.value):
-                    yield kw.value, "`device_map`"
+                    yield kw.value, Label("`device_map`", DEVICE_MAP, qualified)
                 elif isinstance(kw.value, ast.Dict):
                     for key, value in zip(kw.value.keys, kw.value.values):
                         if isinstance(key, ast.Constant) and key.value == "" and (held(value) or _process_index(value)):
-                            yield value, "`device_map`"
+                            yield value, Label("`device_map`", DEVICE_MAP, qualified)
+
+
+def _index_role(call: ast.Call, callee: Optional[str], keyword: str, given: ast.AST, value: ast.AST) -> str:
+    """The role of an index passed to `keyword` (as `given`, or as the element `value` of a list there)."""
+    if value is not given:
+        return DEVICE_IDS if keyword == "device_ids" else STRING  # only `device_ids` takes a list
+    return DEVICE_IDS if keyword in ("device_ids", "output_device") else value_role(call, callee, value)
 
 
 register(IntDeviceFlowMatcher)

@@ -18,7 +18,7 @@ from typing import Any, Iterator, List, Mapping, Optional
 
 from portcheck.pyscan.context import is_fp32_island
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import Hit, Matcher, MatcherError, _str_list, call_argument, register
+from portcheck.pyscan.matchers import Hit, Label, Matcher, MatcherError, _str_list, call_argument, register, value_role
 
 _AUTOCASTS = frozenset(
     {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast"}
@@ -90,11 +90,11 @@ class AutocastOffMatcher(Matcher):
         if not is_fp32_island(node):
             return
         if name == "torch.cuda.amp.autocast":
-            yield node, name
+            yield node, Label(name, "", name)
             return
         device = call_argument(node, "device_type", 0)
         if isinstance(device, ast.Constant) and device.value in self.devices:
-            yield device, f"{name}({device.value!r}, enabled=False)"
+            yield device, Label(f"{name}({device.value!r}, enabled=False)", value_role(node, name, device), name)
 
 
 for _cls in (KeywordMatcher, AutocastOffMatcher):

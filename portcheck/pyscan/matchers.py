@@ -28,12 +28,67 @@ from typing import (
 
 from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.torchfacts import DEFAULT_DEVICE, INDEX, UNKNOWN, argument_role, name_role, symbol_role
 
 # What a matcher reports: a node, or a Span (a token inside one).
 Reported = Union[ast.AST, "Span"]
 # A matcher's hit: what to report with a label, and optionally a context of its own (a string inside
-# a guarded ternary is itself guarded).
+# a guarded ternary is itself guarded). The label may be a `Label`, which also says what was matched.
 Hit = Union[Tuple[Reported, str], Tuple[Reported, str, Ctx]]
+
+
+class Label(str):
+    """A hit's label (the text a rule's message puts for `{match}`) with what the matcher decided about
+    the code it reports: its `role` (one of `torchfacts.ROLES`: where a value goes, what an argument or
+    a name is) and its `symbol` (the qualified name matched: the callee, the reference). Both travel with
+    the finding (`Finding.role`, `Finding.symbol`) to the fixer, which rewrites and never decides again."""
+
+    role: str
+    symbol: str
+
+    def __new__(cls, text: str, role: str = "", symbol: Optional[str] = "") -> "Label":
+        made = super().__new__(cls, text)
+        made.role = role
+        made.symbol = symbol or ""
+        return made
+
+
+def argument_place(call: ast.Call, expr: ast.AST) -> Tuple[Optional[str], Optional[int]]:
+    """(keyword, position) by which `expr` is passed to `call`: the keyword, else its index among the
+    positional arguments (`*args` not counted); (None, None) when it is neither."""
+    for kw in call.keywords:
+        if kw.value is expr:
+            return kw.arg, None
+    position = 0
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            continue
+        if arg is expr:
+            return None, position
+        position += 1
+    return None, None
+
+
+def value_role(call: ast.Call, callee: Optional[str], expr: ast.AST) -> str:
+    """Where `expr`, an argument of `call` (whose qualified name is `callee`), goes."""
+    keyword, position = argument_place(call, expr)
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+    return argument_role(callee or "", method, keyword, position)
+
+
+def device_argument_role(expr: Optional[ast.AST]) -> str:
+    """What a device argument is (`x.cuda(<expr>)`): "" when there is none."""
+    if expr is None:
+        return ""
+    if isinstance(expr, ast.Constant):
+        if expr.value is None:
+            return DEFAULT_DEVICE
+        return INDEX if type(expr.value) is int else UNKNOWN
+    if isinstance(expr, ast.Name):
+        return name_role(expr.id)
+    if isinstance(expr, ast.Attribute):
+        return name_role(expr.attr)
+    return UNKNOWN
 
 
 class Located(Protocol):
@@ -416,11 +471,11 @@ class CallMatcher(Matcher):
         if self.max_args is not None and nargs > self.max_args:
             return
         if self.argument is None:
-            yield node, name
+            yield node, Label(name, symbol_role(name), name)
             return
         hit = self.argument.matches(node)
         if hit is not None:
-            yield hit, name
+            yield hit, Label(name, symbol_role(name) if hit is node else value_role(node, name, hit), name)
 
 
 class ReferenceMatcher(Matcher):
@@ -459,7 +514,7 @@ class ReferenceMatcher(Matcher):
             return
         for sub, name in qualified_chain(node, imports):
             if name in self.names:
-                yield sub, name
+                yield sub, Label(name, symbol_role(name), name)
                 return
 
 
@@ -579,12 +634,13 @@ class MethodMatcher(Matcher):
             return
         if self.max_args is not None and nargs > self.max_args:
             return
+        role = device_argument_role(call_argument(node, "device", 0))
         if self.argument is not None:
             hit = self.argument.matches(node)
             if hit is not None:
-                yield hit, func.attr
+                yield hit, Label(func.attr, role)
             return
-        yield token_span(node, func), func.attr
+        yield token_span(node, func), Label(func.attr, role)
 
 
 class Span:
@@ -665,7 +721,7 @@ class StringMatcher(Matcher):
                 and imports.resolved(parent.func) in self.not_in_calls
             ):
                 return
-            yield node, node.value
+            yield node, Label(node.value, "", node.value)
 
 
 def required_literals(pattern: str) -> List[str]:
