@@ -28,7 +28,15 @@ from typing import (
 
 from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.torchfacts import DEFAULT_DEVICE, INDEX, UNKNOWN, argument_role, name_role, symbol_role
+from portcheck.torchfacts import (
+    AVAILABILITY_CALLS,
+    DEFAULT_DEVICE,
+    INDEX,
+    UNKNOWN,
+    argument_role,
+    name_role,
+    symbol_role,
+)
 
 # What a matcher reports: a node, or a Span (a token inside one).
 Reported = Union[ast.AST, "Span"]
@@ -581,7 +589,6 @@ class ImportMatcher(Matcher):
                         return
 
 
-_AVAILABLE = frozenset({"torch.accelerator.is_available", "torch.cuda.is_available"})
 
 
 class MethodMatcher(Matcher):
@@ -623,7 +630,7 @@ class MethodMatcher(Matcher):
             and isinstance(parent, ast.IfExp)
             and parent.body is node
             and isinstance(parent.test, ast.Call)
-            and imports.resolved(parent.test.func) in _AVAILABLE
+            and imports.resolved(parent.test.func) in AVAILABILITY_CALLS
         ):
             return
         receiver = dotted(func.value)
