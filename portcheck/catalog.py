@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from portcheck.fixkinds import FIX_TARGETS, RecipeError, expand
+from portcheck.fixkinds import FIX_TARGETS, RecipeError, check_devices, expand
 from portcheck.model import CATEGORIES, TARGETS, Case, FixSafety, Rule, Severity, Target
 
 if sys.version_info >= (3, 11):
@@ -179,6 +179,10 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         raise _fail(path, code, "references", "expected a list of strings")
     py, text = _compile_matchers(path, code, data["match"])
+    try:
+        check_devices(autofix, tuple(d for m in py for d in getattr(m, "devices", ())))
+    except RecipeError as exc:
+        raise _fail(path, code, exc.key, str(exc)) from None
     rule = Rule(
         code=code,
         name=_str(path, code, data, "name"),

@@ -15,6 +15,7 @@ FIX_TARGETS: Tuple[str, ...] = ("generic", "cpu", "neuron", "xla")
 ALL = "all"  # `autofix = { all = { kind = "dot-cuda" } }`: the same recipe on every target it supports
 _EVERY = frozenset(FIX_TARGETS)
 _NOT_XLA = frozenset({"generic", "cpu", "neuron"})
+_CUDA = frozenset({"cuda"})  # the recipes rewrite CUDA device strings (torchfacts.CUDA_DEVICE), no other
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class RecipeKind:
     targets: FrozenSet[str]
     params: Tuple[Param, ...] = ()
     min_torch: str = ""  # the oldest torch any output of the recipe may need ("" when it varies by output)
+    # The device strings the recipe knows how to rewrite (`cuda`, `cuda:N`): a rule whose matcher finds
+    # other devices (its `devices` list) cannot name this recipe. Empty: the recipe rewrites no device string.
+    devices: FrozenSet[str] = frozenset()
 
     def param(self, name: str) -> Optional[Param]:
         return next((p for p in (*self.params, *_COMMON) if p.name == name), None)
@@ -41,15 +45,15 @@ _COMMON = (Param("kind", str, True), Param("min-torch", str))
 KINDS: Dict[str, RecipeKind] = {
     k.kind: k
     for k in (
-        RecipeKind("device-string", _EVERY, min_torch="2.6"),
-        RecipeKind("map-location", _EVERY, min_torch="2.6"),
+        RecipeKind("device-string", _EVERY, min_torch="2.6", devices=_CUDA),
+        RecipeKind("map-location", _EVERY, min_torch="2.6", devices=_CUDA),
         RecipeKind("dot-cuda", _EVERY, min_torch="2.6"),
         # XLA drops device indices; a device held in a variable there is a person's call.
-        RecipeKind("device-variable", _NOT_XLA, min_torch="2.6"),
-        RecipeKind("device-compare", _EVERY, min_torch="2.6"),
+        RecipeKind("device-variable", _NOT_XLA, min_torch="2.6", devices=_CUDA),
+        RecipeKind("device-compare", _EVERY, min_torch="2.6", devices=_CUDA),
         RecipeKind("availability", _EVERY, min_torch="2.6"),
         RecipeKind("rename-call", _EVERY, (Param("to", str, True), Param("guard", bool), Param("drop-args", bool))),
-        RecipeKind("autocast", _EVERY, min_torch="2.6"),
+        RecipeKind("autocast", _EVERY, min_torch="2.6", devices=_CUDA),
         # XLA autocast runs in bfloat16, which needs no gradient scaler: nothing to rewrite it to.
         RecipeKind("grad-scaler", _NOT_XLA, min_torch="2.6"),
         RecipeKind("custom-fwd", _EVERY, min_torch="2.4"),
@@ -119,6 +123,22 @@ def expand(autofix: Any) -> Dict[str, Dict[str, Any]]:
             raise RecipeError(f"autofix.{target}", f"recipe {checked['kind']!r} does not support target {target!r}")
         out[target] = checked
     return out
+
+
+def check_devices(autofix: Mapping[str, Mapping[str, Any]], devices: Tuple[str, ...]) -> None:
+    """Refuse a recipe for a matcher that finds device strings the recipe cannot rewrite: the matcher
+    builds its pattern from the rule's `devices`, the recipe knows only its own (`RecipeKind.devices`)."""
+    for target, spec in autofix.items():
+        kind = KINDS[spec["kind"]]
+        if not kind.devices:
+            continue
+        for device in devices:
+            if device.split(":", 1)[0].lower() not in kind.devices:
+                raise RecipeError(
+                    f"autofix.{target}.kind",
+                    f"recipe {kind.kind!r} rewrites only {', '.join(sorted(kind.devices))} device strings,"
+                    f" but the matcher also finds {device!r}",
+                )
 
 
 def kind_of(spec: Mapping[str, Any]) -> RecipeKind:

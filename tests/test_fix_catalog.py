@@ -325,6 +325,22 @@ def test_the_catalog_refuses_bad_recipe_settings_with_file_rule_and_key(tmp_path
     assert message.startswith("bad.toml: rule BAD001: ") and f"key '{key}'" in message and words in message, message
 
 
+def test_the_catalog_refuses_a_device_recipe_for_devices_it_cannot_rewrite(tmp_path):
+    # The matcher's pattern comes from the rule's `devices`; the device-string recipe rewrites CUDA strings
+    # only, so a rule that also matches "mps" strings and names that recipe would promise fixes never made.
+    from portcheck.catalog import CatalogError
+
+    path = tmp_path / "bad.toml"
+    match = '{ kind = "device-string", devices = ["cuda", "mps"], positions = ["to"] }'
+    path.write_text(_rule("BAD001", "bad", match, None) + 'autofix = { all = { kind = "device-string" } }\n', "utf-8")
+    with pytest.raises(CatalogError) as info:
+        load_files([path])
+    message = str(info.value)
+    assert message.startswith("bad.toml: rule BAD001: key 'autofix.") and "'mps'" in message, message
+    path.write_text(path.read_text("utf-8").replace('"cuda", "mps"', '"cuda", "cuda:0"'), "utf-8")
+    assert load_files([path])  # CUDA spellings with an index are the recipe's own
+
+
 def test_all_is_the_same_recipe_on_every_target_it_supports_and_a_named_target_overrides_it():
     from portcheck.fixkinds import expand
 
