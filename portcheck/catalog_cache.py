@@ -74,23 +74,13 @@ def _read(path: Path) -> Dict[str, Any]:
 
 
 def _write(path: Path, entries: Dict[str, Any]) -> None:
-    import tempfile  # only when the cache is written, not on every start
+    from portcheck.fsutil import atomic_write_bytes  # only when the cache is written, not on every start
 
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _private(os.lstat(path.parent), stat.S_IFDIR):
             return
-        fd, tmp = tempfile.mkstemp(prefix=".catalog-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                marshal.dump(entries, handle)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write_bytes(path, marshal.dumps(entries), mode=0o600)
     except (OSError, ValueError):
         pass  # a cache that cannot be written only costs the next run the parse
 

@@ -44,11 +44,12 @@ def _unchanged(path: Path, expected: bytes) -> bool:
         return False
 
 
-def atomic_write_bytes(path: Path, data: bytes, expected: Optional[bytes] = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, expected: Optional[bytes] = None, mode: Optional[int] = None) -> None:
     """Replace `path` with `data` atomically, keeping the file's mode, owner and group when it exists.
 
     `expected` is the digest (`digest()`) of the bytes the caller read: when the file no longer holds
-    them, nothing is written and ChangedMeanwhile is raised. A new file gets the mode the umask allows.
+    them, nothing is written and ChangedMeanwhile is raised. A new file gets the mode the umask allows;
+    `mode` (a private cache file: 0o600) is used instead, new file or not.
     """
     path = Path(path)
     try:
@@ -62,7 +63,9 @@ def atomic_write_bytes(path: Path, data: bytes, expected: Optional[bytes] = None
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if before is not None:
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif before is not None:
             os.chmod(tmp, stat.S_IMODE(before.st_mode))
             if (before.st_uid, before.st_gid) != (os.geteuid(), os.getegid()):
                 try:  # root can always; others only to a group they belong to
