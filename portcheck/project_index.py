@@ -363,13 +363,17 @@ class Project:
     """Module lookups over a set of summaries: dotted names resolve by suffix, so a `src/` layout or
     a scan started above the package still finds `pkg.ops` for `import pkg.ops`."""
 
-    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+    def __init__(self, summaries: Iterable[ModuleSummary], like: Optional["Project"] = None) -> None:
+        """`like`: a project of the same modules (other summaries of them), whose name index is shared."""
         self.modules: Dict[str, ModuleSummary] = {s.module: s for s in summaries}
-        self._by_suffix: Dict[str, List[str]] = {}
-        for name in self.modules:
-            parts = name.split(".")
-            for i in range(len(parts)):
-                self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
+        if like is not None and like.modules.keys() == self.modules.keys():
+            self._by_suffix: Dict[str, List[str]] = like._by_suffix
+        else:
+            self._by_suffix = {}
+            for name in self.modules:
+                parts = name.split(".")
+                for i in range(len(parts)):
+                    self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
         self.defs: Dict[Symbol, Definition] = {
             (s.module, d.name): d for s in self.modules.values() for d in s.definitions
         }
@@ -754,8 +758,9 @@ def index_project(
         for path in pending:
             add(path)
         # One project per round, shared with `resolve` and returned by the last round (building it
-        # costs more than resolving): the last round saw every summary.
-        project = Project(everything())
+        # costs more than resolving): the last round saw every summary. The modules are the same in
+        # every round, so is their name index.
+        project = Project(everything(), like=project)
         resolved = resolve(project)
         # A module can use a CUDA-bound name only by importing it from its module (or a package that
         # re-exports it): the file must spell that module's last name and the bound name.
