@@ -135,7 +135,7 @@ class CachedSources(Sources):
             digest = digests.get(path)
             entry = sources.table.get(path, digest) if digest is not None else None
             facts = None
-            if entry is not None and entry[1] == display and _valid(entry):
+            if entry is not None and _valid(entry) and entry[1] == display:
                 try:
                     facts = _Facts.decode(path, entry)
                 except Exception:  # a malformed entry is a miss, whatever its shape

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import marshal
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List
 
@@ -18,6 +19,7 @@ from portcheck.config import Config
 from portcheck.project_cache import decode_summary, encode_summary
 from portcheck.project_index import Sources, dependents, index_project, summarize
 from portcheck.runner import scan_paths, scan_paths_targets
+from portcheck.scanner import settings_from
 
 KERNELS = """\
 import triton
@@ -288,15 +290,36 @@ def test_a_skipped_file_stays_out_and_comes_back(project):
     assert cached(project) == fresh(project)
 
 
-def test_a_damaged_project_table_is_a_miss(project):
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda digest, display: (digest, "x"),
+        lambda digest, display: (digest,),
+        lambda digest, display: (digest, display, True, True, None, None, 1, ("not", "a", "summary")),
+        lambda digest, display: (digest, display, True, True, None, None, 1, None),
+        lambda digest, display: (digest, display, "yes", True, None, None, 0, None),
+        lambda digest, display: (digest, display, True, True, frozenset([1]), 5, 0, None),
+        lambda digest, display: (digest, display, repr([]), ((1, 2),)),  # a findings entry gone bad
+    ],
+    ids=["short", "digest-only", "bad-summary", "missing-summary", "bad-flag", "bad-words", "bad-findings"],
+)
+def test_a_damaged_project_table_is_a_miss(project, damage):
     expected = cached(project)
+    assert expected.findings
     cache = Cache(project, load_catalog().digest)
-    table = cache.project_table()
-    cache.write(table.name, b"not marshal data")
-    assert cached(project) == expected
-    damaged = {k: (v[0], "x") for k, v in cache.project_table().entries.items()}
-    cache.write(table.name, marshal.dumps((2, damaged)))
-    assert cached(project) == expected
+    for table in (cache.project_table(), cache.findings_table(fresh_settings(project))):
+        assert table.entries
+        cache.write(table.name, b"not marshal data")
+        assert cached(project) == expected
+        table = type(table)(cache, table.name)
+        damaged = {k: damage(v[0], v[1]) for k, v in table.entries.items()}
+        cache.write(table.name, marshal.dumps((2, damaged)))
+        assert cached(project) == expected
+
+
+def fresh_settings(root: Path):
+    """The settings of `cached(root)`'s scan (it scans ".", so no folder is named as a root)."""
+    return replace(settings_from(Config(root=root), "generic"), roots=())
 
 
 class _Counting(Sources):
