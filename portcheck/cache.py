@@ -1,5 +1,6 @@
 """The result cache: each file's scan result, kept under `.portcheck_cache/` and reused while the file's
-bytes, the tool, the rule catalog and the scan settings are unchanged.
+bytes, the tool, the rule catalog and the scan settings are unchanged. The project pass keeps its
+per-file facts and findings in `Table`s next to the results (see portcheck.project_cache).
 """
 
 from __future__ import annotations
@@ -50,16 +51,35 @@ def content_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def encode_result(result: FileResult) -> bytes:
-    """A compact, path-free encoding of a FileResult (the path is supplied again when decoding)."""
-    findings = tuple(
+def encode_findings(findings) -> tuple:
+    """Findings as plain tuples, without their path (supplied again by `decode_findings`)."""
+    return tuple(
         (
             f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.category, f.severity.value,
             f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note, f.fixes,
             f.role, f.symbol,
         )
-        for f in result.findings
+        for f in findings
     )
+
+
+def decode_findings(encoded, path: str) -> Tuple[Finding, ...]:
+    return tuple(
+        Finding(
+            path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
+            severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
+            source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
+            role=role, symbol=symbol,
+        )
+        for (
+            a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol,
+        ) in encoded
+    )
+
+
+def encode_result(result: FileResult) -> bytes:
+    """A compact, path-free encoding of a FileResult (the path is supplied again when decoding)."""
+    findings = encode_findings(result.findings)
     error = None
     if result.error is not None:
         e = result.error
@@ -73,17 +93,7 @@ def decode_result(blob: bytes, path: str) -> FileResult:
     findings, error, lines, kind = marshal.loads(blob)
     return FileResult(
         path=path,
-        findings=tuple(
-            Finding(
-                path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
-                severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
-                source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
-                role=role, symbol=symbol,
-            )
-            for (
-                a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol,
-            ) in findings
-        ),
+        findings=decode_findings(findings, path),
         error=FileError(path, error[0], error[1], error[2], error[3]) if error is not None else None,
         lines=lines,
         kind=kind,
@@ -131,6 +141,9 @@ class Bucket:
         self.entries: Dict[str, Entry] = _decode_index(cache.read(name))
         self.seen: Set[str] = set()
         self.dirty = False
+        # The digest of each file's bytes as read by `lookup` or given to `store`, by absolute path:
+        # the project pass takes its per-file facts from the cache when they belong to the same bytes.
+        self.digests: Dict[str, bytes] = {}
 
     def lookup(self, file: Path, kind: str, display: str) -> Optional[FileResult]:
         """The cached result for `file`, or None when there is none or the file's bytes changed."""
@@ -147,7 +160,8 @@ class Bucket:
             return None
         # Keyed on the bytes, not the stat: `touch -r`, a checkout in the same second or a restored
         # mtime cannot bring back a stale result.
-        if content_digest(data) != digest:
+        current = self.digests[key] = content_digest(data)
+        if current != digest:
             return None
         try:
             return decode_result(blob, display)
@@ -158,6 +172,7 @@ class Bucket:
         path = os.path.abspath(file)
         self.seen.add(path)
         self.entries[path] = (kind, key.digest, encode_result(result))
+        self.digests[path] = key.digest
         self.dirty = True
 
     def save(self) -> None:
@@ -182,6 +197,55 @@ def _decode_index(data: Optional[bytes]) -> Dict[str, Entry]:
     return {k: v for k, v in entries.items() if isinstance(k, str) and _valid(v)}
 
 
+class Table:
+    """Entries of the project pass kept in one file of the cache folder, by absolute path: each a
+    plain tuple whose first item is the digest of the file's bytes it was made from (see
+    portcheck.project_cache). Entries of files that no longer exist are dropped when it is saved."""
+
+    def __init__(self, cache: "Cache", name: str) -> None:
+        self.cache = cache
+        self.name = name
+        self.entries: Dict[str, tuple] = _decode_table(cache.read(name))
+        self.seen: Set[str] = set()
+        self.dirty = False
+
+    def get(self, path: str, digest: bytes) -> Optional[tuple]:
+        """The entry for the absolute `path` when it was made from bytes with `digest`."""
+        self.seen.add(path)
+        entry = self.entries.get(path)
+        if entry is None or entry[0] != digest:
+            return None
+        return entry
+
+    def put(self, path: str, entry: tuple) -> None:
+        self.seen.add(path)
+        if self.entries.get(path) != entry:
+            self.entries[path] = entry
+            self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        entries = {k: v for k, v in self.entries.items() if k in self.seen or os.path.exists(k)}
+        self.cache.write(self.name, marshal.dumps((FORMAT, entries)))
+        self.dirty = False
+
+
+def _decode_table(data: Optional[bytes]) -> Dict[str, tuple]:
+    if not data:
+        return {}
+    try:
+        fmt, entries = marshal.loads(data)
+    except Exception:  # not marshal data, or not a pair: a miss, never an error
+        return {}
+    if fmt != FORMAT or not isinstance(entries, dict):
+        return {}
+    return {
+        k: v for k, v in entries.items()
+        if isinstance(k, str) and isinstance(v, tuple) and v and isinstance(v[0], bytes)
+    }
+
+
 class CacheRefused(Exception):
     """The cache folder is a symbolic link, holds links, or is not a folder: it is not used."""
 
@@ -204,9 +268,13 @@ class Cache:
     def for_config(cls, config, catalog) -> "Cache":
         return cls(find_root(config), catalog.digest)
 
-    def key(self, settings) -> str:
+    def _code(self) -> tuple:
         if self._stamp is None:
             self._stamp = _code_stamp()
+        return self._stamp
+
+    def key(self, settings) -> str:
+        self._code()
         # Per-file ignores match the paths as displayed, which are relative to the working directory.
         where = os.getcwd() if getattr(settings, "per_file_ignores", ()) else ""
         parts = (
@@ -217,6 +285,20 @@ class Cache:
 
     def bucket(self, settings) -> Bucket:
         return Bucket(self, f"{self.key(settings)}.bin")
+
+    def project_table(self) -> Table:
+        """The project pass's per-file facts (summaries): they depend on a file's bytes and on the
+        tool, not on the scan settings, so every target and every settings share one table."""
+        parts = (
+            FORMAT, __version__, self.catalog_digest, sys.implementation.name, sys.version_info[:2],
+            marshal.version, self._code(),
+        )
+        key = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=12).hexdigest()
+        return Table(self, f"project-{key}.bin")
+
+    def findings_table(self, settings) -> Table:
+        """The project pass's findings per file for one settings (they depend on its severities)."""
+        return Table(self, f"{self.key(settings)}.project.bin")
 
     def _open(self, create: bool) -> Optional[int]:
         """A descriptor of `<root>/.portcheck_cache/<version>`, or None (absent, or refused)."""

@@ -18,13 +18,16 @@ fills that gap in three steps, each a pure function of its inputs:
 
 `dependents(summaries, changed)` says which modules must be looked at again when some change.
 `project_findings(...)` is the hook the scanner calls once the per-file results are in; it reads
-only files that can take part (a cheap textual pre-filter) and parses each of them once.
+only files that can take part (a cheap textual pre-filter) and parses each of them once. What it
+asks of a file goes through `Sources`: from texts in memory, or (`portcheck.project_cache`) from
+the persistent cache, where a warm scan finds the facts and summaries of unchanged files.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -360,13 +363,17 @@ class Project:
     """Module lookups over a set of summaries: dotted names resolve by suffix, so a `src/` layout or
     a scan started above the package still finds `pkg.ops` for `import pkg.ops`."""
 
-    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+    def __init__(self, summaries: Iterable[ModuleSummary], like: Optional["Project"] = None) -> None:
+        """`like`: a project of the same modules (other summaries of them), whose name index is shared."""
         self.modules: Dict[str, ModuleSummary] = {s.module: s for s in summaries}
-        self._by_suffix: Dict[str, List[str]] = {}
-        for name in self.modules:
-            parts = name.split(".")
-            for i in range(len(parts)):
-                self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
+        if like is not None and like.modules.keys() == self.modules.keys():
+            self._by_suffix: Dict[str, List[str]] = like._by_suffix
+        else:
+            self._by_suffix = {}
+            for name in self.modules:
+                parts = name.split(".")
+                for i in range(len(parts)):
+                    self._by_suffix.setdefault(".".join(parts[i:]), []).append(name)
         self.defs: Dict[Symbol, Definition] = {
             (s.module, d.name): d for s in self.modules.values() for d in s.definitions
         }
@@ -476,8 +483,8 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def resolve(summaries: Iterable[ModuleSummary]) -> Resolved:
-    project = Project(summaries)
+def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
+    project = summaries if isinstance(summaries, Project) else Project(summaries)
     bound: Set[Symbol] = set()
     extensions: Set[Symbol] = set()
     kernels: Set[Symbol] = set()
@@ -625,51 +632,136 @@ def _import_words(text: str) -> FrozenSet[str]:
     return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in _WORD.findall(line))
 
 
-def _words(text: str, cache: Dict[str, FrozenSet[str]], key: str) -> FrozenSet[str]:
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = frozenset(_WORD.findall(text))
-    return found
+class SiteFindings:
+    """Where `project_findings` keeps the findings it made for a file's sites, and finds them again:
+    nowhere here; portcheck.project_cache keeps them in the persistent cache."""
+
+    def get(self, path: str, found: Sequence[ProjectSite]) -> Optional[List[Finding]]:
+        return None
+
+    def put(self, path: str, found: Sequence[ProjectSite], findings: Sequence[Finding]) -> None:
+        return None
+
+
+class Sources:
+    """The Python files a project pass may read, by display path, and the per-file facts it asks of
+    them. Each fact depends on that file's text only. `TextSources` works from texts in memory;
+    portcheck.project_cache keeps the facts in the persistent cache, so that a warm scan neither
+    reads nor summarizes a file whose bytes did not change."""
+
+    def paths(self) -> Sequence[str]:
+        raise NotImplementedError
+
+    def text(self, path: str) -> str:
+        raise NotImplementedError
+
+    def may_define(self, path: str) -> bool:
+        return may_define(self.text(path))
+
+    def import_words(self, path: str) -> FrozenSet[str]:
+        return _import_words(self.text(path))
+
+    def words(self, path: str) -> FrozenSet[str]:
+        return frozenset(_WORD.findall(self.text(path)))
+
+    def summary(self, path: str) -> Optional[ModuleSummary]:
+        """The file's summary, or None when it does not parse."""
+        return summarize_or_none(self.text(path), path)
+
+    def site_findings(self, settings) -> SiteFindings:
+        """Where the findings made for one settings are kept between runs."""
+        return SiteFindings()
+
+    def save(self) -> None:
+        """Keep what this scan learnt for the next one (nothing here)."""
+        return None
+
+
+def summarize_or_none(text: str, path: str) -> Optional[ModuleSummary]:
+    try:
+        return summarize(text, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class TextSources(Sources):
+    """Sources from texts in memory; `summary_cache` (keyed by path and text digest) is consulted and
+    filled, so unchanged files are never parsed twice."""
+
+    def __init__(self, texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None) -> None:
+        self.texts = texts
+        self.cache = summary_cache if summary_cache is not None else {}
+        self._import_words: Dict[str, FrozenSet[str]] = {}
+        self._words: Dict[str, FrozenSet[str]] = {}
+
+    def paths(self) -> Sequence[str]:
+        return list(self.texts)
+
+    def text(self, path: str) -> str:
+        return self.texts[path]
+
+    def import_words(self, path: str) -> FrozenSet[str]:
+        found = self._import_words.get(path)
+        if found is None:
+            found = self._import_words[path] = super().import_words(path)
+        return found
+
+    def words(self, path: str) -> FrozenSet[str]:
+        found = self._words.get(path)
+        if found is None:
+            found = self._words[path] = super().words(path)
+        return found
+
+    def summary(self, path: str) -> Optional[ModuleSummary]:
+        text = self.texts[path]
+        key = path + "\0" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        summary = self.cache.get(key)
+        if summary is None:
+            summary = summarize_or_none(text, path)
+            if summary is not None:
+                self.cache[key] = summary
+        return summary
 
 
 def index_project(
-    texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None
+    texts: Union[Mapping[str, str], Sources], summary_cache: Optional[Dict[str, ModuleSummary]] = None
 ) -> Tuple[Project, Resolved, Dict[str, ModuleSummary]]:
     """Summaries of the files that can take part, found in rounds: files that may define a CUDA-bound
     name, then files that mention one of the names found so far, until no file is added.
-    `texts` maps display paths to source text; `summary_cache` (keyed by path and text digest) is
-    consulted and filled, so unchanged files are never parsed twice."""
-    cache = summary_cache if summary_cache is not None else {}
+    `texts` maps display paths to source text (or is a `Sources`); `summary_cache` (keyed by path and
+    text digest) is consulted and filled, so unchanged files are never parsed twice."""
+    files = texts if isinstance(texts, Sources) else TextSources(texts, summary_cache)
     summaries: Dict[str, ModuleSummary] = {}
+    tried: Set[str] = set()  # a file that does not parse is tried once, not in every round
 
     def add(path: str) -> None:
-        text = texts[path]
-        key = path + "\0" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        summary = cache.get(key)
-        if summary is None:
-            try:
-                summary = summarize(text, path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return
-            cache[key] = summary
-        summaries[path] = summary
+        if path in tried:
+            return
+        tried.add(path)
+        summary = files.summary(path)
+        if summary is not None:
+            summaries[path] = summary
 
     # Every module is known by name, so imports resolve to the project even through files that
     # were never parsed (`from pkg import _C` needs to know that `pkg` is the project's).
-    stubs = {p: ModuleSummary(*module_name(p), (), (), (), "") for p in texts}
+    every = list(files.paths())
+    stubs = {p: ModuleSummary(*module_name(p), (), (), (), "") for p in every}
 
     paths = {stub.module: p for p, stub in stubs.items()}
-    import_words: Dict[str, FrozenSet[str]] = {}
-    word_cache: Dict[str, FrozenSet[str]] = {}
 
     def everything() -> List[ModuleSummary]:
         return [summaries.get(p, stub) for p, stub in stubs.items()]
 
-    pending = [p for p, t in texts.items() if may_define(t)]
+    pending = [p for p in every if files.may_define(p)]
+    project: Optional[Project] = None
     while pending:
         for path in pending:
             add(path)
-        resolved = resolve(everything())
+        # One project per round, shared with `resolve` and returned by the last round (building it
+        # costs more than resolving): the last round saw every summary. The modules are the same in
+        # every round, so is their name index.
+        project = Project(everything(), like=project)
+        resolved = resolve(project)
         # A module can use a CUDA-bound name only by importing it from its module (or a package that
         # re-exports it): the file must spell that module's last name and the bound name.
         defining = {m.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
@@ -679,19 +771,20 @@ def index_project(
         names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
         owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
-        pending = [p for p in owners if p is not None and p not in summaries]
+        pending = [p for p in owners if p is not None and p not in tried]
         # Modules that build an extension when imported are reported where they are imported.
         loading = {m.rsplit(".", 1)[-1] for m in resolved.at_import}
         if (defining and names) or loading:
-            for p, t in texts.items():
-                if p in summaries:
+            for p in every:
+                if p in tried:
                     continue
-                imported = import_words.get(p)
-                if imported is None:
-                    imported = import_words[p] = _import_words(t)
-                if (imported & defining and _words(t, word_cache, p) & names) or imported & loading:
+                imported = files.import_words(p)
+                if (imported & defining and files.words(p) & names) or imported & loading:
                     pending.append(p)
-    return Project(everything()), resolve(everything()), summaries
+    if project is None:
+        project = Project(everything())
+        resolved = resolve(project)
+    return project, resolved, summaries
 
 
 DEFINER_PATTERN = re.compile(
@@ -720,38 +813,65 @@ def may_define(text: str) -> bool:
     return False
 
 
+def read_python(path) -> Optional[bytes]:
+    """The bytes of a Python file the pass may read, or None (unreadable, or over the size limit)."""
+    try:
+        if os.stat(path).st_size > MAX_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def python_text(data: bytes) -> Optional[str]:
+    """The text of a Python file the pass takes part of, or None (binary, undecodable, skipped)."""
+    if looks_binary(data):
+        return None
+    try:
+        text = decode_python(data).text
+    except DecodeError:
+        return None
+    return None if skip_file(text) else text
+
+
 @dataclass
 class ProjectPass:
-    """The project's Python texts and, when any file may define a CUDA-bound name, their index: built
+    """The project's Python files and, when any file may define a CUDA-bound name, their index: built
     once per scan and shared by every target."""
 
-    texts: Dict[str, str]
+    sources: Sources
     own: "Project"
     index: Optional[Tuple["Project", "Resolved", Dict[str, ModuleSummary]]]
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
+        """The pass over files read now, nothing kept (`portcheck.project_cache.CachedSources` keeps the
+        per-file facts between runs: build it and call `of`)."""
         texts: Dict[str, str] = {}
         for candidate, display in zip(candidates, displays):
             if candidate.kind != "python":
                 continue
-            try:
-                if candidate.path.stat().st_size > MAX_BYTES:
-                    continue
-                data = candidate.path.read_bytes()
-            except OSError:
-                continue
-            if looks_binary(data):
-                continue
-            try:
-                text = decode_python(data).text
-            except DecodeError:
-                continue
-            if not skip_file(text):
+            data = read_python(candidate.path)
+            text = python_text(data) if data is not None else None
+            if text is not None:
                 texts[display] = text
-        own = Project(ModuleSummary(module_name(p)[0], module_name(p)[1], (), (), (), "") for p in texts)
-        index = index_project(texts) if any(may_define(t) for t in texts.values()) else None
-        return cls(texts, own, index)
+        return cls.of(TextSources(texts))
+
+    @classmethod
+    def of(cls, sources: Sources) -> "ProjectPass":
+        paths = sources.paths()
+        index = index_project(sources) if any(sources.may_define(p) for p in paths) else None
+        # The index's project knows the same modules (every path, parsed or not).
+        own = index[0] if index is not None else Project(ModuleSummary(*module_name(p), (), (), (), "") for p in paths)
+        return cls(sources, own, index)
+
+    def site_findings(self, settings) -> SiteFindings:
+        return self.sources.site_findings(settings)
+
+    def save(self) -> None:
+        """Keep what this scan learnt for the next one (nothing without a cache)."""
+        self.sources.save()
 
 
 def project_findings(results, candidates, displays, settings, project_pass: Optional[ProjectPass] = None):
@@ -762,75 +882,88 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     target = Target(settings.target)
     entries = [e for e in prepared.text_rules if any(getattr(m, "kind", "") == "project" for m in e.text_matchers)]
     state = project_pass if project_pass is not None else ProjectPass.read(candidates, displays)
-    texts, own = state.texts, state.own
-    if not texts:
+    files = set(state.sources.paths())
+    own = state.own
+    if not files:
         return list(results)
     added: Dict[str, List[Finding]] = {}
     if entries and state.index is not None:
         project, resolved, summaries = state.index
+        kept = state.site_findings(settings)
         for path, summary in summaries.items():
             found = sites(summary, project, resolved)
             if not found:
                 continue
-            lines = python_lines(texts[path])
-            inside = project_path(path, settings.roots)
-            test_file = is_test_path(inside)
-            if test_file:
-                # Sites in test code that only runs with CUDA are no lock-in of the code under test.
-                tree = ast.parse(texts[path])
-                table = ImportTable.from_module(tree)
-                spans = cuda_only_spans(tree, table, inside)
-                only_cuda = names_used_only_with_cuda(tree, table)
-                found = [
-                    s
-                    for s in found
-                    if not any(a <= s.span[0] <= b for a, b in spans)
-                    and not (s.kind == "import" and _imports_only(tree, s.span[0], only_cuda))
-                ]
-            out: List[Finding] = []
-            for entry in entries:
-                severity = entry.rule.severity_for(target)
-                if severity is Severity.OFF:
-                    continue
-                for site in found:
-                    sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
-                    if test_file:
-                        sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
-                    line, col, end_line, end_col = site.span
-                    label = f"`{site.label}` ({site.kind})"
-                    out.append(
-                        Finding(
-                            path=path,
-                            line=line,
-                            column=col,
-                            end_line=end_line,
-                            end_column=end_col,
-                            code=entry.rule.code,
-                            name=entry.rule.name,
-                            category=entry.rule.category,
-                            severity=sev,
-                            message=entry.message.replace("{match}", label),
-                            fixable=False,
-                            fix_safety=entry.rule.fix_safety,
-                            source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                            guarded=site.guarded,
-                            note=note,
-                        )
-                    )
-            ignored = per_file_ignored(path, settings)
-            out = [f for f in out if not any(f.code.startswith(c.upper()) for c in ignored)]
-            added[path] = apply_suppressions(out, lines)
+            # A file's findings depend on its text, its sites and the settings only: those of a file
+            # whose sites and bytes did not change come from the cache.
+            made = kept.get(path, found)
+            if made is None:
+                made = _site_findings(path, found, state.sources.text(path), entries, target, settings)
+                kept.put(path, found, made)
+            added[path] = made
     merged = []
     for result in results:
         findings = list(result.findings)
         extra = added.get(result.path, [])
-        if result.kind == "python" and result.path in texts:
+        if result.kind == "python" and result.path in files:
             findings = [f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own))]
         if extra or len(findings) != len(result.findings):
             findings = sorted(set(findings) | set(extra), key=Finding.sort_key)
             result = replace(result, findings=tuple(findings))
         merged.append(result)
     return merged
+
+
+def _site_findings(path: str, found: List[ProjectSite], text: str, entries, target: Target, settings) -> List[Finding]:
+    """The findings of the project rules (`entries`) at `found`, the sites in the file at `path`."""
+    lines = python_lines(text)
+    inside = project_path(path, settings.roots)
+    test_file = is_test_path(inside)
+    if test_file:
+        # Sites in test code that only runs with CUDA are no lock-in of the code under test.
+        tree = ast.parse(text)
+        table = ImportTable.from_module(tree)
+        spans = cuda_only_spans(tree, table, inside)
+        only_cuda = names_used_only_with_cuda(tree, table)
+        found = [
+            s
+            for s in found
+            if not any(a <= s.span[0] <= b for a, b in spans)
+            and not (s.kind == "import" and _imports_only(tree, s.span[0], only_cuda))
+        ]
+    out: List[Finding] = []
+    for entry in entries:
+        severity = entry.rule.severity_for(target)
+        if severity is Severity.OFF:
+            continue
+        for site in found:
+            sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
+            if test_file:
+                sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
+            line, col, end_line, end_col = site.span
+            label = f"`{site.label}` ({site.kind})"
+            out.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    column=col,
+                    end_line=end_line,
+                    end_column=end_col,
+                    code=entry.rule.code,
+                    name=entry.rule.name,
+                    category=entry.rule.category,
+                    severity=sev,
+                    message=entry.message.replace("{match}", label),
+                    fixable=False,
+                    fix_safety=entry.rule.fix_safety,
+                    source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                    guarded=site.guarded,
+                    note=note,
+                )
+            )
+    ignored = per_file_ignored(path, settings)
+    out = [f for f in out if not any(f.code.startswith(c.upper()) for c in ignored)]
+    return apply_suppressions(out, lines)
 
 
 def _imports_only(tree: ast.Module, line: int, names: Set[str]) -> bool:

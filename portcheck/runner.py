@@ -10,10 +10,11 @@ import sys
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
+from portcheck.project_cache import CachedSources
 from portcheck.project_index import ProjectPass, project_findings
 from portcheck.scanner import (
     MAX_BYTES,
@@ -140,10 +141,12 @@ def run_targets(
     jobs: Optional[int] = None,
     cache=None,
     progress: Optional[ProgressFactory] = None,
+    digests: Optional[Dict[str, bytes]] = None,
 ) -> List[List[FileResult]]:
     """`run_all` for settings that differ only in their target: per target, the results in input order.
     Each target keeps its own cache bucket (a later one-target scan reuses it); a file missing from
-    any of them is scanned once for all."""
+    any of them is scanned once for all. `digests`, when given, receives the digest of each file's
+    bytes as read, by absolute path (with a cache only)."""
     jobs = jobs or default_jobs()
     buckets = [cache.bucket(s) for s in group] if cache is not None else []
     results: List[List[Optional[FileResult]]] = [[None] * len(candidates) for _ in group]
@@ -170,6 +173,8 @@ def run_targets(
             advance(1)
     for bucket in buckets:
         bucket.save()
+    if digests is not None and buckets:
+        digests.update(buckets[0].digests)
     return [[r for r in per_target if r is not None] for per_target in results]
 
 
@@ -213,11 +218,19 @@ def scan_paths_targets(
         for p in problems
     ]
     displays = [display_path(c.path, cwd) for c in candidates]
-    per_target = run_targets(candidates, displays, group, jobs=jobs, cache=cache, progress=progress)
-    shared = ProjectPass.read(candidates, displays)  # the same for every target
+    digests: Dict[str, bytes] = {}
+    per_target = run_targets(candidates, displays, group, jobs=jobs, cache=cache, progress=progress, digests=digests)
+    # The same for every target; with a cache, files whose bytes the scan found unchanged are neither
+    # read nor summarized again.
+    usable = cache if cache is not None and not cache.refused else None
+    if usable is not None:
+        shared = ProjectPass.of(CachedSources.read(candidates, displays, usable, digests))
+    else:
+        shared = ProjectPass.read(candidates, displays)
     out = []
     for settings, results in zip(group, per_target):
         merged = project_findings(results, candidates, displays, settings, shared)
         files = sorted(unreadable + merged, key=lambda r: r.path)
         out.append(ScanResult(target=Target(settings.target), files=tuple(files)))
+    shared.save()
     return tuple(out)

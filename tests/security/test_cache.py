@@ -73,16 +73,19 @@ def test_an_edit_that_keeps_size_and_mtime_is_not_a_stale_hit(project, cli):
 
 
 def _index_files(project: Path):
-    return sorted((project / cache.CACHE_DIR / __version__).glob("*.bin"))
+    """The per-file results and the project pass's per-file facts: every index file of the cache."""
+    found = sorted((project / cache.CACHE_DIR / __version__).glob("*.bin"))
+    assert len(found) == 2 and sum(p.name.startswith("project-") for p in found) == 1, found
+    return found
 
 
 @pytest.mark.parametrize("entry", [5, (1, 2), ("python",), None, "x", (b"", b"", b"", b"", b"", b"", b"")],
                          ids=["int", "short-tuple", "one-string", "none", "str", "long-tuple"])
 def test_a_malformed_index_entry_is_a_miss(project, cli, entry):
     assert cli(project, "scan", ".", "-q").exit_code == 1
-    (index,) = _index_files(project)
     key = os.path.abspath(project / "train.py")
-    index.write_bytes(marshal.dumps((cache.FORMAT, {key: entry})))
+    for index in _index_files(project):
+        index.write_bytes(marshal.dumps((cache.FORMAT, {key: entry})))
     result = cli(project, "scan", ".", "-q")
     assert result.exit_code == 1 and "DEV002" in result.output, result.output
     assert "internal error" not in result.output
@@ -92,8 +95,8 @@ def test_a_malformed_index_entry_is_a_miss(project, cli, entry):
                          ids=["int", "triple", "garbage", "empty"])
 def test_a_malformed_index_file_is_a_miss(project, cli, blob):
     assert cli(project, "scan", ".", "-q").exit_code == 1
-    (index,) = _index_files(project)
-    index.write_bytes(blob)
+    for index in _index_files(project):
+        index.write_bytes(blob)
     result = cli(project, "scan", ".", "-q")
     assert result.exit_code == 1 and "DEV002" in result.output and "internal error" not in result.output
 
