@@ -7,7 +7,7 @@ import re
 from typing import List, NamedTuple, Optional
 
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.torchfacts import CUDA_CHECK_CALLS
+from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
 _MESSAGE_FUNCS = frozenset(
@@ -158,6 +158,30 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         elif isinstance(node, ast.Name) and _CUDA_FLAG.match(node.id) and node.id not in imports.aliases:
             return True
     return False
+
+
+def _asks_for_cuda(node: ast.AST) -> bool:
+    """`args.device == "cuda"`, `"cuda" in device`: a test of which device was chosen."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    left, right, op = node.left, node.comparators[0], node.ops[0]
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return _is_cuda_string(left) != _is_cuda_string(right)
+    return isinstance(op, ast.In) and _is_cuda_string(left) and not _is_cuda_string(right)
+
+
+def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
+    """In `args.device == "cuda" and not torch.cuda.is_available()`, the availability check: it asks
+    whether the device the user chose exists, the right question on any machine (the choice itself is
+    where a CUDA default would be reported). [] for any other expression."""
+    if not isinstance(node.op, ast.And) or not any(_asks_for_cuda(v) for v in node.values):
+        return []
+    out: List[ast.AST] = []
+    for value in node.values:
+        call = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) else value
+        if isinstance(call, ast.Call) and imports.resolve(call.func) in AVAILABILITY_CALLS:
+            out.append(value)
+    return out
 
 
 def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:

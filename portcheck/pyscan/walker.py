@@ -15,6 +15,7 @@ from portcheck.pyscan.context import (
     Ctx,
     asks_for_accelerator_api,
     catches_import_error,
+    choice_checks,
     is_availability_check,
     is_cuda_check,
     is_display_function,
@@ -97,6 +98,7 @@ _SPECIAL = (
         ast.AnnAssign,
         ast.ClassDef,
         ast.FormattedValue,
+        ast.BoolOp,
     )
     + _LOOPS
     + _COMPS
@@ -229,6 +231,13 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
                 for k in node.keywords
             ]
         )
+    if isinstance(node, ast.BoolOp):
+        # `args.device == "cuda" and not torch.cuda.is_available()`: validates the user's choice.
+        asked = choice_checks(node, imports)
+        if asked:
+            question = ctx._replace(guard_test=True)
+            return [(v, question if any(v is a for a in asked) else ctx) for v in node.values]
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
         # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`: a number formatted for people to read.
         shown = ctx._replace(display=True)
