@@ -109,6 +109,7 @@ class Ctx(NamedTuple):
     shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
+    xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -168,6 +169,17 @@ def _asks_for_cuda(node: ast.AST) -> bool:
     if isinstance(op, (ast.Eq, ast.Is)):
         return _is_cuda_string(left) != _is_cuda_string(right)
     return isinstance(op, ast.In) and _is_cuda_string(left) and not _is_cuda_string(right)
+
+
+def is_xla_device_check(test: ast.AST) -> bool:
+    """`tensor.device.type == "xla"`, alone or as one term of an `and`: the branch runs on XLA only."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is)):
+            sides = (term.left, term.comparators[0])
+            if any(isinstance(x, ast.Constant) and x.value == "xla" for x in sides):
+                return True
+    return False
 
 
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:

@@ -26,6 +26,7 @@ from portcheck.pyscan.context import (
     is_pure_guard,
     is_test_assertion_call,
     is_test_function,
+    is_xla_device_check,
     skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
@@ -156,9 +157,12 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
+        xla_only = is_xla_device_check(node.test)
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
         body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
+        if xla_only:
+            body_ctx = body_ctx._replace(xla_branch=True)
         else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
         if isinstance(node, ast.IfExp):
             return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
