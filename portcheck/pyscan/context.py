@@ -236,11 +236,19 @@ def _iterates_loader(loop: ast.AST) -> bool:
     )
 
 
+# Library namespaces whose callables are no model of the project: `torch.Generator()` is a random
+# number generator, `np.random.Generator` too.
+_LIBRARY_HEADS = frozenset({"torch", "numpy", "np", "random"})
+
+
 def _is_step_call(node: ast.Call) -> bool:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if name in _STEP_CALLS or name in _NO_GRAD or _MODEL_CALLEE.match(name):
+    if name in _STEP_CALLS or name in _NO_GRAD:
         return True
+    if _MODEL_CALLEE.match(name):
+        head = (dotted(func) or "").split(".", 1)[0] if isinstance(func, ast.Attribute) else ""
+        return head not in _LIBRARY_HEADS
     return name == "step" and isinstance(func, ast.Attribute) and "optim" in (dotted(func.value) or "").lower()
 
 
