@@ -162,7 +162,9 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 
 
 def _asks_for_cuda(node: ast.AST) -> bool:
-    """`args.device == "cuda"`, `"cuda" in device`: a test of which device was chosen."""
+    """`args.device == "cuda"`, `"cuda" in device`, `device.startswith("cuda")`: a test of which device was chosen."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+        return len(node.args) == 1 and _is_cuda_string(node.args[0])
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return False
     left, right, op = node.left, node.comparators[0], node.ops[0]
@@ -183,17 +185,23 @@ def is_xla_device_check(test: ast.AST) -> bool:
 
 
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
-    """In `args.device == "cuda" and not torch.cuda.is_available()`, the availability check: it asks
-    whether the device the user chose exists, the right question on any machine (the choice itself is
-    where a CUDA default would be reported). [] for any other expression."""
-    if not isinstance(node.op, ast.And) or not any(_asks_for_cuda(v) for v in node.values):
+    """In `args.device == "cuda" and not torch.cuda.is_available()`, the terms that ask whether the device
+    the user chose exists: the branch rejects (or replaces) a choice that cannot be met, the right thing
+    on any machine; the choice itself is where a CUDA default would be reported. [] for any other
+    expression. With a positive check (`use_amp = device == "cuda" and torch.cuda.is_available()`) the
+    condition decides what runs: it is left to the rules, and fixed whole."""
+    if not isinstance(node.op, ast.And):
         return []
-    out: List[ast.AST] = []
+    asks: List[ast.AST] = [v for v in node.values if _asks_for_cuda(v)]
+    if not asks:
+        return []
+    checks: List[ast.AST] = []
     for value in node.values:
-        call = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) else value
-        if isinstance(call, ast.Call) and imports.resolve(call.func) in AVAILABILITY_CALLS:
-            out.append(value)
-    return out
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+            call = value.operand
+            if isinstance(call, ast.Call) and imports.resolve(call.func) in AVAILABILITY_CALLS:
+                checks.append(value)
+    return checks + asks if checks else []
 
 
 def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
