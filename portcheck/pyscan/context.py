@@ -110,6 +110,7 @@ class Ctx(NamedTuple):
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
+    compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
 
 
 def is_message_call(node: ast.Call) -> bool:

@@ -441,8 +441,8 @@ class ReferenceMatcher(Matcher):
         self.context = params.get("context", "any")
         if self.context not in ("any", "load", "store"):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
-        # `in_compare = false`: `x.dtype == torch.float64` tests a value and `{torch.float64: "f64"}`
-        # maps it; neither creates one.
+        # `in_compare = false`: `x.dtype == torch.float64` and `dtype in [torch.float32, torch.float64]`
+        # test a value and `{torch.float64: "f64"}` maps it; none creates one.
         self.in_compare = bool(params.get("in_compare", True))
 
     def own_tokens(self) -> List[str]:
@@ -455,7 +455,9 @@ class ReferenceMatcher(Matcher):
         if not _outermost_chain(node, parent):
             return
         if not self.in_compare and (
-            isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
+            isinstance(parent, ast.Compare)
+            or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
+            or (ctx.compared and isinstance(parent, (ast.List, ast.Tuple, ast.Set)))
         ):
             return
         if self.context == "store" and not isinstance(node.ctx, ast.Store):

@@ -100,6 +100,7 @@ _SPECIAL = (
         ast.ClassDef,
         ast.FormattedValue,
         ast.BoolOp,
+        ast.Compare,
     )
     + _LOOPS
     + _COMPS
@@ -235,6 +236,15 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
                 for k in node.keywords
             ]
         )
+    if isinstance(node, ast.Compare):
+        # `dtype in [torch.float16, torch.float64]`: the list is looked into, nothing in it is made.
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            looked_up = ctx._replace(compared=True)
+            left: List[Tuple[ast.AST, Ctx]] = [(node.left, ctx)]
+            return left + [
+                (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
+            ]
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, ast.BoolOp):
         # `args.device == "cuda" and not torch.cuda.is_available()`: validates the user's choice.
         asked = choice_checks(node, imports)
