@@ -261,6 +261,19 @@ def _is_step_call(node: ast.Call) -> bool:
     return name == "step" and isinstance(func, ast.Attribute) and "optim" in (dotted(func.value) or "").lower()
 
 
+def _weight_surgery(node: ast.AST) -> bool:
+    """`with torch.no_grad():` around in-place edits of tensors only (`copy_`, `fill_`, `mul_`): a loop over
+    modules that resizes or initialises weights, which runs no model step."""
+    items = getattr(node, "items", [])
+    if not any(isinstance(i.context_expr, ast.Call) and _is_step_call(i.context_expr) for i in items):
+        return False
+    calls = [n for stmt in getattr(node, "body", []) for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    return bool(calls) and all(
+        isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") and not c.func.attr.startswith("_")
+        for c in calls
+    )
+
+
 def is_step_loop(loop: Optional[ast.AST]) -> bool:
     """True when a loop runs a model step per iteration: its own body (not its nested loops or
     functions) trains, runs under `no_grad` or calls a model, or it iterates a data loader and moves
@@ -284,6 +297,8 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
             node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
         ):
             continue
+        if isinstance(node, (ast.With, ast.AsyncWith)) and _weight_surgery(node):
+            continue  # `with torch.no_grad(): w.copy_(new)`: parameters edited in place, no model run
         if isinstance(node, ast.Call) and (
             _is_step_call(node)
             or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
