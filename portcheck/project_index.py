@@ -175,9 +175,10 @@ class _Collector:
 
         Values that are only shown (the arguments of `print`, `logger.info`, `warnings.warn`) do not
         count as uses: printing a CUDA-bound function's report does not make the caller need CUDA.
-        With `fallbacks` (a function's body), an import in `try: ... except ImportError:` whose handler
-        goes on is optional: it loads nothing the function needs, and the code after it in the `try`
-        (and its `else`) runs only when the import worked."""
+        With `fallbacks` (a function's body), an import or a build (`cpp_extension.load`) in `try: ...
+        except ImportError:` (or `except Exception:`) whose handler goes on is optional: the function has
+        a path without the extension, and the code after it in the `try` (and its `else`) runs only when
+        the import worked."""
         out: List[str] = []
         loads = False
         # (node, under a CUDA check, under any condition, optional: behind an ImportError fallback)
@@ -205,7 +206,7 @@ class _Collector:
             if isinstance(node, ast.Call):
                 func = node.func
                 qualified = self.imports.resolve(func)
-                if qualified in _LOADERS:
+                if qualified in _LOADERS and not optional:
                     loads = True
                 elif qualified == "importlib.import_module" and node.args and not optional:
                     arg = node.args[0]
