@@ -197,7 +197,7 @@ class Matcher:
     runs on an XLA device).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
-    (`f"{mem / 1e9:.2f}"`) and modules such as `collect_env.py`. What a rule declines this way still
+    (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`) and modules such as `collect_env.py`. What a rule declines this way still
     keeps fallback rules off the node. Nothing matches inside the expected values of a test's
     assertions, nor in tests that only run with CUDA (skipped elsewhere, or CUDA-only parts of test
     files, see `testcode.py`)."""

@@ -6,6 +6,7 @@ The walk is iterative, so deeply nested code cannot exhaust the interpreter's re
 from __future__ import annotations
 
 import ast
+import re
 from types import MappingProxyType
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
@@ -101,6 +102,7 @@ _SPECIAL = (
         ast.FormattedValue,
         ast.BoolOp,
         ast.Compare,
+        ast.BinOp,
     )
     + _LOOPS
     + _COMPS
@@ -108,6 +110,8 @@ _SPECIAL = (
     + _TRY
 )
 _SPECIAL_TYPES = frozenset(_SPECIAL)
+# A printf conversion that formats a number for reading: `%.3g`, `%5.1f`, `%e`.
+_PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
@@ -252,6 +256,18 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             question = ctx._replace(guard_test=True)
             return [(v, question if any(v is a for a in asked) else ctx) for v in node.values]
         return [(c, ctx) for c in _plain_children(node)]
+    if isinstance(node, ast.BinOp):
+        # `"%.3gG" % (torch.cuda.memory_reserved() / 1e9)`: a number formatted for people, like an f-string's
+        # `{...:.3g}` (a `"cuda:%d" % rank` builds a device and is no display).
+        operand = node.left
+        if (
+            isinstance(node.op, ast.Mod)
+            and isinstance(operand, ast.Constant)
+            and isinstance(operand.value, str)
+            and _PRINTF_NUMBER.search(operand.value)
+        ):
+            return [(operand, ctx), (node.right, ctx._replace(display=True))]
+        return [(operand, ctx), (node.right, ctx)]
     if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
         # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`: a number formatted for people to read.
         shown = ctx._replace(display=True)
