@@ -641,6 +641,25 @@ class AttributeMatcher(Matcher):
             yield node, node.attr
 
 
+# String methods whose (first) argument is text looked for in another string, not a value that is used.
+_SEARCHING_METHODS = frozenset(
+    "replace startswith endswith split rsplit removeprefix removesuffix strip lstrip rstrip find rfind index "
+    "rindex count partition rpartition".split()
+)
+
+
+def _searched_text(node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """`spec.replace("cuda:", "")`, `name.startswith("cuda:")`: the literal is searched for in a string the
+    program parses (a user's device spec), not a device it picks. The replacement of `replace` is used."""
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr in _SEARCHING_METHODS
+        and bool(parent.args)
+        and parent.args[0] is node
+    )
+
+
 class StringMatcher(Matcher):
     """A string literal in code (not a docstring or a message) that matches `pattern`."""
 
@@ -671,6 +690,8 @@ class StringMatcher(Matcher):
                 and isinstance(parent, ast.Call)
                 and imports.resolved(parent.func) in self.not_in_calls
             ):
+                return
+            if _searched_text(node, parent):
                 return
             yield node, node.value
 
