@@ -441,8 +441,8 @@ class ReferenceMatcher(Matcher):
         self.context = params.get("context", "any")
         if self.context not in ("any", "load", "store"):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
-        # `in_compare = false`: `x.dtype == torch.float64` and `dtype in [torch.float32, torch.float64]`
-        # test a value and `{torch.float64: "f64"}` maps it; none creates one.
+        # `in_compare = false`: `x.dtype == torch.float64`, `dtype in [torch.float32, torch.float64]` and
+        # `isinstance(m, nn.DataParallel)` test a value and `{torch.float64: "f64"}` maps it; none creates one.
         self.in_compare = bool(params.get("in_compare", True))
 
     def own_tokens(self) -> List[str]:
@@ -458,6 +458,12 @@ class ReferenceMatcher(Matcher):
             isinstance(parent, ast.Compare)
             or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
             or (ctx.compared and isinstance(parent, (ast.List, ast.Tuple, ast.Set)))
+            or (
+                ctx.compared
+                and isinstance(parent, ast.Call)
+                and isinstance(parent.func, ast.Name)
+                and parent.func.id in ("isinstance", "issubclass")
+            )
         ):
             return
         if self.context == "store" and not isinstance(node.ctx, ast.Store):

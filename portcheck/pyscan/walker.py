@@ -130,6 +130,15 @@ def _plain_children(node: ast.AST) -> List[ast.AST]:
     return out
 
 
+def _is_type_test(node: ast.Call) -> bool:
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id in ("isinstance", "issubclass")
+        and len(node.args) == 2
+        and not node.keywords
+    )
+
+
 def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     if not isinstance(node, _SPECIAL):
         return [(c, ctx) for c in _plain_children(node)]
@@ -212,6 +221,9 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
     if isinstance(node, ast.Call):
+        if _is_type_test(node):
+            # `isinstance(model, (DDP, nn.DataParallel))`: the classes are asked about, not used.
+            return [(node.func, ctx), (node.args[0], ctx), (node.args[1], ctx._replace(compared=True))]
         if ctx.in_test and is_test_assertion_call(node):
             checked = ctx._replace(test_assert=True)
             return [(node.func, ctx)] + [(c, checked) for c in node.args] + [(k, checked) for k in node.keywords]
