@@ -217,7 +217,24 @@ def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         return any(_is_cuda_string(side) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return any(is_negative_cuda_check(v, imports) for v in test.values)
-    return False
+    return _too_few_devices(test, imports)
+
+
+def _too_few_devices(test: ast.AST, imports: ImportTable) -> bool:
+    """`torch.cuda.device_count() == 0`, `< 2`, `<= 1`: true when CUDA is absent (or too small)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Call)):
+        return False
+    if imports.resolve(test.left.func) != "torch.cuda.device_count":
+        return False
+    bound, op = test.comparators[0], test.ops[0]
+    if not (isinstance(bound, ast.Constant) and type(bound.value) is int):
+        return False
+    n = bound.value
+    return (
+        (isinstance(op, ast.Eq) and n == 0)
+        or (isinstance(op, ast.Lt) and n >= 1)
+        or (isinstance(op, ast.LtE) and n >= 0)
+    )
 
 
 def is_periodic(test: ast.AST) -> bool:
