@@ -110,6 +110,8 @@ _SPECIAL = (
     + _TRY
 )
 _SPECIAL_TYPES = frozenset(_SPECIAL)
+# Legacy tensor types of the CPU: calling one builds a tensor in host memory.
+_HOST_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor"})
 # A printf conversion that formats a number for reading: `%.3g`, `%5.1f`, `%e`.
 _PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
@@ -232,6 +234,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        if (imports.resolved(node.func) or "") in _HOST_TENSOR_TYPES:
+            # `torch.DoubleTensor([flops])`: a legacy CPU tensor type builds a host tensor (a FLOP count).
+            on_host = ctx._replace(host=True)
+            return [(node.func, on_host)] + [(c, ctx) for c in node.args] + [(k, ctx) for k in node.keywords]
         if (imports.resolved(node.func) or "").startswith("numpy."):
             # `np.median(mask.nonzero(), axis=1)`: what numpy takes is a host array.
             on_host = ctx._replace(host=True)
