@@ -422,7 +422,19 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
     bound: set = set()
-    if not all(
+    if not _guarded_work(branch, bound):
+        return False
+    if all(_skips(s) for s in branch):
+        return False  # `if x.is_cuda: pass` guards nothing
+    # The other branch may do the same thing another way (print without the CUDA figure, another
+    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
+    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _guarded_work(block, bound: set) -> bool:
+    """Whether every statement of `block` is CUDA-only, display, a skip, bookkeeping (`self.runs += 1`),
+    or an `if` made of such statements (`if self.runs == self.max_runs: print(torch.cuda.memory_summary())`)."""
+    return all(
         _cuda_only_call(s)
         or _display_only(s)
         or _skips(s)
@@ -430,14 +442,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         or _seeds(s)
         or _cuda_backend_setting(s)
         or _derived(s, bound)
-        for s in _binding(branch, bound)
-    ):
-        return False
-    if all(_skips(s) for s in branch):
-        return False  # `if x.is_cuda: pass` guards nothing
-    # The other branch may do the same thing another way (print without the CUDA figure, another
-    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
-    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+        or (isinstance(s, ast.AugAssign) and isinstance(s.value, ast.Constant))
+        or (isinstance(s, ast.If) and bool(s.body) and _guarded_work(s.body + s.orelse, bound))
+        for s in _binding(block, bound)
+    )
 
 
 def _binding(branch, bound: set):
