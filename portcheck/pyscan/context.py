@@ -111,6 +111,7 @@ class Ctx(NamedTuple):
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
+    probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -575,6 +576,14 @@ def is_display_module(path: str) -> bool:
     """`collect_env.py`, `print_env_info.py`: a module that exists to collect or show environment information."""
     name = re.split(r"[\\/]", path)[-1]
     return name.endswith(".py") and bool(_DISPLAY_FUNCTION.match(name[:-3]))
+
+
+# `is_bnb_4bit_available`, `_is_te_available`, `is_package_available`: functions whose import is the question.
+_PROBE_FUNCTION = re.compile(r"^_?is_\w*_?available$")
+
+
+def is_probe_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and bool(_PROBE_FUNCTION.match(node.name))
 
 
 def is_display_function(node: ast.AST) -> bool:

@@ -24,6 +24,7 @@ from portcheck.pyscan.context import (
     is_message_call,
     is_negative_cuda_check,
     is_periodic,
+    is_probe_function,
     is_pure_guard,
     is_test_assertion_call,
     is_test_function,
@@ -202,6 +203,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             inner = inner._replace(in_test=True)
         if is_display_function(node):
             inner = inner._replace(display=True)
+        if is_probe_function(node):
+            inner = inner._replace(probe=True)
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         returns = getattr(node, "returns", None)
         if returns is not None:
