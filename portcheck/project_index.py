@@ -34,7 +34,14 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions
 from portcheck.model import Finding, Severity, Target
-from portcheck.pyscan.context import is_cuda_check
+from portcheck.pyscan.context import (
+    catches_import_error,
+    is_cuda_check,
+    is_display_function,
+    is_display_module,
+    is_message_call,
+)
+from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
 from portcheck.scanner import MAX_BYTES, per_file_ignored, prepare, project_path
@@ -55,6 +62,7 @@ _KERNEL_DECORATORS = frozenset(
     }
 )
 _KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
+_TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 # Files without any of these cannot define a CUDA-bound name (users are found by name later).
 DEFINER_TOKENS = ("triton", "cpp_extension", "_C", "_ext", "_cuda", "import_module")
 
@@ -161,29 +169,49 @@ class _Collector:
         self.extensions: Set[str] = set()  # module-level names bound to extension objects
         self.loader_calls: Set[str] = set()  # names called on the right of such bindings
 
-    def uses(self, body: Sequence[ast.AST], record_sites: bool, guarded: bool = False) -> Tuple[List[str], bool]:
+    def uses(
+        self, body: Sequence[ast.AST], record_sites: bool, guarded: bool = False, fallbacks: bool = False
+    ) -> Tuple[List[str], bool]:
         """What the code calls or launches unconditionally (code under an `if`, a CUDA check above all,
         has another path, so it does not make the caller CUDA-bound), and whether it builds or loads
-        an extension (under any condition)."""
+        an extension (under any condition).
+
+        Values that are only shown (the arguments of `print`, `logger.info`, `warnings.warn`) do not
+        count as uses: printing a CUDA-bound function's report does not make the caller need CUDA.
+        With `fallbacks` (a function's body), an import or a build (`cpp_extension.load`) in `try: ...
+        except ImportError:` (or `except Exception:`) whose handler goes on is optional: the function has
+        a path without the extension, and the code after it in the `try` (and its `else`) runs only when
+        the import worked."""
         out: List[str] = []
         loads = False
-        # (node, under a CUDA check, under any condition)
-        stack: List[Tuple[ast.AST, bool, bool]] = [(n, guarded, guarded) for n in reversed(body)]
+        # (node, under a CUDA check, under any condition, optional: behind an ImportError fallback)
+        stack: List[Tuple[ast.AST, bool, bool, bool]] = [(n, guarded, guarded, False) for n in reversed(body)]
         while stack:
-            node, inside, conditional = stack.pop()
+            node, inside, conditional, optional = stack.pop()
+            if fallbacks and _TRY and isinstance(node, _TRY):
+                if any(catches_import_error(h) and continues(h) and not _keeps_error(h) for h in node.handlers):
+                    tried: List[ast.AST] = list(node.body) + list(node.orelse)
+                    rest: List[ast.AST] = list(node.handlers) + list(node.finalbody)
+                    stack.extend((c, inside, conditional, optional) for c in reversed(rest))
+                    stack.extend((c, inside, True, True) for c in reversed(tried))
+                    continue
+            if isinstance(node, ast.Call) and is_message_call(node):
+                shown = list(node.args) + list(node.keywords)
+                stack.extend((c, inside, True, optional) for c in reversed(shown))
+                node = node.func
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
                 branches: List[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
                 branches += node.orelse if isinstance(node.orelse, list) else [node.orelse]
-                stack.extend((c, inside or cuda, True) for c in reversed(branches))
-                stack.append((node.test, inside or cuda, conditional))
+                stack.extend((c, inside or cuda, True, optional) for c in reversed(branches))
+                stack.append((node.test, inside or cuda, conditional, optional))
                 continue
             if isinstance(node, ast.Call):
                 func = node.func
                 qualified = self.imports.resolve(func)
-                if qualified in _LOADERS:
+                if qualified in _LOADERS and not optional:
                     loads = True
-                elif qualified == "importlib.import_module" and node.args:
+                elif qualified == "importlib.import_module" and node.args and not optional:
                     arg = node.args[0]
                     if (
                         isinstance(arg, ast.Constant)
@@ -201,11 +229,25 @@ class _Collector:
                             self.sites.append(Site("call", ref, callee_span(func), inside))
                     if not conditional and not inside:
                         out.append(ref)
-            elif isinstance(node, ast.Import):
+            elif isinstance(node, ast.Import) and not optional:
                 if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
                     loads = True
-            stack.extend((c, inside, conditional) for c in reversed(list(ast.iter_child_nodes(node))))
+            stack.extend((c, inside, conditional, optional) for c in reversed(list(ast.iter_child_nodes(node))))
         return out, loads
+
+
+def _keeps_error(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError as err: Cls.import_err = err`: the error is kept to be raised later, when the
+    extension is used; the handler defers the failure, it is no fallback."""
+    if not handler.name:
+        return False
+    return any(
+        isinstance(sub, (ast.Assign, ast.AnnAssign))
+        and isinstance(sub.value, ast.Name)
+        and sub.value.id == handler.name
+        for stmt in handler.body
+        for sub in ast.walk(stmt)
+    )
 
 
 def _is_kernel(node: ast.AST, imports: ImportTable) -> bool:
@@ -274,9 +316,16 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             top_names.add(stmt.name)
+    display_module = is_display_module(path)
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            uses, loads = collector.uses(stmt.body, record_sites=True)
+            if display_module or is_display_function(stmt):
+                # `collect_env_info()`, `print_system_info()`: it reads the extension's version or the
+                # toolkit's to show them; what it shows is no dependency of its callers.
+                collector.uses(stmt.body, record_sites=False)
+                definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, False, ()))
+                continue
+            uses, loads = collector.uses(stmt.body, record_sites=True, fallbacks=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
             definitions.append(
                 Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name})))
@@ -894,6 +943,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             found = sites(summary, project, resolved)
             if not found:
                 continue
+            if is_display_module(project_path(path, settings.roots)):
+                continue  # `collect_env.py` reads the extension's version to show it: no lock-in
             # A file's findings depend on its text, its sites and the settings only: those of a file
             # whose sites and bytes did not change come from the cache.
             made = kept.get(path, found)

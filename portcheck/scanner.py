@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -109,9 +110,23 @@ def project_path(path: str, roots: Sequence[str]) -> str:
     return path[len(best) :]
 
 
+# A requirements file for another accelerator (`requirements_xpu.txt`, `requirements-rocm.txt`): what
+# it installs is that platform's setup, not a CUDA dependency of the code.
+_OTHER_ACCELERATOR_WORDS = frozenset(
+    "xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend".split()
+)
+
+
+def other_accelerator_requirements(path: str) -> bool:
+    name = re.split(r"[\\/]", path)[-1].lower()
+    words = re.split(r"[-_.]+", name.rsplit(".", 1)[0] if "." in name else name)
+    return "requirements" in words and any(w in _OTHER_ACCELERATOR_WORDS for w in words)
+
+
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
     lines = python_lines(text)
     out: List[Finding] = []
+    other_platform = kind == "requirements" and other_accelerator_requirements(path)
     for entry in rules:
         rule = entry.rule
         severity = rule.severity_for(target)
@@ -119,6 +134,8 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
             continue
         for matcher in entry.text_matchers:
             if not matcher.applies(kind):
+                continue
+            if other_platform and matcher.kind == "requirement":
                 continue
             for line, col, end_line, end_col, label in matcher.scan(kind, lines):
                 message = entry.message.replace("{match}", label)

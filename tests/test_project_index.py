@@ -131,6 +131,37 @@ def test_a_guarded_use_does_not_make_the_caller_cuda_bound():
     assert site.kind == "call" and site.guarded
 
 
+def test_display_and_fallback_uses_do_not_make_a_function_cuda_bound():
+    texts = {
+        "det/__init__.py": "",
+        "det/ops.py": (
+            "from torch.utils.cpp_extension import load\n_ext = load('ops', sources=['ops.cu'])\n"
+            "def version():\n    return _ext.version()\n"
+        ),
+        "det/info.py": (
+            "from torch.utils.cpp_extension import CUDA_HOME\n"
+            "def collect_env_info():\n    import det._C as _C\n    return _C.get_cuda_version()\n"
+            "def compiler():\n    try:\n        import det._C as _C\n    except ImportError:\n        return None\n"
+            "    else:\n        return _C.get_compiler_version()\n"
+            "def deferred():\n    try:\n        import det._C as _C\n    except ImportError as err:\n"
+            "        deferred.err = err\n"
+        ),
+        "det/engine.py": (
+            "import logging\nfrom det.ops import version\nfrom det.info import collect_env_info\n"
+            "def default_setup():\n    logging.info('ops %s', version())\n    print(collect_env_info())\n"
+            "def build():\n    return version()\n"
+        ),
+    }
+    project, resolved, summaries = index_project(texts)
+    bound = {s for s in resolved.bound if s[0] != "<ext>"}
+    # Printed or logged values, a display function, an import with a fallback: no dependency of the caller.
+    assert ("det.engine", "default_setup") not in bound
+    assert ("det.info", "collect_env_info") not in bound
+    assert ("det.info", "compiler") not in bound
+    # A handler that keeps the error to raise it later is no fallback; a returned value is a real use.
+    assert {("det.info", "deferred"), ("det.engine", "build"), ("det.ops", "version")} <= bound
+
+
 def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
     # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
     summaries = [

@@ -42,3 +42,27 @@ def test_a_project_kept_under_tests_is_not_test_code_when_scanned_itself(tmp_pat
     # Scanned from above, the same file is part of the outer project's test suite: lowered, and said so.
     outer = _notes(tmp_path, tmp_path)
     assert "test code" in outer[("tests/fixture_repo/train.py", "DEV002")]
+
+
+@pytest.mark.parametrize(
+    "path,cuda_only",
+    [
+        ("tests/test_common_gpu.py", True),
+        ("tests/test_gpu_examples.py", True),
+        ("tests/test_ops_cuda.py", True),
+        ("tests/distributed/two_gpu_unit_test.py", True),
+        ("tests/test_multigpu.py", True),
+        ("tests/test_gpt2.py", False),  # a word, not a substring
+        ("tests/test_cudnn_flags.py", False),
+        ("tests/gpu_utils.py", False),  # a helper in a test folder, not a test module named for the GPU
+        ("src/gpu_ops.py", False),
+    ],
+)
+def test_a_test_module_named_for_the_gpu_only_runs_with_cuda(path, cuda_only):
+    import ast
+
+    from portcheck.pyscan.imports import ImportTable
+    from portcheck.pyscan.testcode import module_cuda_only
+
+    module = ast.parse("import torch\n")
+    assert (module_cuda_only(module, ImportTable.from_module(module), path) is not None) is cuda_only

@@ -7,7 +7,7 @@ import re
 from typing import List, NamedTuple, Optional
 
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.torchfacts import CUDA_CHECK_CALLS
+from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
 _MESSAGE_FUNCS = frozenset(
@@ -109,6 +109,9 @@ class Ctx(NamedTuple):
     shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
+    xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
+    compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
+    probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -160,6 +163,49 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     return False
 
 
+def _asks_for_cuda(node: ast.AST) -> bool:
+    """`args.device == "cuda"`, `"cuda" in device`, `device.startswith("cuda")`: a test of which device was chosen."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+        return len(node.args) == 1 and _is_cuda_string(node.args[0])
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    left, right, op = node.left, node.comparators[0], node.ops[0]
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return _is_cuda_string(left) != _is_cuda_string(right)
+    return isinstance(op, ast.In) and _is_cuda_string(left) and not _is_cuda_string(right)
+
+
+def is_xla_device_check(test: ast.AST) -> bool:
+    """`tensor.device.type == "xla"`, alone or as one term of an `and`: the branch runs on XLA only."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is)):
+            sides = (term.left, term.comparators[0])
+            if any(isinstance(x, ast.Constant) and x.value == "xla" for x in sides):
+                return True
+    return False
+
+
+def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
+    """In `args.device == "cuda" and not torch.cuda.is_available()`, the terms that ask whether the device
+    the user chose exists: the branch rejects (or replaces) a choice that cannot be met, the right thing
+    on any machine; the choice itself is where a CUDA default would be reported. [] for any other
+    expression. With a positive check (`use_amp = device == "cuda" and torch.cuda.is_available()`) the
+    condition decides what runs: it is left to the rules, and fixed whole."""
+    if not isinstance(node.op, ast.And):
+        return []
+    asks: List[ast.AST] = [v for v in node.values if _asks_for_cuda(v)]
+    if not asks:
+        return []
+    checks: List[ast.AST] = []
+    for value in node.values:
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+            call = value.operand
+            if isinstance(call, ast.Call) and imports.resolve(call.func) in AVAILABILITY_CALLS:
+                checks.append(value)
+    return checks + asks if checks else []
+
+
 def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`: true when CUDA is absent."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -172,7 +218,24 @@ def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         return any(_is_cuda_string(side) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return any(is_negative_cuda_check(v, imports) for v in test.values)
-    return False
+    return _too_few_devices(test, imports)
+
+
+def _too_few_devices(test: ast.AST, imports: ImportTable) -> bool:
+    """`torch.cuda.device_count() == 0`, `< 2`, `<= 1`: true when CUDA is absent (or too small)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Call)):
+        return False
+    if imports.resolve(test.left.func) != "torch.cuda.device_count":
+        return False
+    bound, op = test.comparators[0], test.ops[0]
+    if not (isinstance(bound, ast.Constant) and type(bound.value) is int):
+        return False
+    n = bound.value
+    return (
+        (isinstance(op, ast.Eq) and n == 0)
+        or (isinstance(op, ast.Lt) and n >= 1)
+        or (isinstance(op, ast.LtE) and n >= 0)
+    )
 
 
 def is_periodic(test: ast.AST) -> bool:
@@ -200,12 +263,33 @@ def _iterates_loader(loop: ast.AST) -> bool:
     )
 
 
+# Library namespaces whose callables are no model of the project: `torch.Generator()` is a random
+# number generator, `np.random.Generator` too.
+_LIBRARY_HEADS = frozenset({"torch", "numpy", "np", "random"})
+
+
 def _is_step_call(node: ast.Call) -> bool:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if name in _STEP_CALLS or name in _NO_GRAD or _MODEL_CALLEE.match(name):
+    if name in _STEP_CALLS or name in _NO_GRAD:
         return True
+    if _MODEL_CALLEE.match(name):
+        head = (dotted(func) or "").split(".", 1)[0] if isinstance(func, ast.Attribute) else ""
+        return head not in _LIBRARY_HEADS
     return name == "step" and isinstance(func, ast.Attribute) and "optim" in (dotted(func.value) or "").lower()
+
+
+def _weight_surgery(node: ast.AST) -> bool:
+    """`with torch.no_grad():` around in-place edits of tensors only (`copy_`, `fill_`, `mul_`): a loop over
+    modules that resizes or initialises weights, which runs no model step."""
+    items = getattr(node, "items", [])
+    if not any(isinstance(i.context_expr, ast.Call) and _is_step_call(i.context_expr) for i in items):
+        return False
+    calls = [n for stmt in getattr(node, "body", []) for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    return bool(calls) and all(
+        isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") and not c.func.attr.startswith("_")
+        for c in calls
+    )
 
 
 def is_step_loop(loop: Optional[ast.AST]) -> bool:
@@ -231,6 +315,8 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
             node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
         ):
             continue
+        if isinstance(node, (ast.With, ast.AsyncWith)) and _weight_surgery(node):
+            continue  # `with torch.no_grad(): w.copy_(new)`: parameters edited in place, no model run
         if isinstance(node, ast.Call) and (
             _is_step_call(node)
             or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
@@ -337,7 +423,19 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
     bound: set = set()
-    if not all(
+    if not _guarded_work(branch, bound):
+        return False
+    if all(_skips(s) for s in branch):
+        return False  # `if x.is_cuda: pass` guards nothing
+    # The other branch may do the same thing another way (print without the CUDA figure, another
+    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
+    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _guarded_work(block, bound: set) -> bool:
+    """Whether every statement of `block` is CUDA-only, display, a skip, bookkeeping (`self.runs += 1`),
+    or an `if` made of such statements (`if self.runs == self.max_runs: print(torch.cuda.memory_summary())`)."""
+    return all(
         _cuda_only_call(s)
         or _display_only(s)
         or _skips(s)
@@ -345,14 +443,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         or _seeds(s)
         or _cuda_backend_setting(s)
         or _derived(s, bound)
-        for s in _binding(branch, bound)
-    ):
-        return False
-    if all(_skips(s) for s in branch):
-        return False  # `if x.is_cuda: pass` guards nothing
-    # The other branch may do the same thing another way (print without the CUDA figure, another
-    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
-    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+        or (isinstance(s, ast.AugAssign) and isinstance(s.value, ast.Constant))
+        or (isinstance(s, ast.If) and bool(s.body) and _guarded_work(s.body + s.orelse, bound))
+        for s in _binding(block, bound)
+    )
 
 
 def _binding(branch, bound: set):
@@ -482,6 +576,14 @@ def is_display_module(path: str) -> bool:
     """`collect_env.py`, `print_env_info.py`: a module that exists to collect or show environment information."""
     name = re.split(r"[\\/]", path)[-1]
     return name.endswith(".py") and bool(_DISPLAY_FUNCTION.match(name[:-3]))
+
+
+# `is_bnb_4bit_available`, `_is_te_available`, `is_package_available`: functions whose import is the question.
+_PROBE_FUNCTION = re.compile(r"^_?is_\w*_?available$")
+
+
+def is_probe_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and bool(_PROBE_FUNCTION.match(node.name))
 
 
 def is_display_function(node: ast.AST) -> bool:

@@ -21,8 +21,12 @@ from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, STRING
 LOCAL_INDEX_VARS = frozenset(
     {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}
 )
-_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
-_INDEX_CALLS = frozenset({"torch.cuda.current_device"})
+# The CUDA spellings and the device-generic ones `portcheck fix` writes in their place: the index they
+# derive is the same bare integer, so fixing the call must not hide the integer device it flows into.
+_COUNT_CALLS = frozenset({"torch.cuda.device_count", "torch.accelerator.device_count"})
+_INDEX_CALLS = frozenset(
+    {"torch.cuda.current_device", "torch.accelerator.current_device_index", "torch.accelerator.current_device_idx"}
+)
 _ENV_READS = frozenset({"os.environ.get", "os.getenv", "os.environ.__getitem__"})
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -55,6 +59,13 @@ def is_device_index(expr: ast.AST, imports: ImportTable, known: Set[str]) -> boo
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
         right = expr.right
         return isinstance(right, ast.Call) and imports.resolve(right.func) in _COUNT_CALLS
+    if isinstance(expr, ast.IfExp):
+        # `torch.accelerator.current_device_index() if torch.accelerator.is_available() else None`: an
+        # index, or no device at all on the other side.
+        sides = (expr.body, expr.orelse)
+        return any(is_device_index(s, imports, known) for s in sides) and all(
+            is_device_index(s, imports, known) or (isinstance(s, ast.Constant) and s.value is None) for s in sides
+        )
     return False
 
 

@@ -255,10 +255,12 @@ class Matcher:
     `collect_env()`), `on-host` (false: do not match in the `dtype=` of a tensor factory that names no
     device, which builds a host tensor), `fp32-islands` (false: skip calls that pass `enabled=False`,
     an autocast turned off for an fp32 region), `in-guards` (false: do not match in the CUDA branch of a
-    check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable).
+    check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable),
+    `in-xla-branches` (false: do not match in the branch of `if x.device.type == "xla":`, which only
+    runs on an XLA device).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
-    (`f"{mem / 1e9:.2f}"`) and modules such as `collect_env.py`. What a rule declines this way still
+    (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`) and modules such as `collect_env.py`. What a rule declines this way still
     keeps fallback rules off the node. Nothing matches inside the expected values of a test's
     assertions, nor in tests that only run with CUDA (skipped elsewhere, or CUDA-only parts of test
     files, see `testcode.py`)."""
@@ -269,7 +271,7 @@ class Matcher:
     allowed_keys: FrozenSet[str] = frozenset()
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
-         "in-guards"}
+         "in-guards", "in-xla-branches"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -291,6 +293,7 @@ class Matcher:
         self.on_host = bool(params.get("on-host", True))
         self.fp32_islands = bool(params.get("fp32-islands", True))
         self.in_guards = bool(params.get("in-guards", True))
+        self.in_xla_branches = bool(params.get("in-xla-branches", True))
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -332,6 +335,7 @@ class Matcher:
         messages_lower, display_lower = self.messages_lower, self.display_lower
         fp32_islands = self.fp32_islands
         in_guards = self.in_guards
+        in_xla_branches = self.in_xla_branches
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
             if ctx.annotation or ctx.test_assert or ctx.skipped:
@@ -346,6 +350,7 @@ class Matcher:
                 or (ctx.display and not in_display)
                 or (ctx.host and not on_host)
                 or (ctx.pure_guard and not in_guards)
+                or (ctx.xla_branch and not in_xla_branches)
             )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
@@ -499,8 +504,8 @@ class ReferenceMatcher(Matcher):
         self.context = params.get("context", "any")
         if self.context not in ("any", "load", "store"):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
-        # `in_compare = false`: `x.dtype == torch.float64` tests a value and `{torch.float64: "f64"}`
-        # maps it; neither creates one.
+        # `in_compare = false`: `x.dtype == torch.float64`, `dtype in [torch.float32, torch.float64]` and
+        # `isinstance(m, nn.DataParallel)` test a value and `{torch.float64: "f64"}` maps it; none creates one.
         self.in_compare = bool(params.get("in_compare", True))
 
     def own_tokens(self) -> List[str]:
@@ -513,7 +518,15 @@ class ReferenceMatcher(Matcher):
         if not _outermost_chain(node, parent):
             return
         if not self.in_compare and (
-            isinstance(parent, ast.Compare) or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
+            isinstance(parent, ast.Compare)
+            or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))
+            or (ctx.compared and isinstance(parent, (ast.List, ast.Tuple, ast.Set)))
+            or (
+                ctx.compared
+                and isinstance(parent, ast.Call)
+                and isinstance(parent.func, ast.Name)
+                and parent.func.id in ("isinstance", "issubclass")
+            )
         ):
             return
         if self.context == "store" and not isinstance(node.ctx, ast.Store):
@@ -697,6 +710,25 @@ class AttributeMatcher(Matcher):
             yield node, node.attr
 
 
+# String methods whose (first) argument is text looked for in another string, not a value that is used.
+_SEARCHING_METHODS = frozenset(
+    "replace startswith endswith split rsplit removeprefix removesuffix strip lstrip rstrip find rfind index "
+    "rindex count partition rpartition".split()
+)
+
+
+def _searched_text(node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """`spec.replace("cuda:", "")`, `name.startswith("cuda:")`: the literal is searched for in a string the
+    program parses (a user's device spec), not a device it picks. The replacement of `replace` is used."""
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr in _SEARCHING_METHODS
+        and bool(parent.args)
+        and parent.args[0] is node
+    )
+
+
 class StringMatcher(Matcher):
     """A string literal in code (not a docstring or a message) that matches `pattern`."""
 
@@ -727,6 +759,8 @@ class StringMatcher(Matcher):
                 and isinstance(parent, ast.Call)
                 and imports.resolved(parent.func) in self.not_in_calls
             ):
+                return
+            if _searched_text(node, parent):
                 return
             yield node, Label(node.value, "", node.value)
 

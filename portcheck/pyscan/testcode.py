@@ -1,7 +1,7 @@
 """Test code: which files hold tests, and which parts of them only ever run where CUDA exists.
 
 A test that only runs with CUDA (skipped elsewhere by a decorator, a module-level mark, a module-level
-skip, its folder, or a CUDA-only extension it imports) tests CUDA code; it is no lock-in of the code
+skip, its folder or file name, or a CUDA-only extension it imports) tests CUDA code; it is no lock-in of the code
 under test. The same holds for helpers that only such tests call, for the CUDA branch of a test's
 `if torch.cuda.is_available():` and for the rest of a test after `if not torch.cuda.is_available(): return`.
 """
@@ -40,6 +40,20 @@ def is_test_path(path: str) -> bool:
 
 def _gpu_test_folder(path: str) -> bool:
     return is_test_path(path) and any(_GPU_DIR.match(p) for p in _parts(path)[:-1])
+
+
+# A word of a test file's name that says where it runs: `test_common_gpu.py`, `test_ops_cuda.py`,
+# `two_gpu_unit_test.py`, `test_gpu_examples.py`, `test_multigpu.py`.
+_GPU_WORD = re.compile(r"(?i)^(?:cuda|multigpus?|\d*x?gpus?)$")
+
+
+def _gpu_test_name(path: str) -> bool:
+    """A test module whose name says it only runs with CUDA, as a CUDA-only test class would."""
+    parts = _parts(path)
+    if not parts or not _TEST_FILE.match(parts[-1]):
+        return False
+    words = re.split(r"[_\-.]+", parts[-1][:-3])
+    return any(_GPU_WORD.match(w) for w in words)
 
 
 def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
@@ -96,6 +110,8 @@ def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Opt
     """Why a whole test module only runs with CUDA, or None."""
     if _gpu_test_folder(path):
         return "folder"
+    if _gpu_test_name(path):
+        return "name"
     local = local_markers(module, imports)
     for stmt in module.body:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):

@@ -6,6 +6,7 @@ The walk is iterative, so deeply nested code cannot exhaust the interpreter's re
 from __future__ import annotations
 
 import ast
+import re
 from types import MappingProxyType
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
@@ -15,6 +16,7 @@ from portcheck.pyscan.context import (
     Ctx,
     asks_for_accelerator_api,
     catches_import_error,
+    choice_checks,
     is_availability_check,
     is_cuda_check,
     is_display_function,
@@ -22,9 +24,11 @@ from portcheck.pyscan.context import (
     is_message_call,
     is_negative_cuda_check,
     is_periodic,
+    is_probe_function,
     is_pure_guard,
     is_test_assertion_call,
     is_test_function,
+    is_xla_device_check,
     skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
@@ -97,6 +101,9 @@ _SPECIAL = (
         ast.AnnAssign,
         ast.ClassDef,
         ast.FormattedValue,
+        ast.BoolOp,
+        ast.Compare,
+        ast.BinOp,
     )
     + _LOOPS
     + _COMPS
@@ -104,6 +111,10 @@ _SPECIAL = (
     + _TRY
 )
 _SPECIAL_TYPES = frozenset(_SPECIAL)
+# Legacy tensor types of the CPU: calling one builds a tensor in host memory.
+_HOST_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor"})
+# A printf conversion that formats a number for reading: `%.3g`, `%5.1f`, `%e`.
+_PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
@@ -120,6 +131,15 @@ def _plain_children(node: ast.AST) -> List[ast.AST]:
         elif isinstance(value, list):
             out.extend(v for v in value if isinstance(v, ast.AST))
     return out
+
+
+def _is_type_test(node: ast.Call) -> bool:
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id in ("isinstance", "issubclass")
+        and len(node.args) == 2
+        and not node.keywords
+    )
 
 
 def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
@@ -154,9 +174,12 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
+        xla_only = is_xla_device_check(node.test)
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
         body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
+        if xla_only:
+            body_ctx = body_ctx._replace(xla_branch=True)
         else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
         if isinstance(node, ast.IfExp):
             return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
@@ -180,6 +203,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             inner = inner._replace(in_test=True)
         if is_display_function(node):
             inner = inner._replace(display=True)
+        if is_probe_function(node):
+            inner = inner._replace(probe=True)
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         returns = getattr(node, "returns", None)
         if returns is not None:
@@ -201,6 +226,9 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
     if isinstance(node, ast.Call):
+        if _is_type_test(node):
+            # `isinstance(model, (DDP, nn.DataParallel))`: the classes are asked about, not used.
+            return [(node.func, ctx), (node.args[0], ctx), (node.args[1], ctx._replace(compared=True))]
         if ctx.in_test and is_test_assertion_call(node):
             checked = ctx._replace(test_assert=True)
             return [(node.func, ctx)] + [(c, checked) for c in node.args] + [(k, checked) for k in node.keywords]
@@ -209,6 +237,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        if (imports.resolved(node.func) or "") in _HOST_TENSOR_TYPES:
+            # `torch.DoubleTensor([flops])`: a legacy CPU tensor type builds a host tensor (a FLOP count).
+            on_host = ctx._replace(host=True)
+            return [(node.func, on_host)] + [(c, ctx) for c in node.args] + [(k, ctx) for k in node.keywords]
         if (imports.resolved(node.func) or "").startswith("numpy."):
             # `np.median(mask.nonzero(), axis=1)`: what numpy takes is a host array.
             on_host = ctx._replace(host=True)
@@ -229,6 +261,34 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
                 for k in node.keywords
             ]
         )
+    if isinstance(node, ast.Compare):
+        # `dtype in [torch.float16, torch.float64]`: the list is looked into, nothing in it is made.
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            looked_up = ctx._replace(compared=True)
+            left: List[Tuple[ast.AST, Ctx]] = [(node.left, ctx)]
+            return left + [
+                (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
+            ]
+        return [(c, ctx) for c in _plain_children(node)]
+    if isinstance(node, ast.BoolOp):
+        # `args.device == "cuda" and not torch.cuda.is_available()`: validates the user's choice.
+        asked = choice_checks(node, imports)
+        if asked:
+            question = ctx._replace(guard_test=True)
+            return [(v, question if any(v is a for a in asked) else ctx) for v in node.values]
+        return [(c, ctx) for c in _plain_children(node)]
+    if isinstance(node, ast.BinOp):
+        # `"%.3gG" % (torch.cuda.memory_reserved() / 1e9)`: a number formatted for people, like an f-string's
+        # `{...:.3g}` (a `"cuda:%d" % rank` builds a device and is no display).
+        operand = node.left
+        if (
+            isinstance(node.op, ast.Mod)
+            and isinstance(operand, ast.Constant)
+            and isinstance(operand.value, str)
+            and _PRINTF_NUMBER.search(operand.value)
+        ):
+            return [(operand, ctx), (node.right, ctx._replace(display=True))]
+        return [(operand, ctx), (node.right, ctx)]
     if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
         # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`: a number formatted for people to read.
         shown = ctx._replace(display=True)
