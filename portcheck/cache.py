@@ -20,7 +20,7 @@ from portcheck import __version__
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Severity
 
 CACHE_DIR = ".portcheck_cache"
-FORMAT = 2
+FORMAT = 3
 _GITIGNORE = "# Created by portcheck; the cache is local to this machine.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -65,11 +65,11 @@ def encode_result(result: FileResult) -> bytes:
         error = (e.message, e.line, e.column, e.kind)
     # marshal: the fastest stdlib codec for plain tuples, and it cannot run code when loading. Its
     # format may change between Python versions, so the interpreter version is part of the cache key.
-    return marshal.dumps((findings, error, result.lines, result.kind))
+    return marshal.dumps((findings, error, result.lines, result.kind, result.backends))
 
 
 def decode_result(blob: bytes, path: str) -> FileResult:
-    findings, error, lines, kind = marshal.loads(blob)
+    findings, error, lines, kind, backends = marshal.loads(blob)
     return FileResult(
         path=path,
         findings=tuple(
@@ -83,6 +83,7 @@ def decode_result(blob: bytes, path: str) -> FileResult:
         error=FileError(path, error[0], error[1], error[2], error[3]) if error is not None else None,
         lines=lines,
         kind=kind,
+        backends=tuple(backends),
     )
 
 

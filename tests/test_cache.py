@@ -247,7 +247,8 @@ def test_round_trip_keeps_every_field():
         note="lowered",
     )
     result = FileResult(
-        path="a.ipynb", findings=(finding,), error=FileError("a.ipynb", "bad", 1, 2, "parse"), lines=7, kind="notebook"
+        path="a.ipynb", findings=(finding,), error=FileError("a.ipynb", "bad", 1, 2, "parse"), lines=7, kind="notebook",
+        backends=("mps", "xpu"),
     )
     assert decode_result(encode_result(result), "a.ipynb") == result
     moved = decode_result(encode_result(result), "b/a.ipynb")
