@@ -294,13 +294,14 @@ def test_code_of_a_project_that_already_runs_on_other_accelerators_weighs_one_le
     assert generic.effort.work == 15.0 and generic.effort.device_generic
     assert generic.effort.backends == ("npu", "xpu")
     assert any("already runs on more than CUDA" in line and "npu, xpu" in line for line in generic.why)
-    assert generic.score > plain.score
+    assert plain.score == 92.9 and generic.score == 95.0
 
 
 def test_a_device_abstraction_counts_and_one_other_accelerator_does_not():
     code = FileResult("pkg/a.py", (hit("pkg/a.py", "DEV005", "major"),), lines=100)
     assert card(replace(code, backends=("mps",))).effort.work == 12.0  # a cuda/mps/cpu choice is not a dispatch
-    assert card(replace(code, backends=("accelerator",))).effort.work == 3.0  # torch.accelerator, get_accelerator()
+    abstraction = card(replace(code, backends=("accelerator",)))  # torch.accelerator, get_accelerator()
+    assert abstraction.effort.work == 3.0 and abstraction.score == 98.6  # W = 3 -> 98.58
     # the evidence may sit in any product file; a blocker lowered to a major no longer caps
     other = FileResult("pkg/b.py", (), lines=10, backends=("hpu", "xpu"))
     blocker = FileResult("pkg/a.py", (hit("pkg/a.py", "B1", "blocker"),), lines=100)
