@@ -4,8 +4,9 @@ than CUDA (portcheck.score weighs the CUDA-specific code of such a project as on
 A backend counts when the code uses it as a device type (`"xpu"`, `"mps:0"`), calls its device module
 (`torch.xpu`, `torch.backends.mps`, `torch_npu`, `torch_xla`) or asks whether it is there
 (`is_npu_available()`). Comments do not count; the search is textual, so a docstring naming `torch.xpu` does.
-Code that goes through a device abstraction (`torch.accelerator`, `torch.get_device_module`,
-`torch._utils._get_available_device_type`, DeepSpeed's `get_accelerator()`) names the pseudo-backend ABSTRACTION.
+Code that looks a device module up by type (`torch.get_device_module`, `torch._utils._get_available_device_type`)
+or goes through DeepSpeed's `get_accelerator()` names the pseudo-backend ABSTRACTION. `torch.accelerator` does
+not: it resolves the one accelerator there is (it is what `portcheck fix` writes), and dispatches nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ ABSTRACTION = "accelerator"
 # matched gives the backend's name.
 _NAMED: Tuple["re.Pattern[str]", ...] = (
     re.compile(r"""["'](xpu|npu|mps|hpu|mlu|musa|xla|neuron)(?::\d+)?["']"""),  # a device type: "xpu", 'mps:0'
-    re.compile(r"torch\s*\.\s*(?:backends\s*\.\s*)?(xpu|npu|mps|hpu|mlu|musa|accelerator)\b"),  # a device module
+    re.compile(r"torch\s*\.\s*(?:backends\s*\.\s*)?(xpu|npu|mps|hpu|mlu|musa)\b"),  # a device module
     re.compile(r"is_(xpu|npu|mps|hpu|mlu|musa|torch_xla|tpu|torch_neuronx)_available\b"),
     re.compile(r"torch_(xla|npu|mlu|musa|neuronx)\b"),
     re.compile(r"(habana_frameworks|intel_extension_for_pytorch)\b"),
@@ -33,15 +34,14 @@ _ALIASES = {
     "torch_neuronx": "neuron",
     "habana_frameworks": "hpu",
     "intel_extension_for_pytorch": "xpu",
-    "accelerator": ABSTRACTION,
     "get_accelerator": ABSTRACTION,
     "get_device_module": ABSTRACTION,
     "_get_available_device_type": ABSTRACTION,
 }
 # Every match of _NAMED holds one of these: a file without any of them is not searched further.
 _WORDS = re.compile(
-    r"""[_."'\s](?:xpu|npu|mps|hpu|mlu|musa|xla|neuron|tpu)|accelerator|device_module|available_device_type|habana"""
-    r"|intel_extension"
+    r"""[_."'\s](?:xpu|npu|mps|hpu|mlu|musa|xla|neuron|tpu)|get_accelerator|device_module|available_device_type"""
+    r"|habana|intel_extension"
 )
 _QUOTED = re.compile(r"'[^'\n]*'" r'|"[^"\n]*"')
 

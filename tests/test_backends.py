@@ -15,7 +15,7 @@ from portcheck.scanner import Settings, scan_bytes
         ('if torch.backends.mps.is_available():\n    d = "mps:0"\n', ("mps",)),
         ("elif is_npu_available():\n    pass\nelif is_torch_xla_available():\n    pass\n", ("npu", "xla")),
         ("import torch_npu\nimport habana_frameworks.torch as ht\n", ("hpu", "npu")),
-        ("dev = torch.accelerator.current_accelerator()\n", (ABSTRACTION,)),
+        ("dev = torch.get_device_module(device_type)\n", (ABSTRACTION,)),
         ("from deepspeed.accelerator import get_accelerator\nget_accelerator().device_name()\n", (ABSTRACTION,)),
         ("from torch._utils import _get_available_device_type\n", (ABSTRACTION,)),
         ("m = torch . xpu\n", ("xpu",)),

@@ -300,7 +300,7 @@ def test_code_of_a_project_that_already_runs_on_other_accelerators_weighs_one_le
 def test_a_device_abstraction_counts_and_one_other_accelerator_does_not():
     code = FileResult("pkg/a.py", (hit("pkg/a.py", "DEV005", "major"),), lines=100)
     assert card(replace(code, backends=("mps",))).effort.work == 12.0  # a cuda/mps/cpu choice is not a dispatch
-    abstraction = card(replace(code, backends=("accelerator",)))  # torch.accelerator, get_accelerator()
+    abstraction = card(replace(code, backends=("accelerator",)))  # torch.get_device_module, get_accelerator()
     assert abstraction.effort.work == 3.0 and abstraction.score == 98.6  # W = 3 -> 98.58
     # the evidence may sit in any product file; a blocker lowered to a major no longer caps
     other = FileResult("pkg/b.py", (), lines=10, backends=("hpu", "xpu"))
