@@ -86,17 +86,18 @@ def encode_result(result: FileResult) -> bytes:
         error = (e.message, e.line, e.column, e.kind)
     # marshal: the fastest stdlib codec for plain tuples, and it cannot run code when loading. Its
     # format may change between Python versions, so the interpreter version is part of the cache key.
-    return marshal.dumps((findings, error, result.lines, result.kind))
+    return marshal.dumps((findings, error, result.lines, result.kind, result.backends))
 
 
 def decode_result(blob: bytes, path: str) -> FileResult:
-    findings, error, lines, kind = marshal.loads(blob)
+    findings, error, lines, kind, backends = marshal.loads(blob)
     return FileResult(
         path=path,
         findings=decode_findings(findings, path),
         error=FileError(path, error[0], error[1], error[2], error[3]) if error is not None else None,
         lines=lines,
         kind=kind,
+        backends=tuple(backends),
     )
 
 

@@ -215,6 +215,8 @@ class FileResult:
     error: Optional[FileError] = None
     lines: int = 0  # lines of code, for weighting scores
     kind: str = "python"  # python | notebook | requirements | dockerfile | shell | cmake | cuda | ...
+    # Non-CUDA accelerators (and "accelerator" for a device abstraction) its Python code names (portcheck.backends)
+    backends: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from portcheck.analyze import (
     match_module,
     parse_python,
 )
+from portcheck.backends import named_backends
 from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, matches_any
 from portcheck.escape import path_text
@@ -325,6 +326,7 @@ def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings,
     per_target: List[List[Finding]] = [[] for _ in group]
     error: Optional[FileError] = None
     lines = 0
+    backends: Tuple[str, ...] = ()
     too_large = limits.too_large(len(data), kind)
     if too_large:
         return tuple(FileResult(path=path, error=FileError(path, too_large, kind="read"), kind=kind) for _ in group)
@@ -344,6 +346,7 @@ def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings,
         except DecodeError as exc:
             return alone(FileResult(path=path, error=FileError(path, str(exc), kind="decode"), kind=kind))
         per_target, error, lines = analyze_text_targets(src.text, path, kind, prepared, group)
+        backends = named_backends(src.text) if kind == "python" else ()
     except RecursionError:
         error = FileError(path, "too deeply nested to analyze", kind="parse")
         per_target = [[] for _ in group]
@@ -351,7 +354,11 @@ def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings,
     for findings in per_target:
         findings, over = limits.cap_findings(findings)
         own_error = FileError(path, over, kind="limit") if over and error is None else error
-        out.append(FileResult(path=path, findings=tuple(findings), error=own_error, lines=lines, kind=kind))
+        out.append(
+            FileResult(
+                path=path, findings=tuple(findings), error=own_error, lines=lines, kind=kind, backends=backends
+            )
+        )
     return tuple(out)
 
 

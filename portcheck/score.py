@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from portcheck.backends import ABSTRACTION, device_generic
 from portcheck.model import FileResult, Finding, Rule, ScanResult, Severity, Target
 from portcheck.parts import PARTS, PRODUCT, part_of
 
@@ -50,6 +51,12 @@ REPEAT = 0.5
 KERNEL_LINES = 100.0
 KERNEL_FLOOR = 0.5
 TRITON_LINES = 60.0
+# A project whose product code goes through a device abstraction, or names at least SEVERAL_BACKENDS non-CUDA
+# accelerators as device types (portcheck.backends), already runs on more than CUDA: its CUDA-specific code is one
+# branch of a dispatch that the port extends, so its code findings outside the kernel category weigh one level
+# less, as behind a fallback. Kernels are rewritten whatever dispatches to them; environment files are bounded anyway.
+SEVERAL_BACKENDS = 2
+KERNEL_CATEGORY = "kernel"
 # A scope holding at least MANY_KERNELS custom kernels with no fallback is re-engineering for every target.
 MANY_KERNELS = 20
 MANY_KERNELS_CAP = 35.0
@@ -255,6 +262,9 @@ class Effort:
     work: float = 0.0  # W of the headline scope
     kernels: int = 0  # custom kernels with no fallback: kernel source files plus Triton kernels
     triton_kernels: int = 0
+    # Non-CUDA accelerators the product code names, and whether it counts as already running on more than CUDA
+    backends: Tuple[str, ...] = ()
+    device_generic: bool = False
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -264,6 +274,8 @@ class Effort:
             "kernel_files": self.kernel_files,
             "kernels": self.kernels,
             "triton_kernels": self.triton_kernels,
+            "backends": list(self.backends),
+            "device_generic": self.device_generic,
             "blockers": [b.to_dict() for b in self.blockers],
             "rules": [r.to_dict() for r in self.rules],
             "blocker_cap": self.blocker_cap,
@@ -360,6 +372,7 @@ def _unit(
     target: Target,
     own: frozenset = frozenset(),
     patterns: Optional[Mapping[str, Sequence[str]]] = None,
+    generic: bool = False,
 ) -> Unit:
     env_file = fr.kind in ENV_KINDS
     severities = [target_severity(f, rules.get(f.code), scanned, target) for f in fr.findings]
@@ -397,6 +410,8 @@ def _unit(
             )  # environment evidence weighs at most a minor
             if _PLATFORM_MARKER.search(f.source_line):
                 severity = severity.lowered()
+        elif generic and f.category != KERNEL_CATEGORY and not f.guarded:
+            severity = severity.lowered()  # one branch of a dispatch the project already has
         factor = CATEGORY_FACTOR.get(f.category, 1.0)
         if f.category == PACKAGE_CATEGORY and not env:
             imported = _IMPORTED.match(f.source_line)
@@ -660,6 +675,15 @@ def _why(score: float, effort: Effort, headline: str, parts: Sequence[PartScore]
             f"{r.code} {r.name}: {r.count} finding{'s' if r.count != 1 else ''} in {r.files} "
             f"file{'s' if r.files != 1 else ''}, {share:.0f}% of the work"
         )
+    if effort.device_generic:
+        named = [b for b in effort.backends if b != ABSTRACTION]
+        how = ["a device abstraction"] if ABSTRACTION in effort.backends else []
+        if named:
+            how.append("dispatches to " + ", ".join(named))
+        out.append(
+            f"the code already runs on more than CUDA ({'; '.join(how)}): "
+            "its CUDA-specific code outside kernels weighs one level less"
+        )
     if effort.environment_penalty > 0:
         out.append(
             f"environment files (images, pins, launchers): {effort.environment_penalty:.1f} work points, "
@@ -691,15 +715,19 @@ def _part_scores(units: Sequence[Unit]) -> Tuple[PartScore, ...]:
     return tuple(out)
 
 
-def score_units(units: Sequence[Unit], target: Target) -> ScoreCard:
+def score_units(units: Sequence[Unit], target: Target, backends: Iterable[str] = ()) -> ScoreCard:
+    """The ScoreCard of `units`; `backends` are the non-CUDA accelerators the product code names (the units'
+    items are already weighed for them, see `score_scan`), reported in the effort and in why."""
     units = sorted(units, key=lambda u: u.path)
+    named = tuple(sorted(set(backends)))
+    generic = device_generic(frozenset(named), SEVERAL_BACKENDS)
     product = [u for u in units if u.part == PRODUCT]
     headline, scope_units = (PRODUCT, product) if product else (ALL, units)
     scope = _scope(scope_units, False)
     after = _scope(scope_units, True).score
     score, score_after_fix = _round(scope.score), _round(after)
     parts = _part_scores(units)
-    effort = _effort(scope_units, score, scope)
+    effort = replace(_effort(scope_units, score, scope), backends=named, device_generic=generic)
     directories, clean = _directories(units)
     return ScoreCard(
         target=target,
@@ -727,4 +755,18 @@ def score_scan(
     target = Target(target)
     rules = {code: entry.rule for code, entry in catalog.by_code().items()} if catalog is not None else {}
     own = own_packages(fr.path for fr in scan.files)
-    return score_units([_unit(fr, rules, scan.target, target, own, parts) for fr in scan.files], target)
+    named = project_backends(scan.files, parts)
+    generic = device_generic(named, SEVERAL_BACKENDS)
+    return score_units(
+        [_unit(fr, rules, scan.target, target, own, parts, generic) for fr in scan.files], target, named
+    )
+
+
+def project_backends(
+    files: Iterable[FileResult], parts: Optional[Mapping[str, Sequence[str]]] = None
+) -> frozenset:
+    """The non-CUDA accelerators (and the device abstraction) that the product code names; the whole scan's
+    when nothing scanned is product code. Tests and examples naming `xpu` say nothing about the product."""
+    files = list(files)
+    product = [fr for fr in files if part_of(fr.path, parts) == PRODUCT]
+    return frozenset(b for fr in (product or files) for b in fr.backends)

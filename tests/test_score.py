@@ -283,6 +283,44 @@ def test_why_names_the_binding_cap_and_the_top_contributors():
     assert any(line.startswith("B1 b1: 1 finding in 1 file, 83% of the work") for line in why)
 
 
+def test_code_of_a_project_that_already_runs_on_other_accelerators_weighs_one_level_less():
+    # product code naming two non-CUDA accelerators: the major DEV005 weighs as a minor (W = 3 -> 98.6); the
+    # kernel (KRN002, 100 lines: 1 x 12) is rewritten whatever dispatches to it, and keeps its weight
+    code = FileResult("pkg/state.py", (hit("pkg/state.py", "DEV005", "major"),), lines=100)
+    kernel = FileResult("csrc/k.cu", (hit("csrc/k.cu", "KRN002", "major", category="kernel"),), lines=100, kind="cuda")
+    plain = card(code, kernel)
+    assert plain.effort.work == 24.0 and not plain.effort.device_generic
+    generic = card(replace(code, backends=("npu", "xpu")), kernel)
+    assert generic.effort.work == 15.0 and generic.effort.device_generic
+    assert generic.effort.backends == ("npu", "xpu")
+    assert any("already runs on more than CUDA" in line and "npu, xpu" in line for line in generic.why)
+    assert plain.score == 92.9 and generic.score == 95.0
+
+
+def test_a_device_abstraction_counts_and_one_other_accelerator_does_not():
+    code = FileResult("pkg/a.py", (hit("pkg/a.py", "DEV005", "major"),), lines=100)
+    assert card(replace(code, backends=("mps",))).effort.work == 12.0  # a cuda/mps/cpu choice is not a dispatch
+    abstraction = card(replace(code, backends=("accelerator",)))  # torch.get_device_module, get_accelerator()
+    assert abstraction.effort.work == 3.0 and abstraction.score == 98.6  # W = 3 -> 98.58
+    # the evidence may sit in any product file; a blocker lowered to a major no longer caps
+    other = FileResult("pkg/b.py", (), lines=10, backends=("hpu", "xpu"))
+    blocker = FileResult("pkg/a.py", (hit("pkg/a.py", "B1", "blocker"),), lines=100)
+    assert card(blocker).score == 50.0 and card(blocker, other).score == 95.8
+
+
+def test_tests_naming_other_accelerators_say_nothing_about_the_product():
+    code = FileResult("pkg/a.py", (hit("pkg/a.py", "DEV005", "major"),), lines=100)
+    tests = FileResult("tests/test_a.py", (), lines=10, backends=("npu", "xpu"))
+    assert card(code, tests).effort.work == 12.0
+    assert card(code, replace(tests, path="pkg/dispatch.py")).effort.work == 3.0
+
+
+def test_a_guarded_finding_is_not_lowered_twice_in_a_device_generic_project():
+    guarded = replace(hit("pkg/a.py", "DEV005", "minor"), guarded=True)
+    c = card(FileResult("pkg/a.py", (guarded,), lines=100, backends=("npu", "xpu")))
+    assert c.effort.work == 3.0
+
+
 def test_severity_comes_from_the_catalog_when_the_scan_ran_for_another_target():
     # a generic scan scored for neuron: KRN002 is major on generic but a blocker on neuron (10 lines: 0.5 x weight)
     scan = scan_of(FileResult("k.cu", (hit("k.cu", "KRN002", "major", category="kernel"),), lines=10, kind="cuda"))
@@ -390,6 +428,7 @@ KINDS = {"csrc/k.cu": "cuda", "requirements.txt": "requirements"}
 CODES = ["DEV001", "DEV002", "DEV004", "DEV005", "KRN002", "KRN003", "PKG008", "BK001", "ZZZ9"]
 SEVERITIES = ["blocker", "major", "minor", "info"]
 SAFETIES = list(FixSafety)
+BACKEND_NAMES = ["accelerator", "mps", "npu", "xpu"]
 
 
 @st.composite
@@ -416,6 +455,7 @@ def scans(draw) -> ScanResult:
                 error=FileError(path, "bad") if broken else None,
                 lines=draw(st.integers(0, 2000)),
                 kind=KINDS.get(path, "python"),
+                backends=tuple(sorted(draw(st.sets(st.sampled_from(BACKEND_NAMES), max_size=2)))),
             )
         )
     return ScanResult(target=draw(st.sampled_from(list(Target))), files=tuple(files))
@@ -498,10 +538,12 @@ def test_exactly_100_when_nothing_scored_remains(scan, catalog, target):
 
 
 def _items(scan: ScanResult, catalog, target: Target):
-    from portcheck.score import _unit
+    from portcheck.backends import device_generic
+    from portcheck.score import SEVERAL_BACKENDS, _unit, project_backends
 
     rules = {code: e.rule for code, e in catalog.by_code().items()} if catalog is not None else {}
-    return [i for fr in scan.files for i in _unit(fr, rules, scan.target, target).items]
+    generic = device_generic(project_backends(scan.files), SEVERAL_BACKENDS)
+    return [i for fr in scan.files for i in _unit(fr, rules, scan.target, target, generic=generic).items]
 
 
 @PROPERTY

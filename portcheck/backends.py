@@ -1,0 +1,73 @@
+"""Which non-CUDA accelerators a Python file's code names: the evidence that a project already runs on more
+than CUDA (portcheck.score weighs the CUDA-specific code of such a project as one branch among several).
+
+A backend counts when the code uses it as a device type (`"xpu"`, `"mps:0"`), calls its device module
+(`torch.xpu`, `torch.backends.mps`, `torch_npu`, `torch_xla`) or asks whether it is there
+(`is_npu_available()`). Comments do not count; the search is textual, so a docstring naming `torch.xpu` does.
+Code that looks a device module up by type (`torch.get_device_module`, `torch._utils._get_available_device_type`)
+or goes through DeepSpeed's `get_accelerator()` names the pseudo-backend ABSTRACTION. `torch.accelerator` does
+not: it resolves the one accelerator there is (it is what `portcheck fix` writes), and dispatches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, Tuple
+
+ABSTRACTION = "accelerator"
+
+# The ways code names a backend, each starting with a literal where it can (a fast search); the group that
+# matched gives the backend's name.
+_NAMED: Tuple["re.Pattern[str]", ...] = (
+    re.compile(r"""["'](xpu|npu|mps|hpu|mlu|musa|xla|neuron)(?::\d+)?["']"""),  # a device type: "xpu", 'mps:0'
+    re.compile(r"torch\s*\.\s*(?:backends\s*\.\s*)?(xpu|npu|mps|hpu|mlu|musa)\b"),  # a device module
+    re.compile(r"is_(xpu|npu|mps|hpu|mlu|musa|torch_xla|tpu|torch_neuronx)_available\b"),
+    re.compile(r"torch_(xla|npu|mlu|musa|neuronx)\b"),
+    re.compile(r"(habana_frameworks|intel_extension_for_pytorch)\b"),
+    re.compile(r"(get_accelerator)\s*\("),  # a device abstraction
+    re.compile(r"(get_device_module|_get_available_device_type)\b"),
+)
+_ALIASES = {
+    "torch_xla": "xla",
+    "tpu": "xla",
+    "neuronx": "neuron",
+    "torch_neuronx": "neuron",
+    "habana_frameworks": "hpu",
+    "intel_extension_for_pytorch": "xpu",
+    "get_accelerator": ABSTRACTION,
+    "get_device_module": ABSTRACTION,
+    "_get_available_device_type": ABSTRACTION,
+}
+# Every match of _NAMED holds one of these: a file without any of them is not searched further.
+_WORDS = re.compile(
+    r"""[_."'\s](?:xpu|npu|mps|hpu|mlu|musa|xla|neuron|tpu)|get_accelerator|device_module|available_device_type"""
+    r"|habana|intel_extension"
+)
+_QUOTED = re.compile(r"'[^'\n]*'" r'|"[^"\n]*"')
+
+
+def _in_comment(text: str, start: int) -> bool:
+    """Whether position `start` follows a `#` that opens a comment on its line (quoted `#`s aside)."""
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    return "#" in line and "#" in _QUOTED.sub("", line)
+
+
+def named_backends(text: str) -> Tuple[str, ...]:
+    """The non-CUDA backends (and ABSTRACTION) that Python source `text` names in code, sorted. A name
+    after a `#` on its line is a comment and does not count; a device type counts only as a whole string
+    (`"xpu"`, not `"runs on xpu"`)."""
+    if not _WORDS.search(text):
+        return ()
+    found = set()
+    for pattern in _NAMED:
+        for match in pattern.finditer(text):
+            name = _ALIASES.get(match.group(1), match.group(1))
+            if name not in found and not _in_comment(text, match.start()):
+                found.add(name)
+    return tuple(sorted(found))
+
+
+def device_generic(backends: FrozenSet[str], several: int) -> bool:
+    """Whether code naming `backends` already runs on more than CUDA: it goes through a device abstraction,
+    or it names at least `several` non-CUDA accelerators."""
+    return ABSTRACTION in backends or len(backends - {ABSTRACTION}) >= several

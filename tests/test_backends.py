@@ -1,0 +1,57 @@
+"""Which non-CUDA accelerators a file's code names (portcheck.backends), and the scan carrying them."""
+
+from __future__ import annotations
+
+import pytest
+
+from portcheck.backends import ABSTRACTION, device_generic, named_backends
+from portcheck.scanner import Settings, scan_bytes
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('device = "xpu" if torch.xpu.is_available() else "cpu"\n', ("xpu",)),
+        ('if torch.backends.mps.is_available():\n    d = "mps:0"\n', ("mps",)),
+        ("elif is_npu_available():\n    pass\nelif is_torch_xla_available():\n    pass\n", ("npu", "xla")),
+        ("import torch_npu\nimport habana_frameworks.torch as ht\n", ("hpu", "npu")),
+        ("dev = torch.get_device_module(device_type)\n", (ABSTRACTION,)),
+        ("from deepspeed.accelerator import get_accelerator\nget_accelerator().device_name()\n", (ABSTRACTION,)),
+        ("from torch._utils import _get_available_device_type\n", (ABSTRACTION,)),
+        ("m = torch . xpu\n", ("xpu",)),
+    ],
+)
+def test_named_backends(text, expected):
+    assert named_backends(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "device = 'cuda'  # or 'mps' on a mac\n",  # a comment is not code
+        's = "runs on xpu and npu too"\n',  # a sentence is not a device type
+        "import torch\nx = torch.zeros(3)\n",
+        "mpsolver = 1\nnpus = 2\n",
+    ],
+)
+def test_comments_and_prose_name_no_backend(text):
+    assert named_backends(text) == ()
+
+
+def test_text_that_does_not_tokenize_is_read_as_it_is():
+    assert named_backends('def f(:\n    "xpu"') == ("xpu",)
+
+
+def test_device_generic_needs_an_abstraction_or_several_accelerators():
+    assert device_generic(frozenset({ABSTRACTION}), 2)
+    assert device_generic(frozenset({"mps", "xpu"}), 2)
+    assert not device_generic(frozenset({"mps"}), 2)
+    assert not device_generic(frozenset(), 2)
+
+
+def test_the_scan_records_the_backends_of_python_files_only():
+    settings = Settings(target="generic")
+    py = scan_bytes(b'import torch\nd = "xpu" if torch.xpu.is_available() else "cuda"\n', "a.py", "python", settings)
+    assert py.backends == ("xpu",)
+    req = scan_bytes(b"torch_npu\n", "requirements.txt", "requirements", settings)
+    assert req.backends == ()
