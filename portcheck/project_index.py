@@ -119,6 +119,7 @@ class ProjectSite:
     label: str  # what is used, for the message
     kind: str  # "import", "call", "launch"
     guarded: bool
+    detail: str = ""  # why the name is CUDA-bound, when the label alone does not say
 
 
 # -- step 1: one module ------------------------------------------------------------------------
@@ -625,16 +626,17 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         sym = project.target(module, binding.local)
         if sym is None:
             continue
+        detail = ""
         if sym in resolved.bound and sym[0] != module:
             label = sym[1] if sym[0] == "<ext>" else f"{sym[0]}.{sym[1]}"
         elif sym[1] == "" and binding.local in used_modules:
             label = used_modules[binding.local]
         elif binding.top and sym[0] != module and _loads_when_imported(project, resolved, sym[0]):
-            label = f"{sym[0]}` (builds or loads a CUDA extension when imported"
+            label, detail = sym[0], "it builds or loads a CUDA extension when imported"
         else:
             continue
         reported.add(binding.statement)
-        out.append(ProjectSite(module, binding.span, label, "import", False))
+        out.append(ProjectSite(module, binding.span, label, "import", False, detail))
     return out
 
 
@@ -992,7 +994,7 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             if test_file:
                 sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
             line, col, end_line, end_col = site.span
-            label = f"`{site.label}` ({site.kind})"
+            label = f"`{site.label}` ({site.kind}; {site.detail})" if site.detail else f"`{site.label}` ({site.kind})"
             out.append(
                 Finding(
                     path=path,

@@ -199,6 +199,20 @@ def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
     assert [(s.kind, s.span[0]) for s in sites(summaries["swagan.py"], project, resolved)] == [("import", 1)]
 
 
+def test_the_message_of_an_import_of_a_module_that_builds_at_import_says_why(tmp_path: Path):
+    (tmp_path / "op").mkdir()
+    (tmp_path / "op" / "__init__.py").write_text("from .fused_act import fused_act\n")
+    (tmp_path / "op" / "fused_act.py").write_text(
+        "from torch.utils.cpp_extension import load\nfused = load('f', sources=['f.cpp', 'f.cu'])\n"
+        "def fused_act(x):\n    if x.device.type == 'cpu':\n        return x * 2\n"
+        "    else:\n        return fused.act(x)\n"
+    )
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    messages = [f.message for r in result.files if r.path == "op/__init__.py" for f in r.findings]
+    assert messages and all(m.count("`") % 2 == 0 for m in messages), messages
+    assert "`op.fused_act` (import; it builds or loads a CUDA extension when imported)" in messages[0], messages
+
+
 @pytest.mark.parametrize(
     "text",
     [
