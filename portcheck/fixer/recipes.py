@@ -477,6 +477,53 @@ def _index_code(site: Site, value: cst.BaseExpression) -> Union[str, Skip]:
 
 _CUDA_METHOD_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 
+# Tensor methods that change a tensor in place and that no nn.Module has.
+_TENSOR_IN_PLACE = frozenset(
+    {
+        "copy_", "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "masked_fill_", "index_copy_",
+        "index_fill_", "index_add_", "index_put_", "scatter_", "scatter_add_", "uniform_", "normal_", "set_",
+    }
+)  # fmt: skip
+_in_place_cache: List[Tuple[cst.CSTNode, frozenset]] = []  # (module, its bases changed in place): the last one
+
+
+def _changed_in_place(site: Site, receiver: cst.BaseExpression) -> bool:
+    """Whether the module changes `receiver`, or an element of it, in place with a tensor method.
+
+    `x.cuda()` on a CPU tensor is always a new tensor; `x.to(device)` is `x` itself when the device is the
+    CPU. Where the code later writes into `x` (`x[i].copy_(...)`), the "copy" it handed to autograd or kept
+    changes with it on a CPU-only machine, which CUDA never saw.
+    """
+    if not isinstance(receiver, (cst.Name, cst.Attribute)):
+        return False
+    root: cst.CSTNode = receiver
+    while site.parent(root) is not None:
+        root = site.parent(root)  # type: ignore[assignment]
+    if not _in_place_cache or _in_place_cache[0][0] is not root:
+        bases = set()
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_IN_PLACE:
+                    base = func.value
+                    while isinstance(base, cst.Subscript):
+                        base = base.value
+                    if isinstance(base, (cst.Name, cst.Attribute)):
+                        bases.add(code_of(base))
+
+        root.visit(Visitor())
+        _in_place_cache[:] = [(root, frozenset(bases))]
+    return code_of(receiver) in _in_place_cache[0][1]
+
+
+def _copy_argument(site: Site) -> Optional[str]:
+    """`copy=` for a `.to(...)` that must not alias its receiver on the CPU, as `.cuda()` never did."""
+    kind = site.spelling.device_type()
+    if kind.startswith('"'):  # a literal device type: decided here
+        return "True" if kind == '"cpu"' else None
+    return f'{kind} == "cpu"'
+
 
 def dot_cuda(site: Site) -> Outcome:
     node = site.pick(cst.Call)
@@ -502,16 +549,19 @@ def dot_cuda(site: Site) -> Outcome:
             return found
         code = found
     position = list(node.args).index(given) if given is not None else None
+    copy = _copy_argument(site) if _changed_in_place(site, node.func.value) else None
 
     def build(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
         rest = [a for i, a in enumerate(updated.args) if i != position]
+        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+        extra = [cst.Arg(parse_expr(copy), keyword=cst.Name("copy"), equal=equal)] if copy is not None else []
         return with_args(
             updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to"))),
-            [cst.Arg(parse_expr(code)), *rest],
+            [cst.Arg(parse_expr(code)), *rest, *extra],
         )
 
-    return _fix(Plan(node, build, "dot-cuda"), written=[code])
+    return _fix(Plan(node, build, "dot-cuda"), written=[code] + ([copy] if copy else []))
 
 
 # -- device checks -----------------------------------------------------------------------------
