@@ -662,10 +662,50 @@ def _type_of_device(site: Site, node: cst.CSTNode) -> Optional[Tuple[cst.IfExp, 
     return None
 
 
+_ACCELERATOR_DEVICE_CALLS = frozenset({"torch.accelerator.current_accelerator"})
+
+
+def _accelerator_device(site: Site, node: cst.CSTNode) -> Optional[str]:
+    """The name compared in `name.type == "cuda"` (or `name == "cuda"`) when the enclosing function (or
+    module) binds it to `torch.accelerator.current_accelerator()`: the code already picks its device for
+    every accelerator, and its comparison with "cuda" asks about CUDA on purpose."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return None
+    sides = [node.left, node.comparisons[0].comparator]
+    others = [side for side in sides if string_value(side) is None]
+    if len(others) != 1:
+        return None
+    other = others[0]
+    if isinstance(other, cst.Attribute) and other.attr.value == "type":
+        other = other.value
+    if not isinstance(other, cst.Name):
+        return None
+    scope: cst.CSTNode = node
+    while not isinstance(scope, (cst.FunctionDef, cst.Module)) and site.parent(scope) is not None:
+        scope = site.parent(scope)  # type: ignore[assignment]
+    name, found = other.value, False
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            nonlocal found
+            if (
+                isinstance(assign.value, cst.Call)
+                and site.names.resolve(assign.value.func) in _ACCELERATOR_DEVICE_CALLS
+                and any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets)
+            ):
+                found = True
+
+    scope.visit(Visitor())
+    return name if found else None
+
+
 def device_compare(site: Site) -> Outcome:
     node = site.pick(cst.Comparison, cst.Call, cst.Attribute)
     if node is None:
         return Skip("the code at this position is not a device check")
+    chosen = _accelerator_device(site, node)
+    if chosen is not None:
+        return Skip(f"`{chosen}` comes from torch.accelerator: comparing it with \"cuda\" asks about CUDA on purpose")
     choice = _type_of_device(site, node)
     if choice is not None:
         # The type of whatever device the string names: "cuda" stays "cuda", and "neuron" is no
