@@ -321,6 +321,28 @@ def test_dot_cuda_on_a_tensor_the_code_writes_into_stays_a_copy_on_the_cpu():
     assert seen.tolist() == [[1.0] * 4, [0.0] * 4]  # what the policy got is not rewritten afterwards
 
 
+def test_dot_cuda_rebinding_its_own_name_needs_no_copy():
+    # facebookresearch/dino eval_knn.py: `features = features.cuda(...)`, then `features.index_copy_(...)`
+    check(
+        """
+        import torch
+
+        features = torch.zeros(4, 2)
+        features = features.cuda(non_blocking=True)
+        features.index_copy_(0, index, feats)
+        """,
+        f"""
+        import torch
+
+        {GENERIC}
+
+        features = torch.zeros(4, 2)
+        features = features.to(DEVICE, non_blocking=True)
+        features.index_copy_(0, index, feats)
+        """,
+    )
+
+
 # -- device checks -------------------------------------------------------------------------------
 
 

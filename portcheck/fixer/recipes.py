@@ -549,7 +549,11 @@ def dot_cuda(site: Site) -> Outcome:
             return found
         code = found
     position = list(node.args).index(given) if given is not None else None
-    copy = _copy_argument(site) if _changed_in_place(site, node.func.value) else None
+    receiver = node.func.value
+    parent = site.parent(node)
+    # `x = x.cuda()` drops the old `x`: nothing is left for a later write into `x` to reach.
+    rebound = isinstance(parent, cst.Assign) and any(code_of(t.target) == code_of(receiver) for t in parent.targets)
+    copy = _copy_argument(site) if not rebound and _changed_in_place(site, receiver) else None
 
     def build(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
