@@ -1,6 +1,8 @@
 """Real entry scripts, fixed by `portcheck fix`, run on a CPU-only torch and on testaccel.
 
-    python bench/realworld.py /work/corpus/karpathy+nanoGPT /work/corpus/NVlabs+stylegan3 ...
+    python bench/realworld.py /work/corpus/karpathy+nanoGPT /work/corpus/NVlabs+stylegan3 \
+        /work/corpus/karpathy+llm.c /work/corpus/karpathy+llama2.c /work/corpus/pytorch+examples \
+        /work/corpus/lucidrains+x-transformers
     python bench/realworld.py CORPUS_DIR... --only nanoGPT/train.py --keep --json out.json
 
 Each folder is a fetched public repository, named `owner+name` as in the corpus. For every recipe
@@ -19,7 +21,13 @@ are listed as skipped, with the module. No network: recipes use tiny configs pas
 command line and synthetic data; nothing is downloaded.
 
 Every run uses the interpreter running this file; it needs torch and the recipes' modules:
-`pip install numpy click pillow scipy tqdm matplotlib requests imageio imageio-ffmpeg 'setuptools<81'`.
+`pip install numpy click pillow scipy tqdm matplotlib requests imageio imageio-ffmpeg 'setuptools<81'
+sentencepiece gymnasium einops einx loguru torch-einops-utils lion-pytorch` (sentencepiece: llama2.c's
+data module imports it; gymnasium: the RPC reinforcement-learning example's CartPole; the last five:
+x-transformers and its parity script's optimizer). A recipe's stub files are plain files in the
+copy (data, a tokenizer that downloads nothing, a tqdm that ends a loop whose length the script fixes
+in code); the script's folder goes on PYTHONPATH so that a stub shadows an installed module from
+the interpreter's start.
 The fix step runs this checkout's portcheck. torchvision is not a requirement: the torchvision release
 for torch 2.13 (0.28.0) does not import beside a CPU torch (`operator torchvision::nms does not
 exist`), so no recipe uses a script that imports it (docs/runtime-proof.md lists the scripts left out).
@@ -140,6 +148,37 @@ _NANOGPT_TRAIN = (
     "--lr_decay_iters=2",
 )
 
+# x-transformers' train_parity.py trains until a length curriculum ends (`while train_seq_len <
+# stop_length`), counting steps only with tqdm's `pbar.update(1)`. This stand-in for tqdm ends the run
+# after BENCH_STEPS steps; it changes nothing else, and x_transformers itself does not import tqdm.
+_TQDM_STEPS = """
+import os, sys
+_STEPS = int(os.environ.get("BENCH_STEPS", "1"))
+class tqdm:
+    def __init__(self, iterable=None, *args, **kwargs):
+        self.iterable, self.n = iterable, 0
+    def __iter__(self):
+        return iter(self.iterable)
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return False
+    def update(self, n=1):
+        self.n += n
+        if self.n >= _STEPS:
+            print(f"bench: stopped after {self.n} steps", flush=True)
+            sys.exit(0)
+"""
+
+_LLAMA2C_DATA = """
+import os
+import numpy as np
+os.makedirs("data/tok64", exist_ok=True)
+rng = np.random.default_rng(0)
+for shard in range(2):  # shard 0 is the validation split, the others train
+    rng.integers(0, 64, 4096).astype(np.uint16).tofile(f"data/tok64/data{shard:02d}.bin")
+"""
+
 RECIPES: Tuple[Recipe, ...] = (
     Recipe(
         "karpathy+nanoGPT",
@@ -233,6 +272,67 @@ RECIPES: Tuple[Recipe, ...] = (
         needs=("numpy",),
         time_limit=600,
     ),
+    Recipe(
+        "karpathy+llama2.c",
+        "train.py",
+        argv=(
+            "--vocab_source=custom",
+            "--vocab_size=64",
+            "--dim=32",
+            "--n_layers=1",
+            "--n_heads=2",
+            "--n_kv_heads=2",
+            "--multiple_of=8",
+            "--max_seq_len=16",
+            "--batch_size=2",
+            "--gradient_accumulation_steps=1",
+            "--max_iters=2",
+            "--eval_interval=1",
+            "--eval_iters=1",
+            "--warmup_iters=1",
+            "--compile=False",
+        ),
+        setup=_LLAMA2C_DATA,
+        expect="step 2: train loss",
+        needs=("numpy", "requests", "sentencepiece", "tqdm"),
+    ),
+    Recipe(
+        "pytorch+examples",
+        "distributed/ddp-tutorial-series/single_gpu.py",
+        argv=("2", "1", "--batch_size=256"),
+        expect="Epoch 1 | Training checkpoint saved at",
+    ),
+    Recipe(
+        "pytorch+examples",
+        "distributed/ddp-tutorial-series/multigpu_torchrun.py",
+        label="torchrun, 2 ranks",
+        ranks=2,
+        argv=("2", "1", "--batch_size=256"),
+        expect="Epoch 1 | Training snapshot saved at",
+    ),
+    Recipe(
+        "pytorch+examples",
+        "distributed/ddp-tutorial-series/multinode.py",
+        label="torchrun, 2 ranks",
+        ranks=2,
+        argv=("2", "1", "--batch_size=256"),
+        expect="Epoch 1 | Training snapshot saved at",
+    ),
+    Recipe(
+        "pytorch+examples",
+        "distributed/rpc/batch/reinforce.py",
+        argv=("--num-episode=2", "--max-world-size=3"),
+        expect="2, ",
+        needs=("gymnasium",),
+    ),
+    Recipe(
+        "lucidrains+x-transformers",
+        "train_parity.py",
+        env={"BENCH_STEPS": "3"},
+        stubs={"tqdm.py": _TQDM_STEPS},
+        expect="bench: stopped after 3 steps",
+        needs=("einops", "einx", "loguru", "torch_einops_utils", "lion_pytorch"),
+    ),
 )
 
 
@@ -290,11 +390,16 @@ def _python(folder: Path, recipe: Recipe, extra: Mapping[str, str]) -> subproces
     command = [sys.executable, script.name, *recipe.argv]
     if recipe.ranks:
         command[1:1] = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={recipe.ranks}"]
+    env = _env({**recipe.env, **extra})
+    if recipe.stubs:
+        # A stub must shadow the installed module from the start: on testaccel, sitecustomize imports
+        # torch (and torch.hub imports tqdm) before the script's folder joins sys.path.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(script.parent)) if p)
     try:
         return subprocess.run(
             command,
             cwd=script.parent,
-            env=_env({**recipe.env, **extra}),
+            env=env,
             capture_output=True,
             text=True,
             timeout=recipe.time_limit,

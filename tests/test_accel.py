@@ -97,6 +97,20 @@ facts["conv_grads"] = (torch.allclose(image_d.grad.cpu(), image.grad, atol=1e-6)
                        and torch.allclose(conv_d.weight.grad.cpu(), conv.weight.grad, atol=1e-6)
                        and str(conv_d.weight.grad.device) == "testaccel:0")
 
+gru = torch.nn.GRU(6, 5, batch_first=True)  # a GRU cell off the CPU is aten::_thnn_fused_gru_cell
+seq = torch.randn(3, 4, 6, requires_grad=True)
+out, h = gru(seq)
+(out.sum() + h.pow(2).sum()).backward()
+gru_d = torch.nn.GRU(6, 5, batch_first=True).to("testaccel")
+gru_d.load_state_dict(gru.state_dict())
+seq_d = seq.detach().to("testaccel").requires_grad_()
+out_d, h_d = gru_d(seq_d)
+(out_d.sum() + h_d.pow(2).sum()).backward()
+facts["gru"] = str(out_d.device) == "testaccel:0" and torch.allclose(out_d.cpu(), out.detach(), atol=1e-6)
+facts["gru_grads"] = torch.allclose(seq_d.grad.cpu(), seq.grad, atol=1e-6) and all(
+    torch.allclose(a.grad.cpu(), b.grad, atol=1e-6) and str(a.grad.device) == "testaccel:0"
+    for a, b in zip(gru_d.parameters(), gru.parameters()))
+
 loss = linear(d).pow(2).mean()
 loss.backward()
 facts["grad_device"] = str(linear.weight.grad.device)
@@ -163,6 +177,8 @@ def test_tensors_live_on_the_device_and_compute_like_the_cpu(facts):
         "cross_device_copy",
         "conv",
         "conv_grads",
+        "gru",
+        "gru_grads",
     ):
         assert facts[key] is True, key
     assert facts["empty_like"] == "testaccel:0"

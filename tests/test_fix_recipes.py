@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import torch
 from test_fix_catalog import fixed, run_fix, skipped_reasons
 
 GENERIC = (
@@ -274,6 +275,70 @@ def test_dot_cuda_adds_import_torch_where_missing():
 
         def move(x):
             return x.to(DEVICE)
+        """,
+    )
+
+
+def test_dot_cuda_on_a_tensor_the_code_writes_into_stays_a_copy_on_the_cpu():
+    # pytorch/examples distributed/rpc/batch/reinforce.py: the policy reads `self.states.cuda()`, a copy on
+    # CUDA; `.to(DEVICE)` on the CPU is `self.states` itself, and the next `copy_` into it broke backward.
+    source = """
+        import torch
+
+
+        class Agent:
+            def __init__(self, policy):
+                self.states = torch.zeros(2, 4)
+                self.policy = policy.cuda()
+
+            def act(self, i, state):
+                self.states[i].copy_(state)
+                return self.policy(self.states.cuda()), state.cuda()
+        """
+    expected = f"""
+        import torch
+
+        {GENERIC}
+
+
+        class Agent:
+            def __init__(self, policy):
+                self.states = torch.zeros(2, 4)
+                self.policy = policy.to(DEVICE)
+
+            def act(self, i, state):
+                self.states[i].copy_(state)
+                return self.policy(self.states.to(DEVICE, copy=DEVICE.type == "cpu")), state.to(DEVICE)
+        """
+    check(source, expected)
+    check(source, expected.replace(GENERIC, CPU), target="cpu")
+
+    namespace: dict = {}
+    exec(compile(fixed(src(source), "generic"), "<fixed>", "exec"), namespace)
+    agent = namespace["Agent"](torch.nn.Identity())
+    seen, _ = agent.act(0, torch.ones(4))
+    agent.act(1, torch.full((4,), 2.0))
+    assert seen.tolist() == [[1.0] * 4, [0.0] * 4]  # what the policy got is not rewritten afterwards
+
+
+def test_dot_cuda_rebinding_its_own_name_needs_no_copy():
+    # facebookresearch/dino eval_knn.py: `features = features.cuda(...)`, then `features.index_copy_(...)`
+    check(
+        """
+        import torch
+
+        features = torch.zeros(4, 2)
+        features = features.cuda(non_blocking=True)
+        features.index_copy_(0, index, feats)
+        """,
+        f"""
+        import torch
+
+        {GENERIC}
+
+        features = torch.zeros(4, 2)
+        features = features.to(DEVICE, non_blocking=True)
+        features.index_copy_(0, index, feats)
         """,
     )
 

@@ -503,6 +503,53 @@ def _index_code(site: Site, value: cst.BaseExpression) -> Union[str, Skip]:
 
 _CUDA_METHOD_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
 
+# Tensor methods that change a tensor in place and that no nn.Module has.
+_TENSOR_IN_PLACE = frozenset(
+    {
+        "copy_", "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "masked_fill_", "index_copy_",
+        "index_fill_", "index_add_", "index_put_", "scatter_", "scatter_add_", "uniform_", "normal_", "set_",
+    }
+)  # fmt: skip
+_in_place_cache: List[Tuple[cst.CSTNode, frozenset]] = []  # (module, its bases changed in place): the last one
+
+
+def _changed_in_place(site: Site, receiver: cst.BaseExpression) -> bool:
+    """Whether the module changes `receiver`, or an element of it, in place with a tensor method.
+
+    `x.cuda()` on a CPU tensor is always a new tensor; `x.to(device)` is `x` itself when the device is the
+    CPU. Where the code later writes into `x` (`x[i].copy_(...)`), the "copy" it handed to autograd or kept
+    changes with it on a CPU-only machine, which CUDA never saw.
+    """
+    if not isinstance(receiver, (cst.Name, cst.Attribute)):
+        return False
+    root: cst.CSTNode = receiver
+    while site.parent(root) is not None:
+        root = site.parent(root)  # type: ignore[assignment]
+    if not _in_place_cache or _in_place_cache[0][0] is not root:
+        bases = set()
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_IN_PLACE:
+                    base = func.value
+                    while isinstance(base, cst.Subscript):
+                        base = base.value
+                    if isinstance(base, (cst.Name, cst.Attribute)):
+                        bases.add(code_of(base))
+
+        root.visit(Visitor())
+        _in_place_cache[:] = [(root, frozenset(bases))]
+    return code_of(receiver) in _in_place_cache[0][1]
+
+
+def _copy_argument(site: Site) -> Optional[str]:
+    """`copy=` for a `.to(...)` that must not alias its receiver on the CPU, as `.cuda()` never did."""
+    kind = site.spelling.device_type()
+    if kind.startswith('"'):  # a literal device type: decided here
+        return "True" if kind == '"cpu"' else None
+    return f'{kind} == "cpu"'
+
 
 def dot_cuda(site: Site) -> Outcome:
     node = site.pick(cst.Call)
@@ -528,16 +575,23 @@ def dot_cuda(site: Site) -> Outcome:
             return found
         code = found
     position = list(node.args).index(given) if given is not None else None
+    receiver = node.func.value
+    parent = site.parent(node)
+    # `x = x.cuda()` drops the old `x`: nothing is left for a later write into `x` to reach.
+    rebound = isinstance(parent, cst.Assign) and any(code_of(t.target) == code_of(receiver) for t in parent.targets)
+    copy = _copy_argument(site) if not rebound and _changed_in_place(site, receiver) else None
 
     def build(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
         rest = [a for i, a in enumerate(updated.args) if i != position]
+        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+        extra = [cst.Arg(parse_expr(copy), keyword=cst.Name("copy"), equal=equal)] if copy is not None else []
         return with_args(
             updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to"))),
-            [cst.Arg(parse_expr(code)), *rest],
+            [cst.Arg(parse_expr(code)), *rest, *extra],
         )
 
-    return _fix(Plan(node, build, "dot-cuda"), written=[code])
+    return _fix(Plan(node, build, "dot-cuda"), written=[code] + ([copy] if copy else []))
 
 
 # -- device checks -----------------------------------------------------------------------------
@@ -638,10 +692,50 @@ def _type_of_device(site: Site, node: cst.CSTNode) -> Optional[Tuple[cst.IfExp, 
     return None
 
 
+_ACCELERATOR_DEVICE_CALLS = frozenset({"torch.accelerator.current_accelerator"})
+
+
+def _accelerator_device(site: Site, node: cst.CSTNode) -> Optional[str]:
+    """The name compared in `name.type == "cuda"` (or `name == "cuda"`) when the enclosing function (or
+    module) binds it to `torch.accelerator.current_accelerator()`: the code already picks its device for
+    every accelerator, and its comparison with "cuda" asks about CUDA on purpose."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return None
+    sides = [node.left, node.comparisons[0].comparator]
+    others = [side for side in sides if string_value(side) is None]
+    if len(others) != 1:
+        return None
+    other = others[0]
+    if isinstance(other, cst.Attribute) and other.attr.value == "type":
+        other = other.value
+    if not isinstance(other, cst.Name):
+        return None
+    scope: cst.CSTNode = node
+    while not isinstance(scope, (cst.FunctionDef, cst.Module)) and site.parent(scope) is not None:
+        scope = site.parent(scope)  # type: ignore[assignment]
+    name, found = other.value, False
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            nonlocal found
+            if (
+                isinstance(assign.value, cst.Call)
+                and site.context_name(assign.value.func) in _ACCELERATOR_DEVICE_CALLS
+                and any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets)
+            ):
+                found = True
+
+    scope.visit(Visitor())
+    return name if found else None
+
+
 def device_compare(site: Site) -> Outcome:
     node = site.pick(cst.Comparison, cst.Call, cst.Attribute)
     if node is None:
         return Skip("the code at this position is not a device check")
+    chosen = _accelerator_device(site, node)
+    if chosen is not None:
+        return Skip(f"`{chosen}` comes from torch.accelerator: comparing it with \"cuda\" asks about CUDA on purpose")
     choice = _type_of_device(site, node)
     if choice is not None:
         # The type of whatever device the string names: "cuda" stays "cuda", and "neuron" is no

@@ -114,13 +114,14 @@ def activate(library: Optional[Path] = None) -> ModuleType:
     if "device_module" in _state:
         return _state["device_module"]  # type: ignore[return-value]
     native = _import_library(Path(library) if library else build())
-    from . import device_module, relay
+    from . import device_module, kernels, relay
 
     device_module.bind(native)
     torch.utils.rename_privateuse1_backend(NAME)
     torch._register_device_module(NAME, device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     relay.register(NAME)
+    kernels.register()
     _state["native"] = native
     _state["device_module"] = device_module
     return device_module
