@@ -378,6 +378,26 @@ class Matcher:
         return run
 
 
+_PATH_CALLS = frozenset({"join", "Path", "PurePath", "PosixPath", "abspath", "realpath", "normpath", "str", "fspath"})
+
+
+def _path_tail(expr: ast.AST) -> Optional[str]:
+    """The literal end of a path expression: the last argument of a call (`os.path.join`, `Path`), the
+    right side of `+` or `/`, the last text of an f-string; None when it does not end in a literal."""
+    for _ in range(8):
+        if isinstance(expr, ast.Constant):
+            return expr.value if isinstance(expr.value, str) else None
+        if isinstance(expr, ast.Call) and expr.args and (dotted(expr.func) or "").rsplit(".", 1)[-1] in _PATH_CALLS:
+            expr = expr.args[-1]
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Div)):
+            expr = expr.right
+        elif isinstance(expr, ast.JoinedStr) and expr.values:
+            expr = expr.values[-1]
+        else:
+            return None
+    return None
+
+
 class ArgumentSpec:
     """An `argument = { keyword, position, values, pattern, present, missing }` table: which argument of a
     call to look at, and what it must hold. Values in a list or tuple literal count one by one."""
@@ -422,7 +442,10 @@ class ArgumentSpec:
 
     def _const(self, value: ast.AST) -> bool:
         if not isinstance(value, ast.Constant):
-            return False
+            # A path built at run time (`os.path.join(here, "k.cu")`, `root / "k.cu"`, f"{root}/k.cu")
+            # ends with the file name a `pattern` asks about.
+            tail = _path_tail(value)
+            return self.pattern is not None and tail is not None and bool(self.pattern.search(tail))
         if (
             self.values is not None
             and value.value in self.values
