@@ -6,6 +6,7 @@ import ast
 import re
 from typing import List, NamedTuple, Optional
 
+from portcheck.backends import device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
@@ -105,7 +106,9 @@ class Ctx(NamedTuple):
     test_assert: bool = False  # inside the checked expression of a test's assertion
     display: bool = False  # inside a function that collects or prints environment information
     host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
-    skipped: bool = False  # inside a test that is skipped where CUDA (or a CUDA-only library) is absent
+    # inside a test that is skipped where CUDA (or a CUDA-only library) is absent, or the CUDA arm of a
+    # dispatch over accelerators: code that only ever runs with CUDA, and reports nothing
+    skipped: bool = False
     shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
@@ -184,6 +187,60 @@ def is_xla_device_check(test: ast.AST) -> bool:
             if any(isinstance(x, ast.Constant) and x.value == "xla" for x in sides):
                 return True
     return False
+
+
+def _accelerators_tested(test: ast.AST) -> List[str]:
+    """The non-CUDA accelerators an `if` test asks about, term by term of an `and`: an availability probe
+    (`is_npu_available()`, `torch.xpu.is_available()`, `is_torch_tpu_available()`) or a comparison of a
+    device type with another accelerator's string (`device.type == "mps"`). A negated term asks the
+    opposite and counts for nothing."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    found: List[str] = []
+    for term in terms:
+        if isinstance(term, ast.Call):
+            name = probed_backend(dotted(term.func) or "")
+            if name:
+                found.append(name)
+        elif isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is)):
+            for side in (term.left, term.comparators[0]):
+                name = device_type_of(side.value) if isinstance(side, ast.Constant) else ""
+                if name:
+                    found.append(name)
+    return found
+
+
+def is_xla_probe(test: ast.AST) -> bool:
+    """`if is_torch_tpu_available():`, `if is_torch_xla_available() and ...:`: the branch runs with torch_xla only."""
+    return "xla" in _accelerators_tested(test)
+
+
+def is_other_accelerator_check(test: ast.AST, imports: ImportTable) -> bool:
+    """Whether an `if` test asks for an accelerator other than CUDA (and not for CUDA too)."""
+    return bool(_accelerators_tested(test)) and not is_cuda_check(test, imports)
+
+
+def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
+    """Whether `node` belongs to an `if`/`elif` chain that dispatches on the accelerator: one arm asks for
+    CUDA, another for a different accelerator (`if is_npu_available(): ... elif torch.cuda.is_available():
+    ... elif is_xpu_available(): ... else: cpu`). The answer is kept on every `if` of the chain, which the
+    walk meets from the top, so an `elif` knows the arms above it."""
+    known = getattr(node, DISPATCH_ATTR, None)
+    if known is not None:
+        return known
+    chain = [node]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    found = (
+        len(chain) > 1
+        and any(is_other_accelerator_check(arm.test, imports) for arm in chain)
+        and any(is_cuda_check(arm.test, imports) and not is_negative_cuda_check(arm.test, imports) for arm in chain)
+    )
+    for arm in chain:
+        setattr(arm, DISPATCH_ATTR, found)
+    return found
+
+
+DISPATCH_ATTR = "_portcheck_dispatch"
 
 
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:

@@ -17,6 +17,7 @@ from portcheck.pyscan.context import (
     asks_for_accelerator_api,
     catches_import_error,
     choice_checks,
+    dispatch_arms,
     is_availability_check,
     is_cuda_check,
     is_display_function,
@@ -29,6 +30,7 @@ from portcheck.pyscan.context import (
     is_test_assertion_call,
     is_test_function,
     is_xla_device_check,
+    is_xla_probe,
     skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
@@ -174,7 +176,18 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
-        xla_only = is_xla_device_check(node.test)
+        xla_only = is_xla_device_check(node.test) or is_xla_probe(node.test)
+        if (
+            isinstance(node, ast.If)
+            and dispatch_arms(node, imports)
+            and is_cuda_check(node.test, imports)
+            and not is_negative_cuda_check(node.test, imports)
+        ):
+            # The CUDA arm of a dispatch over accelerators (`elif torch.cuda.is_available(): return
+            # torch.device("cuda")` between the NPU and XPU arms) is CUDA's own path: its check is no CPU
+            # fallback and what it runs is no lock-in.
+            test_ctx = test_ctx._replace(guard_test=True)
+            cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
         body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
