@@ -6,8 +6,9 @@ import ast
 import re
 from typing import List, NamedTuple, Optional
 
-from portcheck.backends import device_type_of, probed_backend
+from portcheck.backends import device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.score import SEVERAL_BACKENDS
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -214,15 +215,12 @@ def is_xla_probe(test: ast.AST) -> bool:
     return "xla" in _accelerators_tested(test)
 
 
-def is_other_accelerator_check(test: ast.AST, imports: ImportTable) -> bool:
-    """Whether an `if` test asks for an accelerator other than CUDA (and not for CUDA too)."""
-    return bool(_accelerators_tested(test)) and not is_cuda_check(test, imports)
-
-
 def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
     """Whether `node` belongs to an `if`/`elif` chain that dispatches on the accelerator: one arm asks for
-    CUDA, another for a different accelerator (`if is_npu_available(): ... elif torch.cuda.is_available():
-    ... elif is_xpu_available(): ... else: cpu`). The answer is kept on every `if` of the chain, which the
+    CUDA, others for several other accelerators (`if is_npu_available(): ... elif torch.cuda.is_available():
+    ... elif is_xpu_available(): ... else: cpu`), as many as make the score call a project device-generic.
+    A chain of CUDA and one other (`if cuda: ... elif mps: ... else: cpu`) is no such dispatch: every
+    other accelerator still falls back to the CPU. The answer is kept on every `if` of the chain, which the
     walk meets from the top, so an `elif` knows the arms above it."""
     known = getattr(node, DISPATCH_ATTR, None)
     if known is not None:
@@ -230,9 +228,10 @@ def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
     chain = [node]
     while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
         chain.append(chain[-1].orelse[0])
+    others = {name for arm in chain if not is_cuda_check(arm.test, imports) for name in _accelerators_tested(arm.test)}
     found = (
-        len(chain) > 1
-        and any(is_other_accelerator_check(arm.test, imports) for arm in chain)
+        len(chain) > 2
+        and device_generic(frozenset(others), SEVERAL_BACKENDS)
         and any(is_cuda_check(arm.test, imports) and not is_negative_cuda_check(arm.test, imports) for arm in chain)
     )
     for arm in chain:
