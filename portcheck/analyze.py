@@ -22,6 +22,7 @@ from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
 GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
+TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
 DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or formatted for people)"
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
@@ -97,7 +98,7 @@ def _finding(
         if is_import and ctx.optional_import:
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
-            severity, guarded, note = severity.lowered(), True, GUARD_NOTE
+            severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
     if ctx.shown:
         severity = severity.lowered()
         note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE

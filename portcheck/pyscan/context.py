@@ -116,6 +116,7 @@ class Ctx(NamedTuple):
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
+    tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -413,6 +414,22 @@ def catches_import_error(handler: ast.ExceptHandler) -> bool:
         if name.rsplit(".", 1)[-1] in _IMPORT_ERRORS:
             return True
     return False
+
+
+# What a failing CUDA or Triton call raises (no device, a kernel that does not compile, a toolkit command that
+# fails): a handler for one of these that carries on is a fallback for the code it tries.
+_RUNTIME_ERRORS = frozenset(
+    {"RuntimeError", "CalledProcessError", "NotImplementedError", "OSError", "Exception", "BaseException"}
+)
+
+
+def catches_runtime_error(handler: ast.ExceptHandler) -> bool:
+    """`except:`, `except Exception:`, `except (RuntimeError, subprocess.CalledProcessError):`."""
+    exc: Optional[ast.AST] = handler.type
+    if exc is None:
+        return True
+    names = exc.elts if isinstance(exc, ast.Tuple) else [exc]
+    return any((dotted(item) or "").rsplit(".", 1)[-1] in _RUNTIME_ERRORS for item in names)
 
 
 # Calls that skip a test or end a branch early; a CUDA check whose CUDA branch only does this guards.

@@ -16,6 +16,7 @@ from portcheck.pyscan.context import (
     Ctx,
     asks_for_accelerator_api,
     catches_import_error,
+    catches_runtime_error,
     choice_checks,
     dispatch_arms,
     is_availability_check,
@@ -157,11 +158,11 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         branch = ctx
         test_ctx = ctx
         if node.orelse and is_cuda_check(node.test, imports):
-            branch = branch._replace(guarded=True)
+            branch = branch._replace(guarded=True, tried=False)
         if isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
-            branch = branch._replace(guarded=True, pure_guard=True)
+            branch = branch._replace(guarded=True, pure_guard=True, tried=False)
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
@@ -234,7 +235,11 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         return _block(node.body, ctx, imports)
     if _TRY and isinstance(node, _TRY):
         body_ctx = ctx
-        if any(catches_import_error(h) and continues(h) for h in node.handlers):
+        if any(catches_runtime_error(h) and continues(h) for h in node.handlers):
+            # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
+            # `try` runs has a fallback where it fails, as under a CUDA check with an `else`.
+            body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
+        elif any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
