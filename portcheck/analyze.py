@@ -190,6 +190,16 @@ def findings_for(
     for fb in fallbacks:
         if not any(_overlaps(fb, f) for f in specific):
             findings.append(fb)
+    yielding = {e.rule.code: e.yields_to for e in rules if e.yields_to}
+    if yielding:
+        # One finding per token: `if done.item():` in a decoding loop is a branch on a tensor (XLA006),
+        # which says all that the sync in the loop (XLA005) would.
+        spans = {(f.code, f.line, f.column, f.end_line, f.end_column) for f in findings}
+        findings = [
+            f
+            for f in findings
+            if not any((c, f.line, f.column, f.end_line, f.end_column) in spans for c in yielding.get(f.code, ()))
+        ]
     return findings
 
 

@@ -100,7 +100,7 @@ class Ctx(NamedTuple):
     in_function: bool = False
     cuda_context: bool = True  # the file mentions CUDA somewhere, so bare integers are CUDA devices
     loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
-    periodic: bool = False  # inside `if step % k == 0:`: runs every k-th iteration only
+    periodic: bool = False  # inside `if step % k == 0:` or `if i == 0:`: runs in some iterations only
     annotation: bool = False  # inside a type annotation, which names types and runs nothing
     guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
     in_test: bool = False  # inside a test function (`def test_*`)
@@ -301,6 +301,23 @@ def is_periodic(test: ast.AST) -> bool:
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr))
         for n in ast.walk(test)
     )
+
+
+def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
+    """`if i == 0:` in `for i in range(n):`: the branch runs in one iteration of the loop (the prefill step of
+    a decoding loop), alone or as a term of an `and`."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.Eq):
+            sides = (term.left, term.comparators[0])
+            if any(isinstance(x, ast.Name) and x.id in counters for x in sides) and any(
+                isinstance(x, ast.Constant) and type(x.value) is int for x in sides
+            ):
+                return True
+    return False
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)

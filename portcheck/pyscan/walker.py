@@ -28,6 +28,7 @@ from portcheck.pyscan.context import (
     is_periodic,
     is_probe_function,
     is_pure_guard,
+    is_single_iteration,
     is_test_assertion_call,
     is_test_function,
     is_xla_device_check,
@@ -191,7 +192,11 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
+        # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
+        once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
+        if once:
+            body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
         else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
