@@ -16,7 +16,7 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import Ctx, is_display_module
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
-from portcheck.pyscan.testcode import is_test_path, mark_cuda_only, module_cuda_only
+from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_path, mark_cuda_only, module_cuda_only
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
@@ -161,6 +161,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(test_file=True, skipped=skipped)
     # The dispatch keys are the (rule index, from an import matcher) pairs given above.
     hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
+    if imports_cuda_runtime(module):
+        # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
+        # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
+        return [(index, True, node, label, ctx) for (index, is_import), node, label, ctx in hits if is_import]
     return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
 
 
