@@ -117,6 +117,7 @@ class Ctx(NamedTuple):
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
+    in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
 
 
 def is_message_call(node: ast.Call) -> bool:

@@ -215,7 +215,9 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             ctx = ctx._replace(skipped=True)
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
-        inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
+        inner = ctx._replace(
+            in_loop=False, loop=None, periodic=False, in_function=True, in_init=getattr(node, "name", "") == "__init__"
+        )
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
         if is_test_function(node):
