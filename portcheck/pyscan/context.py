@@ -118,6 +118,7 @@ class Ctx(NamedTuple):
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
     in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
+    scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -704,3 +705,73 @@ def is_fp32_island(call: ast.Call) -> bool:
     return any(
         k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
     )
+
+
+# Methods numpy arrays share with tensors, whose answer on a host array costs nothing on any device.
+HOST_ARRAY_METHODS = frozenset({"nonzero", "argwhere", "unique", "bincount"})
+_HOST_NAMES_ATTR = "_portcheck_host_names"
+_SCOPE_STOPS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
+    """Names of a function (or module) bound only to numpy values: `d = np.array([...])`, then perhaps
+    `d = d[d.nonzero()]`. A name bound any other way (a parameter, a loop target, another call) is not."""
+    known = getattr(scope, _HOST_NAMES_ATTR, None)
+    if known is not None:
+        return known
+    kinds: dict = {}  # name -> list of ("np", "") / ("ref", root name) / ("other", "")
+    args = getattr(scope, "args", None)
+    if isinstance(args, ast.arguments):
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [x for x in (args.vararg, args.kwarg) if x]:
+            kinds.setdefault(a.arg, []).append(("other", ""))
+    stack: List[ast.AST] = list(getattr(scope, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPE_STOPS):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports))
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            kinds.setdefault(node.id, []).append(("other", ""))  # any other binding: for, with, +=, unpacking
+            continue
+        stack.extend(
+            c
+            for c in ast.iter_child_nodes(node)
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and c is node.targets[0])
+        )
+    host = {n for n, ks in kinds.items() if all(k != "other" for k, _ in ks) and any(k == "np" for k, _ in ks)}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(host):
+            if any(k == "ref" and root not in host for k, root in kinds[name]):
+                host.discard(name)
+                changed = True
+    found = frozenset(host)
+    try:
+        setattr(scope, _HOST_NAMES_ATTR, found)
+    except AttributeError:  # pragma: no cover - ast nodes accept attributes
+        pass
+    return found
+
+
+def _host_kind(value: ast.AST, imports: ImportTable):
+    if isinstance(value, ast.Call) and (imports.resolved(value.func) or "").startswith("numpy."):
+        return ("np", "")
+    root = value
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    if isinstance(root, ast.Name) and root is not value:
+        return ("ref", root.id)
+    return ("other", "")
+
+
+def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`d.nonzero()` where `d` (or what it is indexed from) holds only numpy arrays in its scope."""
+    func = call.func
+    if scope is None or not isinstance(func, ast.Attribute) or func.attr not in HOST_ARRAY_METHODS:
+        return False
+    root = func.value
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in host_names(scope, imports)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import ast
 import re
 from types import MappingProxyType
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, cast
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
+    HOST_ARRAY_METHODS,
     MESSAGE_KEYWORDS,
     Ctx,
     asks_for_accelerator_api,
@@ -33,6 +34,7 @@ from portcheck.pyscan.context import (
     is_test_function,
     is_xla_device_check,
     is_xla_probe,
+    on_host_array,
     skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
@@ -220,6 +222,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         )
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
+        if not isinstance(node, ast.Lambda):
+            inner = inner._replace(scope=node)
         if is_test_function(node):
             inner = inner._replace(in_test=True)
         if is_display_function(node):
@@ -239,7 +243,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
         return out + ([(node.value, ctx)] if node.value is not None else [])
     if isinstance(node, ast.Module):
-        return _block(node.body, ctx, imports)
+        return _block(node.body, ctx._replace(scope=node), imports)
     if _TRY and isinstance(node, _TRY):
         body_ctx = ctx
         if any(catches_runtime_error(h) and continues(h) for h in node.handlers):
@@ -404,9 +408,13 @@ def walk(
     special = _SPECIAL_TYPES
     leaves = _LEAVES
     AST = ast.AST
+    host_methods = HOST_ARRAY_METHODS
     while stack:
         node, parent, ctx = pop()
         kind = type(node)
+        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in host_methods:  # type: ignore[attr-defined]
+            if not ctx.host and on_host_array(cast(ast.Call, node), ctx.scope, imports):
+                ctx = ctx._replace(host=True)  # `durations[durations.nonzero()]` on a numpy array
         wanted = dispatch.get(kind)
         if wanted is not None:
             yield from wanted(node, parent, ctx, imports)
