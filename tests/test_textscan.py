@@ -223,6 +223,19 @@ def test_a_malformed_rule_file_names_the_file_rule_and_key(tmp_path):
         load_files([bad])
 
 
+def test_yields_to_must_list_rule_codes(tmp_path):
+    from portcheck.catalog import CatalogError, load_files
+
+    bad = tmp_path / "broken.toml"
+    bad.write_text(
+        '[[rule]]\ncode = "ZZ001"\nname = "x"\ncategory = "device"\nseverity = "minor"\nsummary = "s"\nwhy = "w"\n'
+        'bad = "b"\ngood = "g"\nfix = "f"\nfix-safety = "none"\nyields-to = "XLA006"\n'
+        'match = { kind = "line", files = ["shell"], pattern = "x" }\n'
+    )
+    with pytest.raises(CatalogError, match=r"rule ZZ001: key 'yields-to'"):
+        load_files([bad])
+
+
 @pytest.mark.parametrize(
     "table,problem",
     [
