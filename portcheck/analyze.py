@@ -16,12 +16,13 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import Ctx, is_display_module
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
-from portcheck.pyscan.testcode import is_test_path, mark_cuda_only, module_cuda_only
+from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_path, mark_cuda_only, module_cuda_only
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
 GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
+TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
 DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or formatted for people)"
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
@@ -97,7 +98,7 @@ def _finding(
         if is_import and ctx.optional_import:
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
-            severity, guarded, note = severity.lowered(), True, GUARD_NOTE
+            severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
     if ctx.shown:
         severity = severity.lowered()
         note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE
@@ -160,6 +161,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(test_file=True, skipped=skipped)
     # The dispatch keys are the (rule index, from an import matcher) pairs given above.
     hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
+    if imports_cuda_runtime(module):
+        # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
+        # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
+        return [(index, True, node, label, ctx) for (index, is_import), node, label, ctx in hits if is_import]
     return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
 
 
@@ -189,6 +194,16 @@ def findings_for(
     for fb in fallbacks:
         if not any(_overlaps(fb, f) for f in specific):
             findings.append(fb)
+    yielding = {e.rule.code: e.yields_to for e in rules if e.yields_to}
+    if yielding:
+        # One finding per token: `if done.item():` in a decoding loop is a branch on a tensor (XLA006),
+        # which says all that the sync in the loop (XLA005) would.
+        spans = {(f.code, f.line, f.column, f.end_line, f.end_column) for f in findings}
+        findings = [
+            f
+            for f in findings
+            if not any((c, f.line, f.column, f.end_line, f.end_column) in spans for c in yielding.get(f.code, ()))
+        ]
     return findings
 
 

@@ -71,3 +71,35 @@ def device_generic(backends: FrozenSet[str], several: int) -> bool:
     """Whether code naming `backends` already runs on more than CUDA: it goes through a device abstraction,
     or it names at least `several` non-CUDA accelerators."""
     return ABSTRACTION in backends or len(backends - {ABSTRACTION}) >= several
+
+
+# The device types of accelerators other than CUDA that code dispatches to, with the names their
+# availability probes use (`is_torch_xla_available`, `is_tpu_available`, `is_torch_neuronx_available`).
+DEVICE_TYPES = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "neuron", "sdaa", "mtia"})
+_PROBE_NAMES = {**_ALIASES, "tpu": "xla", "torch_tpu": "xla", "neuron_core": "neuron", "neuroncore": "neuron"}
+_PROBE = re.compile(r"^_?is_(\w+?)_available$")
+
+
+def probed_backend(callee: str) -> str:
+    """The accelerator a call asks to be there, by the callee's dotted name: `is_npu_available` -> npu,
+    `is_torch_tpu_available` -> xla, `torch.xpu.is_available` and `torch.backends.mps.is_available` -> xpu,
+    mps; "" for any other callee (CUDA's own probes among them)."""
+    parts = callee.split(".")
+    if len(parts) >= 2 and parts[-1] == "is_available" and parts[-2] in DEVICE_TYPES:
+        return parts[-2]
+    match = _PROBE.match(parts[-1])
+    if match is None:
+        return ""
+    name = match.group(1)
+    name = _PROBE_NAMES.get(name, name)
+    if name not in DEVICE_TYPES and name.startswith("torch_"):
+        name = _PROBE_NAMES.get(name[6:], name[6:])
+    return name if name in DEVICE_TYPES else ""
+
+
+def device_type_of(value: object) -> str:
+    """The accelerator a device string names (`"xpu"`, `"mps:0"`); "" for CUDA, the CPU or any other value."""
+    if not isinstance(value, str):
+        return ""
+    head = value.split(":", 1)[0]
+    return head if head in DEVICE_TYPES else ""

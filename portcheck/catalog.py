@@ -36,7 +36,7 @@ def rules_dir() -> Path:
 _RULE_KEYS = {
     "code", "name", "category", "severity", "summary", "message", "why", "bad", "good", "fix",
     "fix-safety", "match", "autofix", "valid", "invalid", "has-fallback", "repo-level", "references",
-    "unverified", "min-torch", "fallback", "guard",
+    "unverified", "min-torch", "fallback", "guard", "yields-to",
 }
 _REQUIRED = ("code", "name", "category", "severity", "summary", "why", "bad", "good", "fix", "fix-safety", "match")
 
@@ -49,6 +49,7 @@ class CompiledRule:
     message: str
     fallback: bool  # reported only where no other rule reported the same node
     guard: bool  # lowered one level inside a CUDA check with a non-CUDA alternative
+    yields_to: Tuple[str, ...] = ()  # rules whose finding on the very same token replaces this rule's
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,9 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
     for flag in ("fallback", "guard", "has-fallback", "repo-level"):
         if flag in data and not isinstance(data[flag], bool):
             raise _fail(path, code, flag, "expected true or false")
+    yields_to = data.get("yields-to", [])
+    if not isinstance(yields_to, list) or not all(isinstance(c, str) for c in yields_to):
+        raise _fail(path, code, "yields-to", "expected a list of rule codes")
     return CompiledRule(
         rule=rule,
         matchers=py,
@@ -214,6 +218,7 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
         message=_str(path, code, data, "message", rule.summary),
         fallback=bool(data.get("fallback", False)),
         guard=bool(data.get("guard", True)),
+        yields_to=tuple(yields_to),
     )
 
 

@@ -36,6 +36,7 @@ from portcheck.analyze import TEST_NOTE, apply_suppressions
 from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import (
     catches_import_error,
+    catches_runtime_error,
     is_cuda_check,
     is_display_function,
     is_display_module,
@@ -80,6 +81,7 @@ class Binding:
     span: Span
     statement: int  # line of the import statement
     top: bool = True  # at module level (runs when the module is imported)
+    guarded: bool = False  # under a CUDA check, or in a `try` whose handler carries on
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Definition:
     extension: bool  # an extension object (module-level name bound from a loader or an extension import)
     loader: bool  # its body builds or loads an extension (`cpp_extension.load`, `import x_cuda`)
     uses: Tuple[str, ...]  # dotted names its body uses outside CUDA checks
+    lines: Tuple[int, int] = (0, 0)  # first and last line of a function or class statement
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ class _Collector:
         self.imports = imports
         self.module = module
         self.sites: List[Site] = []
+        self.guarded_imports: Set[int] = set()  # lines of import statements under a CUDA check or fallback
         self.extensions: Set[str] = set()  # module-level names bound to extension objects
         self.loader_calls: Set[str] = set()  # names called on the right of such bindings
 
@@ -189,6 +193,15 @@ class _Collector:
         stack: List[Tuple[ast.AST, bool, bool, bool]] = [(n, guarded, guarded, False) for n in reversed(body)]
         while stack:
             node, inside, conditional, optional = stack.pop()
+            if _TRY and isinstance(node, _TRY) and any(
+                catches_runtime_error(h) and continues(h) and not _keeps_error(h) for h in node.handlers
+            ):
+                # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)`, then the CPU path: what
+                # the `try` calls has a fallback, as under a CUDA check.
+                after = list(node.orelse) + list(node.handlers) + list(node.finalbody)
+                stack.extend((c, inside, conditional, optional) for c in reversed(after))
+                stack.extend((c, True, True, True) for c in reversed(node.body))
+                continue
             if fallbacks and _TRY and isinstance(node, _TRY):
                 if any(catches_import_error(h) and continues(h) and not _keeps_error(h) for h in node.handlers):
                     tried: List[ast.AST] = list(node.body) + list(node.orelse)
@@ -233,6 +246,8 @@ class _Collector:
             elif isinstance(node, ast.Import) and not optional:
                 if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
                     loads = True
+            if inside and isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.guarded_imports.add(node.lineno)
             stack.extend((c, inside, conditional, optional) for c in reversed(list(ast.iter_child_nodes(node))))
         return out, loads
 
@@ -329,7 +344,14 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             uses, loads = collector.uses(stmt.body, record_sites=True, fallbacks=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
             definitions.append(
-                Definition(stmt.name, _is_kernel(stmt, imports), False, loads, tuple(sorted(set(uses) - {stmt.name})))
+                Definition(
+                    stmt.name,
+                    _is_kernel(stmt, imports),
+                    False,
+                    loads,
+                    tuple(sorted(set(uses) - {stmt.name})),
+                    (stmt.lineno, stmt.end_lineno or stmt.lineno),
+                )
             )
         else:
             _, loads = collector.uses([stmt], record_sites=True)
@@ -344,6 +366,8 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         else:
             # Bound from a call whose callee may turn out to be a loader: decided in `resolve`.
             definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
+    if collector.guarded_imports:
+        bindings = [replace(b, guarded=True) if b.statement in collector.guarded_imports else b for b in bindings]
     # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
     return ModuleSummary(name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import)
 
@@ -407,6 +431,10 @@ class Resolved:
     extensions: FrozenSet[Symbol]  # extension objects, including imported compiled modules
     kernels: FrozenSet[Symbol]
     at_import: FrozenSet[str] = frozenset()  # modules that build or load an extension when imported
+    # Functions the project calls only where there is a fallback (under a CUDA check, in a `try` that
+    # carries on, or from such functions), and kernel modules it imports only from there.
+    fallback_only: FrozenSet[Symbol] = frozenset()
+    fallback_modules: FrozenSet[str] = frozenset()
 
 
 class Project:
@@ -591,7 +619,57 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
             if sym is not None and sym[0] in at_import:
                 at_import.add(module)
                 changed = True
-    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import))
+    only, reached = _fallback_only(project, bound, kernels)
+    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import), only, reached)
+
+
+def owner(summary: ModuleSummary, line: int) -> Optional[str]:
+    """The module-level function or class of `summary` whose statement holds `line`; None at module level."""
+    for definition in summary.definitions:
+        first, last = definition.lines
+        if first <= line <= last and first:
+            return definition.name
+    return None
+
+
+def _fallback_only(
+    project: "Project", bound: Set[Symbol], kernels: Set[Symbol]
+) -> Tuple[FrozenSet[Symbol], FrozenSet[str]]:
+    """The CUDA-bound functions the project calls only where there is a fallback: every call (or launch)
+    sits under a CUDA check, in a `try` whose handler carries on, or in such a function itself (whisper's
+    `dtw_cuda`, called as `try: return dtw_cuda(x) except RuntimeError: ...` before the CPU path). And the
+    modules defining kernels that the project imports only from there (`from .triton_ops import
+    dtw_kernel` inside `dtw_cuda`): both have a path without CUDA."""
+    callers: Dict[Symbol, List[Tuple[Symbol, bool]]] = {}
+    for module, summary in project.modules.items():
+        if is_test_path(module.replace(".", "/") + ".py"):
+            continue  # a test calls a CUDA path directly to test it; the product reaches it how it does
+        for site in summary.sites:
+            target = project.reference(module, site.ref)
+            if target is None or target not in bound:
+                continue
+            callers.setdefault(target, []).append(((module, owner(summary, site.span[0]) or ""), site.guarded))
+    only: Set[Symbol] = set()
+    changed = True
+    while changed:
+        changed = False
+        for target, calls in callers.items():
+            if target not in only and all(guarded or caller in only for caller, guarded in calls):
+                only.add(target)
+                changed = True
+    kernel_modules = {m for m, _ in kernels}
+    importers: Dict[str, List[bool]] = {}
+    for (module, local), binding in project.binds.items():
+        sym = project.target(module, local)
+        if sym is None or sym[0] not in kernel_modules or sym[0] == module:
+            continue
+        if is_test_path(module.replace(".", "/") + ".py"):
+            continue
+        summary = project.modules[module]
+        fallback = binding.guarded or (module, owner(summary, binding.statement) or "") in only
+        importers.setdefault(sym[0], []).append(fallback)
+    reached = frozenset(m for m, found in importers.items() if all(found))
+    return frozenset(only), reached
 
 
 # -- step 3: sites -----------------------------------------------------------------------------
@@ -602,10 +680,16 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
     out: List[ProjectSite] = []
     module = summary.module
     used_modules: Dict[str, str] = {}  # local module alias -> attribute used through it
+
+    def fallback(line: int) -> bool:
+        return bool(resolved.fallback_only) and (module, owner(summary, line) or "") in resolved.fallback_only
+
     for site in summary.sites:
         target = project.reference(module, site.ref)
         if target is None or target not in resolved.bound:
             continue
+        if not site.guarded and fallback(site.span[0]):
+            site = replace(site, guarded=True)
         head = site.ref.split(".", 1)[0]
         head_target = project.target(module, head)
         through_import = (module, head) in project.binds
@@ -636,7 +720,8 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         else:
             continue
         reported.add(binding.statement)
-        out.append(ProjectSite(module, binding.span, label, "import", False, detail))
+        guarded = binding.guarded or fallback(binding.statement)
+        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail))
     return out
 
 
@@ -842,7 +927,10 @@ DEFINER_PATTERN = re.compile(
     r"\btriton\b|cpp_extension|import_module|\bimport\s+(?:[\w.]+\s*,\s*)*(?:_C|_ext|\w+_cuda\w*|\w+_C)\b"
 )
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))")
-GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check"
+GUARD_NOTE = (
+    "lowered one level: it sits in a branch of a CUDA check or in a `try` that carries on without it,"
+    " or only such code reaches it"
+)
 
 
 _TRITON = re.compile(r"\btriton\b")
@@ -938,6 +1026,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     if not files:
         return list(results)
     added: Dict[str, List[Finding]] = {}
+    reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
+    if state.index is not None:
+        _, resolved, summaries = state.index
+        reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
     if entries and state.index is not None:
         project, resolved, summaries = state.index
         kept = state.site_findings(settings)
@@ -960,11 +1052,26 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         extra = added.get(result.path, [])
         if result.kind == "python" and result.path in files:
             findings = [f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own))]
-        if extra or len(findings) != len(result.findings):
+        lowered = False
+        if result.path in reached:
+            findings = [_reached_with_fallback(f) for f in findings]
+            lowered = findings != list(result.findings)
+        if extra or lowered or len(findings) != len(result.findings):
             findings = sorted(set(findings) | set(extra), key=Finding.sort_key)
             result = replace(result, findings=tuple(findings))
         merged.append(result)
     return merged
+
+
+REACHED_NOTE = "lowered one level: the project imports this module only from code with a fallback"
+
+
+def _reached_with_fallback(finding: Finding) -> Finding:
+    """A kernel or kernel-library finding of a module the project imports only where it has another path
+    (`from .triton_ops import dtw_kernel` in a function called in `try: ... except RuntimeError:`)."""
+    if finding.guarded or finding.category not in ("kernel", "package"):
+        return finding
+    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=REACHED_NOTE)
 
 
 def _site_findings(path: str, found: List[ProjectSite], text: str, entries, target: Target, settings) -> List[Finding]:

@@ -124,6 +124,16 @@ def other_accelerator_requirements(path: str) -> bool:
     return "requirements" in words and any(w in _OTHER_ACCELERATOR_WORDS for w in words)
 
 
+# A dependency with an environment marker (`triton; sys_platform == "linux"`) is installed only on the
+# platforms the marker names: the project has a path without it.
+_PLATFORM_MARKER = re.compile(
+    r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b"
+)
+MARKER_NOTE = (
+    "lowered one level: its environment marker installs it on some platforms only, so the project runs without it"
+)
+
+
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
     lines = python_lines(text)
     out: List[Finding] = []
@@ -140,12 +150,15 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 continue
             for line, col, end_line, end_col, label in matcher.scan(kind, lines):
                 message = entry.message.replace("{match}", label)
+                source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                marked = matcher.kind == "requirement" and bool(_PLATFORM_MARKER.search(source))
                 out.append(
                     Finding(
                         path=path, line=line, column=col, end_line=end_line, end_column=end_col,
-                        code=rule.code, name=rule.name, category=rule.category, severity=severity,
+                        code=rule.code, name=rule.name, category=rule.category,
+                        severity=severity.lowered() if marked else severity,
                         message=message, fixable=False, fix_safety=rule.fix_safety,
-                        source_line=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                        source_line=source, guarded=marked, note=MARKER_NOTE if marked else "",
                     )
                 )
     return apply_suppressions(out, lines)

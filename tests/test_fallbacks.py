@@ -69,3 +69,62 @@ def test_an_except_that_reraises_or_exits_is_not_optional(tmp_path, monkeypatch,
 
 def test_a_conditional_raise_still_leaves_a_path_that_continues(tmp_path, monkeypatch):
     assert finding(tmp_path, monkeypatch, WARNS_THEN_RAISES_LATER).guarded
+
+
+RUNTIME_FALLBACK = """
+import subprocess
+import warnings
+
+import torch
+
+
+def run(x):
+    try:
+        torch.cuda.synchronize()
+    except (RuntimeError, subprocess.CalledProcessError):
+        warnings.warn("no CUDA; going on without it")
+    return x
+"""
+
+RUNTIME_RERAISES = """
+import torch
+
+
+def run(x):
+    try:
+        torch.cuda.synchronize()
+    except RuntimeError:
+        raise
+    return x
+"""
+
+OTHER_ERROR = """
+import torch
+
+
+def run(x):
+    try:
+        torch.cuda.synchronize()
+    except KeyError:
+        pass
+    return x
+"""
+
+
+def _synchronize(tmp_path, monkeypatch, source: str):
+    (tmp_path / "m.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    hits = [f for f in scan(["m.py"], target="neuron", jobs=1).findings if f.code == "RT001"]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def test_a_try_whose_handler_carries_on_is_a_fallback_for_the_cuda_code_it_tries(tmp_path, monkeypatch):
+    f = _synchronize(tmp_path, monkeypatch, RUNTIME_FALLBACK)
+    assert f.guarded and f.severity.value == "minor" and "`try`" in f.note  # major on neuron, lowered
+
+
+@pytest.mark.parametrize("source", [RUNTIME_RERAISES, OTHER_ERROR], ids=["reraises", "other-error"])
+def test_a_try_that_reraises_or_catches_something_else_is_no_fallback(tmp_path, monkeypatch, source):
+    f = _synchronize(tmp_path, monkeypatch, source)
+    assert not f.guarded and f.severity.value == "major"

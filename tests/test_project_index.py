@@ -233,3 +233,46 @@ def test_the_message_of_an_import_of_a_module_that_builds_at_import_says_why(tmp
 )
 def test_the_fast_definer_test_agrees_with_its_pattern(text):
     assert may_define(text) == bool(DEFINER_PATTERN.search(text))
+
+
+# whisper's layout: a Triton kernel module, and a wrapper the product calls only in a `try` that falls
+# back to the CPU (or under `x.is_cuda`); a test calls the wrapper directly.
+FALLBACK_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/triton_ops.py": (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef dtw_kernel(x, n):\n    pass\n"
+    ),
+    "pkg/timing.py": (
+        "import subprocess\nimport warnings\n\n\n"
+        "def dtw_cuda(x):\n    from .triton_ops import dtw_kernel\n\n    dtw_kernel[(1,)](x, 1)\n    return x\n\n\n"
+        "def dtw(x):\n    if x.is_cuda:\n        try:\n            return dtw_cuda(x)\n"
+        "        except (RuntimeError, subprocess.CalledProcessError):\n"
+        "            warnings.warn('falling back')\n    return x.cpu()\n"
+    ),
+    "tests/test_timing.py": "from pkg.timing import dtw_cuda\n\n\ndef test_dtw():\n    dtw_cuda(1)\n",
+}
+
+
+def _fallback_findings(tmp_path: Path, texts):
+    for name, text in texts.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    return {(r.path, f.line, f.code): f for r in result.files for f in r.findings}
+
+
+def test_a_kernel_reached_only_from_a_fallback_is_lowered_where_it_is_imported_launched_and_defined(tmp_path: Path):
+    found = _fallback_findings(tmp_path, FALLBACK_PROJECT)
+    kernel = [f for (path, _, _), f in found.items() if path in ("pkg/timing.py", "pkg/triton_ops.py")]
+    assert {(p, line) for p, line, _ in found if p != "tests/test_timing.py"} >= {
+        ("pkg/timing.py", 6), ("pkg/timing.py", 8), ("pkg/triton_ops.py", 1), ("pkg/triton_ops.py", 5)
+    }, sorted(found)
+    assert kernel and all(f.guarded and f.severity.value != "blocker" and "lowered" in f.note for f in kernel)
+
+
+def test_a_kernel_the_product_also_calls_without_a_fallback_keeps_its_severity(tmp_path: Path):
+    texts = dict(FALLBACK_PROJECT)
+    texts["pkg/align.py"] = "from .timing import dtw_cuda\n\n\ndef align(x):\n    return dtw_cuda(x)\n"
+    found = _fallback_findings(tmp_path, texts)
+    for key in (("pkg/timing.py", 6, "KRN009"), ("pkg/timing.py", 8, "KRN009"), ("pkg/triton_ops.py", 5, "KRN003")):
+        assert key in found and not found[key].guarded and found[key].severity.value == "blocker", key

@@ -136,6 +136,24 @@ def test_positions_are_one_based_with_exclusive_end():
     assert found("numpy\nflash-attn==2.5\n", "requirements.txt") == [("PKG002", 2, 1, 11)]
 
 
+@pytest.mark.parametrize(
+    "source,filename",
+    [
+        (
+            'triton>=2.0.0;platform_machine=="x86_64" and sys_platform=="linux" or sys_platform=="linux2"\n',
+            "requirements.txt",
+        ),
+        ("[project]\ndependencies = [\n  \"triton>=2; sys_platform=='linux'\",\n]\n", "pyproject.toml"),
+    ],
+)
+def test_a_requirement_with_a_platform_marker_is_lowered_with_the_reason(source, filename):
+    marked = [f for f in scan_snippet(source, filename, "neuron") if f.code == "PKG006"]
+    plain = [f for f in scan_snippet("triton>=2.0.0\n", "requirements.txt", "neuron") if f.code == "PKG006"]
+    assert [f.severity.value for f in plain] == ["blocker"] and not plain[0].guarded
+    assert [f.severity.value for f in marked] == ["major"]
+    assert marked[0].guarded and "environment marker" in marked[0].note
+
+
 def test_cuda_source_is_one_finding_with_its_line_count():
     (finding,) = scan_snippet("#include <cuda.h>\n__global__ void k() {}\n\n", "fused.cu", "neuron")
     assert (finding.code, finding.line, finding.column) == ("KRN002", 1, 1)
@@ -202,6 +220,19 @@ def test_a_malformed_rule_file_names_the_file_rule_and_key(tmp_path):
         'bad = "b"\ngood = "g"\nfix = "f"\nfix-safety = "none"\nmatch = { kind = "line", files = ["shell"] }\n'
     )
     with pytest.raises(CatalogError, match=r"broken\.toml: rule ZZ001: key 'match'.*pattern"):
+        load_files([bad])
+
+
+def test_yields_to_must_list_rule_codes(tmp_path):
+    from portcheck.catalog import CatalogError, load_files
+
+    bad = tmp_path / "broken.toml"
+    bad.write_text(
+        '[[rule]]\ncode = "ZZ001"\nname = "x"\ncategory = "device"\nseverity = "minor"\nsummary = "s"\nwhy = "w"\n'
+        'bad = "b"\ngood = "g"\nfix = "f"\nfix-safety = "none"\nyields-to = "XLA006"\n'
+        'match = { kind = "line", files = ["shell"], pattern = "x" }\n'
+    )
+    with pytest.raises(CatalogError, match=r"rule ZZ001: key 'yields-to'"):
         load_files([bad])
 
 

@@ -6,7 +6,9 @@ import ast
 import re
 from typing import List, NamedTuple, Optional
 
+from portcheck.backends import device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.score import SEVERAL_BACKENDS
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -98,20 +100,25 @@ class Ctx(NamedTuple):
     in_function: bool = False
     cuda_context: bool = True  # the file mentions CUDA somewhere, so bare integers are CUDA devices
     loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
-    periodic: bool = False  # inside `if step % k == 0:`: runs every k-th iteration only
+    periodic: bool = False  # inside `if step % k == 0:` or `if i == 0:`: runs in some iterations only
     annotation: bool = False  # inside a type annotation, which names types and runs nothing
     guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
     in_test: bool = False  # inside a test function (`def test_*`)
     test_assert: bool = False  # inside the checked expression of a test's assertion
     display: bool = False  # inside a function that collects or prints environment information
     host: bool = False  # the `dtype=` of a tensor factory that names no device: a host tensor
-    skipped: bool = False  # inside a test that is skipped where CUDA (or a CUDA-only library) is absent
+    # inside a test that is skipped where CUDA (or a CUDA-only library) is absent, or the CUDA arm of a
+    # dispatch over accelerators: code that only ever runs with CUDA, and reports nothing
+    skipped: bool = False
     shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
+    tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
+    in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
+    scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -186,6 +193,58 @@ def is_xla_device_check(test: ast.AST) -> bool:
     return False
 
 
+def _accelerators_tested(test: ast.AST) -> List[str]:
+    """The non-CUDA accelerators an `if` test asks about, term by term of an `and`: an availability probe
+    (`is_npu_available()`, `torch.xpu.is_available()`, `is_torch_tpu_available()`) or a comparison of a
+    device type with another accelerator's string (`device.type == "mps"`). A negated term asks the
+    opposite and counts for nothing."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    found: List[str] = []
+    for term in terms:
+        if isinstance(term, ast.Call):
+            name = probed_backend(dotted(term.func) or "")
+            if name:
+                found.append(name)
+        elif isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is)):
+            for side in (term.left, term.comparators[0]):
+                name = device_type_of(side.value) if isinstance(side, ast.Constant) else ""
+                if name:
+                    found.append(name)
+    return found
+
+
+def is_xla_probe(test: ast.AST) -> bool:
+    """`if is_torch_tpu_available():`, `if is_torch_xla_available() and ...:`: the branch runs with torch_xla only."""
+    return "xla" in _accelerators_tested(test)
+
+
+def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
+    """Whether `node` belongs to an `if`/`elif` chain that dispatches on the accelerator: one arm asks for
+    CUDA, others for several other accelerators (`if is_npu_available(): ... elif torch.cuda.is_available():
+    ... elif is_xpu_available(): ... else: cpu`), as many as make the score call a project device-generic.
+    A chain of CUDA and one other (`if cuda: ... elif mps: ... else: cpu`) is no such dispatch: every
+    other accelerator still falls back to the CPU. The answer is kept on every `if` of the chain, which the
+    walk meets from the top, so an `elif` knows the arms above it."""
+    known = getattr(node, DISPATCH_ATTR, None)
+    if known is not None:
+        return known
+    chain = [node]
+    while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+        chain.append(chain[-1].orelse[0])
+    others = {name for arm in chain if not is_cuda_check(arm.test, imports) for name in _accelerators_tested(arm.test)}
+    found = (
+        len(chain) > 2
+        and device_generic(frozenset(others), SEVERAL_BACKENDS)
+        and any(is_cuda_check(arm.test, imports) and not is_negative_cuda_check(arm.test, imports) for arm in chain)
+    )
+    for arm in chain:
+        setattr(arm, DISPATCH_ATTR, found)
+    return found
+
+
+DISPATCH_ATTR = "_portcheck_dispatch"
+
+
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
     """In `args.device == "cuda" and not torch.cuda.is_available()`, the terms that ask whether the device
     the user chose exists: the branch rejects (or replaces) a choice that cannot be met, the right thing
@@ -244,6 +303,23 @@ def is_periodic(test: ast.AST) -> bool:
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr))
         for n in ast.walk(test)
     )
+
+
+def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
+    """`if i == 0:` in `for i in range(n):`: the branch runs in one iteration of the loop (the prefill step of
+    a decoding loop), alone or as a term of an `and`."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.Eq):
+            sides = (term.left, term.comparators[0])
+            if any(isinstance(x, ast.Name) and x.id in counters for x in sides) and any(
+                isinstance(x, ast.Constant) and type(x.value) is int for x in sides
+            ):
+                return True
+    return False
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -357,6 +433,22 @@ def catches_import_error(handler: ast.ExceptHandler) -> bool:
         if name.rsplit(".", 1)[-1] in _IMPORT_ERRORS:
             return True
     return False
+
+
+# What a failing CUDA or Triton call raises (no device, a kernel that does not compile, a toolkit command that
+# fails): a handler for one of these that carries on is a fallback for the code it tries.
+_RUNTIME_ERRORS = frozenset(
+    {"RuntimeError", "CalledProcessError", "NotImplementedError", "OSError", "Exception", "BaseException"}
+)
+
+
+def catches_runtime_error(handler: ast.ExceptHandler) -> bool:
+    """`except:`, `except Exception:`, `except (RuntimeError, subprocess.CalledProcessError):`."""
+    exc: Optional[ast.AST] = handler.type
+    if exc is None:
+        return True
+    names = exc.elts if isinstance(exc, ast.Tuple) else [exc]
+    return any((dotted(item) or "").rsplit(".", 1)[-1] in _RUNTIME_ERRORS for item in names)
 
 
 # Calls that skip a test or end a branch early; a CUDA check whose CUDA branch only does this guards.
@@ -613,3 +705,73 @@ def is_fp32_island(call: ast.Call) -> bool:
     return any(
         k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
     )
+
+
+# Methods numpy arrays share with tensors, whose answer on a host array costs nothing on any device.
+HOST_ARRAY_METHODS = frozenset({"nonzero", "argwhere", "unique", "bincount"})
+_HOST_NAMES_ATTR = "_portcheck_host_names"
+_SCOPE_STOPS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
+    """Names of a function (or module) bound only to numpy values: `d = np.array([...])`, then perhaps
+    `d = d[d.nonzero()]`. A name bound any other way (a parameter, a loop target, another call) is not."""
+    known = getattr(scope, _HOST_NAMES_ATTR, None)
+    if known is not None:
+        return known
+    kinds: dict = {}  # name -> list of ("np", "") / ("ref", root name) / ("other", "")
+    args = getattr(scope, "args", None)
+    if isinstance(args, ast.arguments):
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [x for x in (args.vararg, args.kwarg) if x]:
+            kinds.setdefault(a.arg, []).append(("other", ""))
+    stack: List[ast.AST] = list(getattr(scope, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPE_STOPS):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports))
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            kinds.setdefault(node.id, []).append(("other", ""))  # any other binding: for, with, +=, unpacking
+            continue
+        stack.extend(
+            c
+            for c in ast.iter_child_nodes(node)
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and c is node.targets[0])
+        )
+    host = {n for n, ks in kinds.items() if all(k != "other" for k, _ in ks) and any(k == "np" for k, _ in ks)}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(host):
+            if any(k == "ref" and root not in host for k, root in kinds[name]):
+                host.discard(name)
+                changed = True
+    found = frozenset(host)
+    try:
+        setattr(scope, _HOST_NAMES_ATTR, found)
+    except AttributeError:  # pragma: no cover - ast nodes accept attributes
+        pass
+    return found
+
+
+def _host_kind(value: ast.AST, imports: ImportTable):
+    if isinstance(value, ast.Call) and (imports.resolved(value.func) or "").startswith("numpy."):
+        return ("np", "")
+    root = value
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    if isinstance(root, ast.Name) and root is not value:
+        return ("ref", root.id)
+    return ("other", "")
+
+
+def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`d.nonzero()` where `d` (or what it is indexed from) holds only numpy arrays in its scope."""
+    func = call.func
+    if scope is None or not isinstance(func, ast.Attribute) or func.attr not in HOST_ARRAY_METHODS:
+        return False
+    root = func.value
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in host_names(scope, imports)

@@ -416,6 +416,10 @@ class TensorControlFlowMatcher(Matcher):
         return (methods + NameSet(sorted(self.calls)).clause(),)
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
+        if type(node) is ast.Assert and not ctx.in_loop and (ctx.in_init or not ctx.in_function):
+            # `assert not torch.isnan(self.weights).any()` in a constructor or a script's top level: a
+            # one-off check, run once, neither a sync per step nor a traced branch.
+            return
         for sub in ast.walk(node.test):
             if isinstance(sub, ast.Call):
                 func = sub.func

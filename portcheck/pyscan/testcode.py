@@ -106,6 +106,27 @@ def local_markers(module: ast.Module, imports: ImportTable) -> Set[str]:
     return found
 
 
+# Runtimes that exist for CUDA only and whose import a rule reports (PKG009): a module that imports one
+# unconditionally is written for it (an engine wrapper, a CUDA-graph runner), and that import is its
+# lock-in, reported once. (PyCUDA and CuPy are not here: no rule reports their imports.)
+CUDA_RUNTIMES = frozenset({"tensorrt", "torch_tensorrt", "tensorrt_llm"})
+
+
+def imports_cuda_runtime(module: ast.Module) -> bool:
+    """Whether a module's own top level (no `try`, no `if`) imports a CUDA-only runtime (`import tensorrt as
+    trt`, `from torch_tensorrt import Input`)."""
+    for stmt in module.body:
+        if isinstance(stmt, ast.Import):
+            names = [a.name for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            names = [stmt.module]
+        else:
+            continue
+        if any(n.split(".", 1)[0] in CUDA_RUNTIMES for n in names):
+            return True
+    return False
+
+
 def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Optional[str]:
     """Why a whole test module only runs with CUDA, or None."""
     if _gpu_test_folder(path):

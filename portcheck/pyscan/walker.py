@@ -8,15 +8,18 @@ from __future__ import annotations
 import ast
 import re
 from types import MappingProxyType
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, cast
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
+    HOST_ARRAY_METHODS,
     MESSAGE_KEYWORDS,
     Ctx,
     asks_for_accelerator_api,
     catches_import_error,
+    catches_runtime_error,
     choice_checks,
+    dispatch_arms,
     is_availability_check,
     is_cuda_check,
     is_display_function,
@@ -26,9 +29,12 @@ from portcheck.pyscan.context import (
     is_periodic,
     is_probe_function,
     is_pure_guard,
+    is_single_iteration,
     is_test_assertion_call,
     is_test_function,
     is_xla_device_check,
+    is_xla_probe,
+    on_host_array,
     skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
@@ -155,11 +161,11 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         branch = ctx
         test_ctx = ctx
         if node.orelse and is_cuda_check(node.test, imports):
-            branch = branch._replace(guarded=True)
+            branch = branch._replace(guarded=True, tried=False)
         if isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
-            branch = branch._replace(guarded=True, pure_guard=True)
+            branch = branch._replace(guarded=True, pure_guard=True, tried=False)
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
@@ -174,10 +180,25 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
-        xla_only = is_xla_device_check(node.test)
+        xla_only = is_xla_device_check(node.test) or is_xla_probe(node.test)
+        if (
+            isinstance(node, ast.If)
+            and dispatch_arms(node, imports)
+            and is_cuda_check(node.test, imports)
+            and not is_negative_cuda_check(node.test, imports)
+        ):
+            # The CUDA arm of a dispatch over accelerators (`elif torch.cuda.is_available(): return
+            # torch.device("cuda")` between the NPU and XPU arms) is CUDA's own path: its check is no CPU
+            # fallback and what it runs is no lock-in.
+            test_ctx = test_ctx._replace(guard_test=True)
+            cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
             branch = branch._replace(periodic=True)
+        # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
+        once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
+        if once:
+            body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
         else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
@@ -196,9 +217,13 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             ctx = ctx._replace(skipped=True)
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
-        inner = ctx._replace(in_loop=False, loop=None, periodic=False, in_function=True)
+        inner = ctx._replace(
+            in_loop=False, loop=None, periodic=False, in_function=True, in_init=getattr(node, "name", "") == "__init__"
+        )
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
+        if not isinstance(node, ast.Lambda):
+            inner = inner._replace(scope=node)
         if is_test_function(node):
             inner = inner._replace(in_test=True)
         if is_display_function(node):
@@ -218,10 +243,14 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
         return out + ([(node.value, ctx)] if node.value is not None else [])
     if isinstance(node, ast.Module):
-        return _block(node.body, ctx, imports)
+        return _block(node.body, ctx._replace(scope=node), imports)
     if _TRY and isinstance(node, _TRY):
         body_ctx = ctx
-        if any(catches_import_error(h) and continues(h) for h in node.handlers):
+        if any(catches_runtime_error(h) and continues(h) for h in node.handlers):
+            # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
+            # `try` runs has a fallback where it fails, as under a CUDA check with an `else`.
+            body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
+        elif any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
@@ -379,9 +408,13 @@ def walk(
     special = _SPECIAL_TYPES
     leaves = _LEAVES
     AST = ast.AST
+    host_methods = HOST_ARRAY_METHODS
     while stack:
         node, parent, ctx = pop()
         kind = type(node)
+        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in host_methods:  # type: ignore[attr-defined]
+            if not ctx.host and on_host_array(cast(ast.Call, node), ctx.scope, imports):
+                ctx = ctx._replace(host=True)  # `durations[durations.nonzero()]` on a numpy array
         wanted = dispatch.get(kind)
         if wanted is not None:
             yield from wanted(node, parent, ctx, imports)
