@@ -61,8 +61,10 @@ def average_ranks(values: Sequence[float]) -> List[float]:
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Spearman's rho with average ranks for ties (Pearson's r of the ranks)."""
-    rx, ry = average_ranks(xs), average_ranks(ys)
     n = len(xs)
+    if n < 2:  # an empty half (e.g. a ranking whose repositories are all "held")
+        return float("nan")
+    rx, ry = average_ranks(xs), average_ranks(ys)
     mx, my = sum(rx) / n, sum(ry) / n
     cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
     vx = sum((a - mx) ** 2 for a in rx) ** 0.5
@@ -166,6 +168,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     ranking = load_ranking(args.ranking)
     halves = ("tune",) if args.tuning else HALVES
+    halves = tuple(h for h in halves if h == "all" or any(r["half"] == h for r in ranking))
     missing = [str(r["name"]) for r in ranking if not (args.corpus / str(r["name"])).is_dir()]
     if missing:
         print(f"rank.py: not in {args.corpus}: {', '.join(missing)}", file=sys.stderr)
