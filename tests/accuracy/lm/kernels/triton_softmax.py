@@ -15,8 +15,8 @@ if HAS_TRITON:
 
     @triton.autotune(  # expect: kernel
         configs=[
-            triton.Config({"BLOCK_SIZE": 1024}, num_warps=4),  # expect: kernel
-            triton.Config({"BLOCK_SIZE": 2048}, num_warps=8),  # expect: kernel
+            triton.Config({"BLOCK_SIZE": 1024}, num_warps=4),
+            triton.Config({"BLOCK_SIZE": 2048}, num_warps=8),
         ],
         key=["n_cols"],
     )
