@@ -66,3 +66,45 @@ def test_a_test_module_named_for_the_gpu_only_runs_with_cuda(path, cuda_only):
 
     module = ast.parse("import torch\n")
     assert (module_cuda_only(module, ImportTable.from_module(module), path) is not None) is cuda_only
+
+
+_KERNEL_TEST = """import torch
+import unittest
+import window_process
+
+
+class WindowProcess(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, shift):
+        return window_process.roll_forward(x, shift)
+
+
+class Test(unittest.TestCase):
+    def test_forward(self, dtype=torch.float32):
+        x = torch.randn(4, 4, dtype=dtype).cuda()
+        self.assertTrue(torch.equal(WindowProcess.apply(x, 1), torch.roll(x, 1)))
+
+    def test_forward_fp16(self):
+        self.test_forward(dtype=torch.float16)
+"""
+
+
+@pytest.mark.parametrize(
+    "text,cuda_only",
+    [
+        (_KERNEL_TEST, True),
+        # A test on the CPU too: it tests the op, not only a CUDA kernel.
+        (_KERNEL_TEST.replace("torch.randn(4, 4, dtype=dtype).cuda()", "torch.randn(4, 4, dtype=dtype)"), False),
+        # No compiled op wrapped: a plain test that moves a model to CUDA is lock-in of the test suite.
+        (_KERNEL_TEST.replace("window_process.roll_forward(x, shift)", "torch.roll(x, shift)"), False),
+    ],
+)
+def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_only):
+    import ast
+
+    from portcheck.pyscan.imports import ImportTable
+    from portcheck.pyscan.testcode import module_cuda_only
+
+    module = ast.parse(text)
+    why = module_cuda_only(module, ImportTable.from_module(module), "kernels/window/unit_test.py")
+    assert (why is not None) is cuda_only

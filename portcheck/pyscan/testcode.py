@@ -1,7 +1,8 @@
 """Test code: which files hold tests, and which parts of them only ever run where CUDA exists.
 
 A test that only runs with CUDA (skipped elsewhere by a decorator, a module-level mark, a module-level
-skip, its folder or file name, or a CUDA-only extension it imports) tests CUDA code; it is no lock-in of the code
+skip, its folder or file name, a CUDA-only extension it imports, or the unit test of a compiled kernel that
+only puts its inputs on CUDA) tests CUDA code; it is no lock-in of the code
 under test. The same holds for helpers that only such tests call, for the CUDA branch of a test's
 `if torch.cuda.is_available():` and for the rest of a test after `if not torch.cuda.is_available(): return`.
 """
@@ -142,7 +143,74 @@ def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Opt
             return "module skip"
     if _imports_cuda_extension(module):
         return "extension"
+    if _cuda_kernel_test(module):
+        return "kernel test"
     return None
+
+
+def _plain_imports(module: ast.Module) -> Set[str]:
+    """Names bound by the module's own top-level `import x` (no `try`, no `if`, no dotted name)."""
+    return {
+        a.asname or a.name
+        for stmt in module.body
+        if isinstance(stmt, ast.Import)
+        for a in stmt.names
+        if "." not in a.name
+    }
+
+
+def _autograd_functions(module: ast.Module) -> Iterator[ast.ClassDef]:
+    for stmt in module.body:
+        if isinstance(stmt, ast.ClassDef) and any(
+            (dotted(b) or "").endswith(("autograd.Function", "torch.autograd.function.Function")) for b in stmt.bases
+        ):
+            yield stmt
+
+
+def _places_on_cuda(node: ast.AST) -> bool:
+    """Whether a test body moves or creates its inputs on CUDA: `x.cuda()`, `device="cuda"`, `.to("cuda")`."""
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
+        if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda" and not sub.args:
+            return True
+        values = list(sub.args) + [k.value for k in sub.keywords if k.arg == "device"]
+        if any(isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.startswith("cuda") for v in values):
+            return True
+    return False
+
+
+def _cuda_kernel_test(module: ast.Module) -> bool:
+    """The unit test of a compiled kernel written for CUDA: the module wraps the ops of an extension it
+    imports (`import window_process`, called from the `forward`/`backward` of a `torch.autograd.Function`),
+    and every one of its tests puts its inputs on CUDA, or runs another test (`self.test_x(dtype=...)`).
+    Such a test checks the CUDA kernel against a reference and has no other device to run on."""
+    imported = _plain_imports(module)
+    ops = set()
+    for cls in _autograd_functions(module):
+        for sub in ast.walk(cls):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+                head = sub.func.value
+                if isinstance(head, ast.Name) and head.id in imported and head.id not in _NOT_EXTENSIONS:
+                    ops.add(head.id)
+    if not ops:
+        return False
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    tests = [n for n in ast.walk(module) if isinstance(n, defs) and n.name.startswith("test")]
+    if not tests:
+        return False
+
+    def runs_a_test(fn: ast.AST) -> bool:
+        return any(
+            isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.startswith("test")
+            for sub in ast.walk(fn)
+        )
+
+    return all(_places_on_cuda(t) or runs_a_test(t) for t in tests)
+
+
+# Modules an `autograd.Function` calls that are no compiled extension of the project.
+_NOT_EXTENSIONS = frozenset({"torch", "numpy", "np", "math", "F", "functools", "operator", "triton"})
 
 
 def _decorated(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
