@@ -245,6 +245,23 @@ def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
 DISPATCH_ATTR = "_portcheck_dispatch"
 
 
+# Queries of what precision the CUDA device supports; a rule of their own (RT008) describes them.
+_PRECISION_QUERIES = frozenset({"torch.cuda.is_bf16_supported"})
+
+
+def is_precision_choice(test: ast.AST, imports: ImportTable) -> bool:
+    """`torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: a condition that picks a precision
+    or dtype (`"bf16-true" if ... else "32-true"`), not a device. Its availability term is no CPU fallback;
+    the precision query's own rule says what happens off CUDA."""
+    return (
+        isinstance(test, ast.BoolOp)
+        and isinstance(test.op, ast.And)
+        and any(
+            isinstance(v, ast.Call) and imports.resolve(v.func) in _PRECISION_QUERIES for v in test.values
+        )
+    )
+
+
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
     """In `args.device == "cuda" and not torch.cuda.is_available()`, the terms that ask whether the device
     the user chose exists: the branch rejects (or replaces) a choice that cannot be met, the right thing
@@ -472,8 +489,66 @@ def _cuda_only_call(node: ast.AST) -> bool:
     return False
 
 
+def _prose(text: str) -> bool:
+    """Text for people, not a name or a device string (`"cuda"`, `"cuda:0"`): it has words."""
+    return " " in text.strip() or "{" in text and ": " in text
+
+
+def _string_leaves(node: ast.AST) -> Optional[List[str]]:
+    """The literal text of a string expression made of literals, f-strings, names and `+`; None otherwise."""
+    if isinstance(node, ast.Constant):
+        return [node.value] if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        return []
+    if isinstance(node, ast.JoinedStr):
+        return ["".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _string_leaves(node.left), _string_leaves(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _message_value(node: ast.AST) -> bool:
+    """A value that is text for people: `f"memory: {mem}, "`, `["max mem: {memory:.0f}"]`,
+    `sep.join([header, "{meters}", "max mem: {memory:.0f}"])`, `"%d MB" % n`. A device string is none."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        parts = [_string_leaves(e) for e in node.elts]
+        return bool(parts) and all(p is not None for p in parts) and any(_prose(t) for p in parts for t in p or [])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _message_value(node.left)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("join", "format"):
+        if node.func.attr == "format":
+            return _message_value(node.func.value)
+        return len(node.args) == 1 and _message_value(node.args[0])
+    leaves = _string_leaves(node)
+    return leaves is not None and any(_prose(t) for t in leaves)
+
+
+def _records_memory_figure(stmt: ast.AST) -> bool:
+    """`log_dict["memory"] = self._get_max_memory(runner)`: a memory figure stored under a name for a log."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.value, ast.Call):
+        return False
+    target = stmt.targets[0]
+    if not (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+        and "mem" in target.slice.value.lower()
+    ):
+        return False
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return "mem" in name.lower()
+
+
 def _display_only(stmt: ast.AST) -> bool:
-    """`print(...)`, `logger.info(...)`, `parts.append("max mem: ...")`: output and nothing else."""
+    """`print(...)`, `logger.info(...)`, `parts.append("max mem: ...")`, `log_str += f"memory: {mem}"`,
+    `log_msg = sep.join([header, "max mem: {memory:.0f}"])`: output, text for it, and nothing else."""
+    if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _message_value(stmt.value):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return all(isinstance(t, (ast.Name, ast.Attribute, ast.Subscript)) for t in targets)
+    if _records_memory_figure(stmt):
+        return True
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return False
     call = stmt.value

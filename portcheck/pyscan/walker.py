@@ -27,6 +27,7 @@ from portcheck.pyscan.context import (
     is_message_call,
     is_negative_cuda_check,
     is_periodic,
+    is_precision_choice,
     is_probe_function,
     is_pure_guard,
     is_single_iteration,
@@ -169,6 +170,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
+        elif is_precision_choice(node.test, imports):
+            test_ctx = ctx._replace(guard_test=True)  # picks a precision, not a device
         cuda_side: Optional[str] = None
         old_torch = asks_for_accelerator_api(node.test, imports)
         if old_torch is not None:
