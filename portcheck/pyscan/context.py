@@ -245,6 +245,38 @@ def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
 DISPATCH_ATTR = "_portcheck_dispatch"
 
 
+def _launches_op(stmt: ast.AST) -> bool:
+    """A statement that runs a custom op: `Fn.apply(...)` of a `torch.autograd.Function` class, or a call
+    that only works with CUDA (`_C.op(...)`, `fused_cuda.run(...)`)."""
+    if _cuda_only_call(stmt):
+        return True
+    for sub in ast.walk(stmt):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr == "apply"
+            and isinstance(sub.func.value, ast.Name)
+            and sub.func.value.id[:1].isupper()
+        ):
+            return True
+    return False
+
+
+def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
+    """`if torch.cuda.is_available() and value.is_cuda: out = KernelFunction.apply(value, ...) else: out =
+    reference(value, ...)`: the test asks where the tensor already is, picks a CUDA kernel for a CUDA
+    tensor, and otherwise runs the reference path on the tensor's own device. Nothing falls back to the
+    CPU and nothing needs changing; the kernel is reported where it is defined."""
+    if not isinstance(node, ast.If) or not node.orelse or not node.body:
+        return False
+    terms = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+    if not all(is_cuda_check(t, imports) and not is_negative_cuda_check(t, imports) for t in terms):
+        return False
+    if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
+        return False
+    return any(_launches_op(s) for s in node.body)
+
+
 # Queries of what precision the CUDA device supports; a rule of their own (RT008) describes them.
 _PRECISION_QUERIES = frozenset({"torch.cuda.is_bf16_supported"})
 

@@ -24,6 +24,7 @@ from portcheck.pyscan.context import (
     is_cuda_check,
     is_display_function,
     is_host_factory,
+    is_kernel_eligibility,
     is_message_call,
     is_negative_cuda_check,
     is_periodic,
@@ -170,6 +171,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
+        elif is_kernel_eligibility(node, imports):
+            test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports):
             test_ctx = ctx._replace(guard_test=True)  # picks a precision, not a device
         cuda_side: Optional[str] = None
