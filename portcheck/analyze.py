@@ -25,6 +25,9 @@ GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a 
 TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
 DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or formatted for people)"
+PRECISION_NOTE = (
+    "lowered one level: the check picks a precision (dtype), not a device; nothing falls back to the CPU here"
+)
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
 # Categories that say nothing about test code: XLA's graph breaks and host syncs cost time, and tests
 # compare values on the host (`allclose`, float64 references) on purpose.
@@ -99,6 +102,9 @@ def _finding(
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
+    if ctx.precision_test and rule.category == "device":
+        severity = severity.lowered()
+        note = f"{note}; {PRECISION_NOTE}" if note else PRECISION_NOTE
     if ctx.shown:
         severity = severity.lowered()
         note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE

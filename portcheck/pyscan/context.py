@@ -119,6 +119,7 @@ class Ctx(NamedTuple):
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
     in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
+    precision_test: bool = False  # the test of a condition that picks a precision, not a device
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -283,8 +284,8 @@ _PRECISION_QUERIES = frozenset({"torch.cuda.is_bf16_supported"})
 
 def is_precision_choice(test: ast.AST, imports: ImportTable) -> bool:
     """`torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: a condition that picks a precision
-    or dtype (`"bf16-true" if ... else "32-true"`), not a device. Its availability term is no CPU fallback;
-    the precision query's own rule says what happens off CUDA."""
+    or dtype (`"bf16-true" if ... else "32-true"`), not a device. Its availability term chooses no CPU; the
+    precision query's own rule says what happens off CUDA, and device rules there are lowered with a note."""
     return (
         isinstance(test, ast.BoolOp)
         and isinstance(test.op, ast.And)

@@ -174,7 +174,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         elif is_kernel_eligibility(node, imports):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports):
-            test_ctx = ctx._replace(guard_test=True)  # picks a precision, not a device
+            test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
         cuda_side: Optional[str] = None
         old_torch = asks_for_accelerator_api(node.test, imports)
         if old_torch is not None:
