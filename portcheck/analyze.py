@@ -28,6 +28,12 @@ DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or f
 PRECISION_NOTE = (
     "lowered one level: the check picks a precision (dtype), not a device; nothing falls back to the CPU here"
 )
+REQUIREMENT_NOTE = (
+    "lowered one level: the check raises where CUDA is absent; it states a requirement, nothing falls back"
+)
+REQUIREMENT_MESSAGE = (
+    "CUDA check (`{match}`) that stops with an error on Neuron, XLA, MPS and XPU: the code states that it needs CUDA"
+)
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
 # Categories that say nothing about test code: XLA's graph breaks and host syncs cost time, and tests
 # compare values on the host (`allclose`, float64 references) on purpose.
@@ -105,6 +111,10 @@ def _finding(
     if ctx.precision_test and rule.category == "device":
         severity = severity.lowered()
         note = f"{note}; {PRECISION_NOTE}" if note else PRECISION_NOTE
+    requirement = ctx.requirement_test and rule.category == "device"
+    if requirement:
+        severity = severity.lowered()
+        note = f"{note}; {REQUIREMENT_NOTE}" if note else REQUIREMENT_NOTE
     if ctx.shown:
         severity = severity.lowered()
         note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE
@@ -119,7 +129,8 @@ def _finding(
     column = _char_col(src, node.col_offset) + 1
     end_col_raw = getattr(node, "end_col_offset", None)
     end_column = (_char_col(end_src, end_col_raw) + 1) if end_col_raw is not None else column
-    message = entry.message.replace("{match}", label) if "{match}" in entry.message else entry.message
+    template = REQUIREMENT_MESSAGE if requirement else entry.message
+    message = template.replace("{match}", label) if "{match}" in template else template
     return Finding(
         path=path,
         line=line,

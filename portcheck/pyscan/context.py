@@ -120,6 +120,8 @@ class Ctx(NamedTuple):
     in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
     precision_test: bool = False  # the test of a condition that picks a precision, not a device
+    requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
+    in_option: bool = False  # in a branch of an `if` on something else than CUDA (a mode the user chose)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -276,6 +278,29 @@ def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
         return False
     return any(_launches_op(s) for s in node.body)
+
+
+def is_option_test(test: ast.AST, imports: ImportTable) -> bool:
+    """An `if` test on something else than CUDA or the module's entry point (`if "fused" in opt:`,
+    `if mode == "llm.int8":`): its branches run for a choice the user made."""
+    if is_cuda_check(test, imports):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(test))
+
+
+def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
+    """`if not torch.cuda.is_available(): raise ...` (no `else`), `assert torch.cuda.is_available(), ...`,
+    `assert has_apex and torch.cuda.is_available()`: the check states that CUDA is needed and stops with an
+    error where it is absent. Nothing falls back silently."""
+    if isinstance(node, ast.Assert):
+        return is_cuda_check(node.test, imports) and not is_negative_cuda_check(node.test, imports)
+    return (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and bool(node.body)
+        and isinstance(node.body[-1], ast.Raise)
+        and is_negative_cuda_check(node.test, imports)
+    )
 
 
 # Queries of what precision the CUDA device supports; a rule of their own (RT008) describes them.
