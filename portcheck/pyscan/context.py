@@ -121,7 +121,6 @@ class Ctx(NamedTuple):
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
     precision_test: bool = False  # the test of a condition that picks a precision, not a device
     requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
-    in_option: bool = False  # in a branch of an `if` on something else than CUDA (a mode the user chose)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -278,14 +277,6 @@ def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
         return False
     return any(_launches_op(s) for s in node.body)
-
-
-def is_option_test(test: ast.AST, imports: ImportTable) -> bool:
-    """An `if` test on something else than CUDA or the module's entry point (`if "fused" in opt:`,
-    `if mode == "llm.int8":`): its branches run for a choice the user made."""
-    if is_cuda_check(test, imports):
-        return False
-    return not any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(test))
 
 
 def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:

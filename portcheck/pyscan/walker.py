@@ -28,7 +28,6 @@ from portcheck.pyscan.context import (
     is_kernel_eligibility,
     is_message_call,
     is_negative_cuda_check,
-    is_option_test,
     is_periodic,
     is_precision_choice,
     is_probe_function,
@@ -178,9 +177,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         elif is_precision_choice(node.test, imports):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
         elif is_cuda_requirement(node, imports):
-            test_ctx = _requirement(ctx)
-        if isinstance(node, ast.If) and is_option_test(node.test, imports):
-            branch = branch._replace(in_option=True)
+            test_ctx = ctx._replace(requirement_test=True)  # raises without CUDA: a requirement, stated
         cuda_side: Optional[str] = None
         old_torch = asks_for_accelerator_api(node.test, imports)
         if old_torch is not None:
@@ -230,12 +227,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
-            in_loop=False,
-            loop=None,
-            periodic=False,
-            in_function=True,
-            in_init=getattr(node, "name", "") == "__init__",
-            in_option=False,
+            in_loop=False, loop=None, periodic=False, in_function=True, in_init=getattr(node, "name", "") == "__init__"
         )
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
@@ -346,7 +338,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         if ctx.in_test:
             test_ctx = ctx._replace(test_assert=True)
         elif is_cuda_requirement(node, imports):
-            test_ctx = _requirement(ctx)
+            test_ctx = ctx._replace(requirement_test=True)
         else:
             test_ctx = ctx
         out = [(node.test, test_ctx)]
@@ -354,15 +346,6 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             out.append((node.msg, ctx._replace(message=True)))
         return out
     return [(c, ctx) for c in _plain_children(node)]
-
-
-def _requirement(ctx: Ctx) -> Ctx:
-    """The context of a CUDA check that raises without CUDA. Under a mode the user chose (`if "fused" in
-    opt: assert torch.cuda.is_available()`) it validates that choice, whose own lock-in (apex, bitsandbytes)
-    is reported where it is used: no device finding. Elsewhere it states the program's requirement."""
-    if ctx.in_option:
-        return ctx._replace(guard_test=True)
-    return ctx._replace(requirement_test=True)
 
 
 def _run(entries: Sequence[Tuple[object, Handler]], node, parent, ctx, imports) -> Iterator[Hit]:
