@@ -34,6 +34,9 @@ REQUIREMENT_NOTE = (
 REQUIREMENT_MESSAGE = (
     "CUDA check (`{match}`) that stops with an error on Neuron, XLA, MPS and XPU: the code states that it needs CUDA"
 )
+BUILD_NOTE = (
+    "lowered one level: the build condition selects the CUDA build, which has a build without CUDA as alternative"
+)
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
 # Categories that say nothing about test code: XLA's graph breaks and host syncs cost time, and tests
 # compare values on the host (`allclose`, float64 references) on purpose.
@@ -108,6 +111,8 @@ def _finding(
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
+        elif not is_import and ctx.build_test:
+            severity, guarded, note = severity.lowered(), True, BUILD_NOTE
     if ctx.precision_test and rule.category == "device":
         severity = severity.lowered()
         note = f"{note}; {PRECISION_NOTE}" if note else PRECISION_NOTE

@@ -120,6 +120,7 @@ class Ctx(NamedTuple):
     in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
     precision_test: bool = False  # the test of a condition that picks a precision, not a device
+    build_test: bool = False  # the test of a CUDA build condition (`if CUDA_HOME is not None ...`) with an `else`
     requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
 
 
@@ -291,6 +292,19 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
         and bool(node.body)
         and isinstance(node.body[-1], ast.Raise)
         and is_negative_cuda_check(node.test, imports)
+    )
+
+
+def is_build_choice(node: ast.AST, imports: ImportTable) -> bool:
+    """`if CUDA_HOME is not None and torch.cuda.is_available(): extension = CUDAExtension ... else:
+    extension = CppExtension`: a build condition that picks the CUDA build where the toolkit is, and has
+    a build without it. What the condition reads is no more severe than the CUDA build it selects."""
+    if not isinstance(node, (ast.If, ast.IfExp)) or not node.orelse or not is_cuda_check(node.test, imports):
+        return False
+    return any(
+        (isinstance(n, ast.Name) and n.id == "CUDA_HOME")
+        or (isinstance(n, ast.Attribute) and n.attr == "CUDA_HOME")
+        for n in ast.walk(node.test)
     )
 
 

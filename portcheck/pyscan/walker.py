@@ -21,6 +21,7 @@ from portcheck.pyscan.context import (
     choice_checks,
     dispatch_arms,
     is_availability_check,
+    is_build_choice,
     is_cuda_check,
     is_cuda_requirement,
     is_display_function,
@@ -176,6 +177,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
+        elif is_build_choice(node, imports):
+            test_ctx = ctx._replace(build_test=True)
         elif is_cuda_requirement(node, imports):
             test_ctx = ctx._replace(requirement_test=True)  # raises without CUDA: a requirement, stated
         cuda_side: Optional[str] = None
