@@ -102,6 +102,8 @@ def _finding(
         return None
     if ctx.test_file and rule.category in _NOT_IN_TESTS:
         return None
+    if ctx.xla_branch and rule.category == "xla" and target is not Target.XLA:
+        return None  # code that only runs with torch_xla is no lock-in where torch_xla is not the target
     if is_import and ctx.probe:
         return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
     note = ""

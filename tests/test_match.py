@@ -486,3 +486,19 @@ def test_a_skip_for_another_reason_keeps_the_findings():
         "def test_x():\n    m = Net().cuda()\n"
     )
     assert [f.code for f in scan_snippet(src, target="neuron")] == ["DEV002"]
+
+
+_TPU_BRANCH = """from transformers.utils import is_torch_tpu_available
+if is_torch_tpu_available(check_device=False):
+    import torch_xla.core.xla_model as xm
+class Trainer:
+    def log(self):
+        if is_torch_tpu_available():
+            xm.mark_step()
+"""
+
+
+def test_xla_rules_in_a_torch_xla_branch_speak_to_the_xla_target_only():
+    # The branch only runs with torch_xla: no lock-in for native Neuron, but the XLA target still uses it.
+    assert [f.code for f in scan_snippet(_TPU_BRANCH, target="neuron") if f.code == "XLA011"] == []
+    assert [f.code for f in scan_snippet(_TPU_BRANCH, target="xla") if f.code == "XLA011"] == ["XLA011"]

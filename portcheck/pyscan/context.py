@@ -217,8 +217,44 @@ def _accelerators_tested(test: ast.AST) -> List[str]:
 
 
 def is_xla_probe(test: ast.AST) -> bool:
-    """`if is_torch_tpu_available():`, `if is_torch_xla_available() and ...:`: the branch runs with torch_xla only."""
-    return "xla" in _accelerators_tested(test)
+    """`if is_torch_tpu_available():`, `if is_torch_xla_available() and ...:`, or a term that selects the XLA
+    option (`if self.args.tpu_num_cores:`, `elif args.optim == OptimizerNames.ADAMW_TORCH_XLA:`,
+    `if DebugOption.TPU_METRICS_DEBUG in self.args.debug:`): the branch runs with torch_xla only."""
+    if "xla" in _accelerators_tested(test):
+        return True
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(_xla_option(t) for t in terms)
+
+
+_XLA_WORDS = frozenset({"xla", "tpu"})
+
+
+def has_xla_word(name: str) -> bool:
+    """`tpu_num_cores`, `ADAMW_TORCH_XLA`, `_save_tpu`: a name with the word XLA or TPU in it."""
+    return any(w in _XLA_WORDS for w in re.split(r"[^a-z0-9]+", name.lower()))
+
+
+def _xla_option(term: ast.AST) -> bool:
+    """One term of a test that asks for the XLA option: a name, attribute or config key with the word XLA
+    or TPU in it (`args.tpu_num_cores`, `fsdp_config["xla"]`), or a comparison with one (`optim ==
+    Names.ADAMW_TORCH_XLA`, `Option.TPU_METRICS_DEBUG in debug`). A negated term asks the opposite."""
+    if isinstance(term, ast.Name):
+        return has_xla_word(term.id)
+    if isinstance(term, ast.Attribute):
+        return has_xla_word(term.attr)
+    if isinstance(term, ast.Subscript):
+        key = term.slice
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) and has_xla_word(key.value)
+    if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is, ast.In)):
+        # `x in Names.TPU_DEBUG` asks about x; `Names.TPU_DEBUG in x` and `a == Names.XLA` about the option.
+        sides: List[ast.AST] = [term.left] if isinstance(term.ops[0], ast.In) else [term.left, term.comparators[0]]
+        return any(isinstance(x, (ast.Name, ast.Attribute)) and _xla_option(x) for x in sides)
+    return False
+
+
+def is_negated_xla_option(test: ast.AST) -> bool:
+    """`if not self.args.fsdp_config["xla"]: ... else: <XLA path>`: the `else` runs with torch_xla only."""
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and is_xla_probe(test.operand)
 
 
 def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:

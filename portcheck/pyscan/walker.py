@@ -28,6 +28,7 @@ from portcheck.pyscan.context import (
     is_host_factory,
     is_kernel_eligibility,
     is_message_call,
+    is_negated_xla_option,
     is_negative_cuda_check,
     is_periodic,
     is_precision_choice,
@@ -214,6 +215,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
         else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
+        if is_negated_xla_option(node.test):
+            else_ctx = else_ctx._replace(xla_branch=True)
         if isinstance(node, ast.IfExp):
             return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
         return [(node.test, test_ctx)] + _block(node.body, body_ctx, imports) + _block(node.orelse, else_ctx, imports)
@@ -242,6 +245,8 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             inner = inner._replace(display=True)
         if is_probe_function(node):
             inner = inner._replace(probe=True)
+        if re.search(r"(?i)(?:^|_)tpu(?:_|$)", getattr(node, "name", "")):
+            inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         returns = getattr(node, "returns", None)
         if returns is not None:
