@@ -13,7 +13,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Set, Tuple
 
 import click
 
@@ -178,24 +178,32 @@ class Bucket:
 
     def save(self) -> None:
         """Write the index back when it changed, dropping entries of files that no longer exist."""
-        if not self.dirty:
-            return
-        entries = {k: v for k, v in self.entries.items() if k in self.seen or os.path.exists(k)}
-        self.cache.write(self.name, marshal.dumps((FORMAT, entries)))
-        self.dirty = False
+        if self.dirty:
+            _write_entries(self.cache, self.name, self.entries, self.seen)
+            self.dirty = False
 
 
-def _decode_index(data: Optional[bytes]) -> Dict[str, Entry]:
+def _write_entries(cache: "Cache", name: str, entries: Mapping[str, Any], seen: Set[str]) -> None:
+    """Write one index file of `cache`: the entries of files seen by this scan or still there."""
+    kept = {k: v for k, v in entries.items() if k in seen or os.path.exists(k)}
+    cache.write(name, marshal.dumps((FORMAT, kept)))
+
+
+def _read_entries(data: Optional[bytes], valid: Callable[[Any], bool]) -> Dict[str, Any]:
+    """The entries of an index file that `valid` accepts; {} for anything that is not this format."""
     if not data:
         return {}
     try:
-        loaded = marshal.loads(data)
-        fmt, entries = loaded
+        fmt, entries = marshal.loads(data)
     except Exception:  # not marshal data, or not a pair: a miss, never an error
         return {}
     if fmt != FORMAT or not isinstance(entries, dict):
         return {}
-    return {k: v for k, v in entries.items() if isinstance(k, str) and _valid(v)}
+    return {k: v for k, v in entries.items() if isinstance(k, str) and valid(v)}
+
+
+def _decode_index(data: Optional[bytes]) -> Dict[str, Entry]:
+    return _read_entries(data, _valid)
 
 
 class Table:
@@ -225,26 +233,13 @@ class Table:
             self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
-            return
-        entries = {k: v for k, v in self.entries.items() if k in self.seen or os.path.exists(k)}
-        self.cache.write(self.name, marshal.dumps((FORMAT, entries)))
-        self.dirty = False
+        if self.dirty:
+            _write_entries(self.cache, self.name, self.entries, self.seen)
+            self.dirty = False
 
 
 def _decode_table(data: Optional[bytes]) -> Dict[str, tuple]:
-    if not data:
-        return {}
-    try:
-        fmt, entries = marshal.loads(data)
-    except Exception:  # not marshal data, or not a pair: a miss, never an error
-        return {}
-    if fmt != FORMAT or not isinstance(entries, dict):
-        return {}
-    return {
-        k: v for k, v in entries.items()
-        if isinstance(k, str) and isinstance(v, tuple) and v and isinstance(v[0], bytes)
-    }
+    return _read_entries(data, lambda v: isinstance(v, tuple) and bool(v) and isinstance(v[0], bytes))
 
 
 class CacheRefused(Exception):
