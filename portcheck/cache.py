@@ -264,20 +264,21 @@ class Cache:
     def for_config(cls, config, catalog) -> "Cache":
         return cls(find_root(config), catalog.digest)
 
-    def _code(self) -> tuple:
+    def _digest(self, *extra: object) -> str:
+        """A name for what the cached data depends on: the tool (format, version, catalog, interpreter,
+        marshal format, code) and `extra`."""
         if self._stamp is None:
             self._stamp = _code_stamp()
-        return self._stamp
-
-    def key(self, settings) -> str:
-        self._code()
-        # Per-file ignores match the paths as displayed, which are relative to the working directory.
-        where = os.getcwd() if getattr(settings, "per_file_ignores", ()) else ""
         parts = (
-            FORMAT, __version__, self.catalog_digest, repr(settings), where, sys.implementation.name,
-            sys.version_info[:2], marshal.version, self._stamp,
+            FORMAT, __version__, self.catalog_digest, sys.implementation.name, sys.version_info[:2],
+            marshal.version, self._stamp, *extra,
         )
         return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=12).hexdigest()
+
+    def key(self, settings) -> str:
+        # Per-file ignores match the paths as displayed, which are relative to the working directory.
+        where = os.getcwd() if getattr(settings, "per_file_ignores", ()) else ""
+        return self._digest(repr(settings), where)
 
     def bucket(self, settings) -> Bucket:
         return Bucket(self, f"{self.key(settings)}.bin")
@@ -285,12 +286,7 @@ class Cache:
     def project_table(self) -> Table:
         """The project pass's per-file facts (summaries): they depend on a file's bytes and on the
         tool, not on the scan settings, so every target and every settings share one table."""
-        parts = (
-            FORMAT, __version__, self.catalog_digest, sys.implementation.name, sys.version_info[:2],
-            marshal.version, self._code(),
-        )
-        key = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=12).hexdigest()
-        return Table(self, f"project-{key}.bin")
+        return Table(self, f"project-{self._digest()}.bin")
 
     def findings_table(self, settings) -> Table:
         """The project pass's findings per file for one settings (they depend on its severities)."""
