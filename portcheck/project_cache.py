@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
 from portcheck.cache import Cache, Table, content_digest, decode_findings, encode_findings
 from portcheck.model import Finding
@@ -31,6 +31,7 @@ from portcheck.project_index import (
     Site,
     SiteFindings,
     Sources,
+    may_define,
     python_text,
     read_python,
     summarize_or_none,
@@ -71,8 +72,6 @@ class _Facts:
     )
 
     def __init__(self, path: str, display: str, digest: bytes, text: Optional[str]) -> None:
-        from portcheck.project_index import may_define
-
         self.path = path
         self.display = display
         self.digest = digest
@@ -157,7 +156,7 @@ class CachedSources(Sources):
     def text(self, path: str) -> str:
         facts = self.files[path]
         if facts.text is None:
-            data = read_python(self.files[path].path)
+            data = read_python(facts.path)
             text = python_text(data) if data is not None else None
             if data is None or text is None or content_digest(data) != facts.digest:
                 # Changed since the scan looked at it: the facts of these bytes are computed afresh.
@@ -168,21 +167,21 @@ class CachedSources(Sources):
     def may_define(self, path: str) -> bool:
         return self.files[path].may_define
 
+    def _remembered(self, path: str, name: str, compute: Callable[[str], FrozenSet[str]]) -> FrozenSet[str]:
+        """The fact `name` of the file, computed once (and kept) when the table does not have it."""
+        value = getattr(self.files[path], name)
+        if value is None:
+            value = compute(path)
+            facts = self.files[path]  # computing may read the text, which renews the facts of changed bytes
+            setattr(facts, name, value)
+            facts.changed = True
+        return value
+
     def import_words(self, path: str) -> FrozenSet[str]:
-        facts = self.files[path]
-        if facts.import_words is None:
-            found = super().import_words(path)
-            facts = self.files[path]
-            facts.import_words, facts.changed = found, True
-        return facts.import_words
+        return self._remembered(path, "import_words", super().import_words)
 
     def words(self, path: str) -> FrozenSet[str]:
-        facts = self.files[path]
-        if facts.words is None:
-            found = super().words(path)
-            facts = self.files[path]
-            facts.words, facts.changed = found, True
-        return facts.words
+        return self._remembered(path, "words", super().words)
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         facts = self.files[path]
