@@ -982,6 +982,7 @@ class ProjectPass:
     sources: Sources
     own: "Project"
     index: Optional[Tuple["Project", "Resolved", Dict[str, ModuleSummary]]]
+    _sites: Optional[Dict[str, List[ProjectSite]]] = None
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
@@ -1008,6 +1009,18 @@ class ProjectPass:
     def site_findings(self, settings) -> SiteFindings:
         return self.sources.site_findings(settings)
 
+    def sites(self) -> Dict[str, List[ProjectSite]]:
+        """The sites of every indexed file that has any, by display path: the same for every target."""
+        if self._sites is None:
+            self._sites = {}
+            if self.index is not None:
+                project, resolved, summaries = self.index
+                for path, summary in summaries.items():
+                    found = sites(summary, project, resolved)
+                    if found:
+                        self._sites[path] = found
+        return self._sites
+
     def save(self) -> None:
         """Keep what this scan learnt for the next one (nothing without a cache)."""
         self.sources.save()
@@ -1031,12 +1044,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         _, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
     if entries and state.index is not None:
-        project, resolved, summaries = state.index
         kept = state.site_findings(settings)
-        for path, summary in summaries.items():
-            found = sites(summary, project, resolved)
-            if not found:
-                continue
+        for path, found in state.sites().items():
             if is_display_module(project_path(path, settings.roots)):
                 continue  # `collect_env.py` reads the extension's version to show it: no lock-in
             # A file's findings depend on its text, its sites and the settings only: those of a file
