@@ -5,7 +5,8 @@ A backend counts when the code uses it as a device type (`"xpu"`, `"mps:0"`), ca
 (`torch.xpu`, `torch.backends.mps`, `torch_npu`, `torch_xla`) or asks whether it is there
 (`is_npu_available()`). Comments do not count; the search is textual, so a docstring naming `torch.xpu` does.
 Code that looks a device module up by type (`torch.get_device_module`, `torch._utils._get_available_device_type`)
-or goes through DeepSpeed's `get_accelerator()` names the pseudo-backend ABSTRACTION. `torch.accelerator` does
+or goes through DeepSpeed's `get_accelerator()` names the pseudo-backend ABSTRACTION. `PLATFORM_MARKER` tells a
+dependency declared for some platforms only. `torch.accelerator` does
 not: it resolves the one accelerator there is (it is what `portcheck fix` writes), and dispatches nothing.
 """
 
@@ -103,3 +104,9 @@ def device_type_of(value: object) -> str:
         return ""
     head = value.split(":", 1)[0]
     return head if head in DEVICE_TYPES else ""
+
+
+# A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only on
+# the platforms the marker names: the project has a path without it (the scanner lowers the finding, the
+# score weighs it one level less again after capping environment evidence).
+PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")

@@ -23,7 +23,7 @@ from portcheck.analyze import (
     match_module,
     parse_python,
 )
-from portcheck.backends import named_backends
+from portcheck.backends import PLATFORM_MARKER, named_backends
 from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, matches_any
 from portcheck.escape import path_text
@@ -124,11 +124,6 @@ def other_accelerator_requirements(path: str) -> bool:
     return "requirements" in words and any(w in _OTHER_ACCELERATOR_WORDS for w in words)
 
 
-# A dependency with an environment marker (`triton; sys_platform == "linux"`) is installed only on the
-# platforms the marker names: the project has a path without it.
-_PLATFORM_MARKER = re.compile(
-    r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b"
-)
 MARKER_NOTE = (
     "lowered one level: its environment marker installs it on some platforms only, so the project runs without it"
 )
@@ -151,7 +146,7 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
             for line, col, end_line, end_col, label in matcher.scan(kind, lines):
                 message = entry.message.replace("{match}", label)
                 source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-                marked = matcher.kind == "requirement" and bool(_PLATFORM_MARKER.search(source))
+                marked = matcher.kind == "requirement" and bool(PLATFORM_MARKER.search(source))
                 out.append(
                     Finding(
                         path=path, line=line, column=col, end_line=end_line, end_column=end_col,

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from portcheck.backends import ABSTRACTION, device_generic
+from portcheck.backends import ABSTRACTION, PLATFORM_MARKER, device_generic
 from portcheck.model import FileResult, Finding, Rule, ScanResult, Severity, Target
 from portcheck.parts import PARTS, PRODUCT, part_of
 
@@ -75,11 +75,6 @@ KERNEL_KINDS = frozenset({"cuda"})
 KERNEL_SOURCE_RULES = frozenset({"KRN002", "KRN008"})
 TRITON_RULE = "KRN003"
 _TRITON_DEF = re.compile(r"^@\s*(?:triton\.)?(?:jit|autotune|heuristics)\b")
-# A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only where
-# it works: the project already has a path without it, so the finding weighs one level less.
-_PLATFORM_MARKER = re.compile(
-    r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b"
-)
 # Package rules, and how an import names its package: an import of the project's own package is not a dependency.
 PACKAGE_CATEGORY = "package"
 _IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)")
@@ -408,7 +403,7 @@ def _unit(
             severity = min(
                 severity, Severity.MINOR, key=lambda s: s.rank
             )  # environment evidence weighs at most a minor
-            if _PLATFORM_MARKER.search(f.source_line):
+            if PLATFORM_MARKER.search(f.source_line):
                 severity = severity.lowered()
         elif generic and f.category != KERNEL_CATEGORY and not f.guarded:
             severity = severity.lowered()  # one branch of a dispatch the project already has
