@@ -115,19 +115,16 @@ def _finding(
             severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
         elif not is_import and ctx.build_test:
             severity, guarded, note = severity.lowered(), True, BUILD_NOTE
-    if ctx.precision_test and rule.category == "device":
-        severity = severity.lowered()
-        note = f"{note}; {PRECISION_NOTE}" if note else PRECISION_NOTE
     requirement = ctx.requirement_test and rule.category == "device"
-    if requirement:
-        severity = severity.lowered()
-        note = f"{note}; {REQUIREMENT_NOTE}" if note else REQUIREMENT_NOTE
-    if ctx.shown:
-        severity = severity.lowered()
-        note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE
-    if ctx.test_file:
-        severity = severity.lowered()
-        note = f"{note}; {TEST_NOTE}" if note else TEST_NOTE
+    for applies, why in (
+        (ctx.precision_test and rule.category == "device", PRECISION_NOTE),
+        (requirement, REQUIREMENT_NOTE),
+        (ctx.shown, DISPLAY_NOTE),
+        (ctx.test_file, TEST_NOTE),
+    ):
+        if applies:  # each reason lowers one more level and is said in the note
+            severity = severity.lowered()
+            note = f"{note}; {why}" if note else why
     node = cast(Located, reported)  # a matcher reports only what has a position
     line = node.lineno
     end_line = getattr(node, "end_lineno", None) or line
