@@ -68,6 +68,12 @@ def named_backends(text: str) -> Tuple[str, ...]:
     return tuple(sorted(found))
 
 
+# How many non-CUDA accelerators code must name to count as already running on more than CUDA: the score
+# weighs such a project's CUDA-specific code one level less, and the scanner takes an `if`/`elif` chain over
+# as many as the CUDA arm of a dispatch.
+SEVERAL_BACKENDS = 2
+
+
 def device_generic(backends: FrozenSet[str], several: int) -> bool:
     """Whether code naming `backends` already runs on more than CUDA: it goes through a device abstraction,
     or it names at least `several` non-CUDA accelerators."""

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from portcheck.backends import ABSTRACTION, PLATFORM_MARKER, device_generic
+from portcheck.backends import ABSTRACTION, PLATFORM_MARKER, SEVERAL_BACKENDS, device_generic
 from portcheck.model import FileResult, Finding, Rule, ScanResult, Severity, Target
 from portcheck.parts import PARTS, PRODUCT, part_of
 
@@ -51,11 +51,11 @@ REPEAT = 0.5
 KERNEL_LINES = 100.0
 KERNEL_FLOOR = 0.5
 TRITON_LINES = 60.0
-# A project whose product code goes through a device abstraction, or names at least SEVERAL_BACKENDS non-CUDA
-# accelerators as device types (portcheck.backends), already runs on more than CUDA: its CUDA-specific code is one
-# branch of a dispatch that the port extends, so its code findings outside the kernel category weigh one level
-# less, as behind a fallback. Kernels are rewritten whatever dispatches to them; environment files are bounded anyway.
-SEVERAL_BACKENDS = 2
+# A project whose product code goes through a device abstraction, or names at least SEVERAL_BACKENDS
+# (portcheck.backends) non-CUDA accelerators as device types, already runs on more than CUDA: its CUDA-specific
+# code is one branch of a dispatch that the port extends, so its code findings outside the kernel category weigh
+# one level less, as behind a fallback. Kernels are rewritten whatever dispatches to them; environment files are
+# bounded anyway.
 KERNEL_CATEGORY = "kernel"
 # A scope holding at least MANY_KERNELS custom kernels with no fallback is re-engineering for every target.
 MANY_KERNELS = 20

@@ -6,9 +6,8 @@ import ast
 import re
 from typing import List, NamedTuple, Optional
 
-from portcheck.backends import device_generic, device_type_of, probed_backend
+from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.score import SEVERAL_BACKENDS
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
