@@ -172,6 +172,11 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     return False
 
 
+def and_terms(test: ast.AST) -> List[ast.AST]:
+    """The terms of `a and b and c`, or `[test]` for any other test."""
+    return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+
+
 def _asks_for_cuda(node: ast.AST) -> bool:
     """`args.device == "cuda"`, `"cuda" in device`, `device.startswith("cuda")`: a test of which device was chosen."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
@@ -186,7 +191,7 @@ def _asks_for_cuda(node: ast.AST) -> bool:
 
 def is_xla_device_check(test: ast.AST) -> bool:
     """`tensor.device.type == "xla"`, alone or as one term of an `and`: the branch runs on XLA only."""
-    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    terms = and_terms(test)
     for term in terms:
         if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is)):
             sides = (term.left, term.comparators[0])
@@ -200,7 +205,7 @@ def _accelerators_tested(test: ast.AST) -> List[str]:
     (`is_npu_available()`, `torch.xpu.is_available()`, `is_torch_tpu_available()`) or a comparison of a
     device type with another accelerator's string (`device.type == "mps"`). A negated term asks the
     opposite and counts for nothing."""
-    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    terms = and_terms(test)
     found: List[str] = []
     for term in terms:
         if isinstance(term, ast.Call):
@@ -221,7 +226,7 @@ def is_xla_probe(test: ast.AST) -> bool:
     `if DebugOption.TPU_METRICS_DEBUG in self.args.debug:`): the branch runs with torch_xla only."""
     if "xla" in _accelerators_tested(test):
         return True
-    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    terms = and_terms(test)
     return any(_xla_option(t) for t in terms)
 
 
@@ -307,7 +312,7 @@ def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     CPU and nothing needs changing; the kernel is reported where it is defined."""
     if not isinstance(node, ast.If) or not node.orelse or not node.body:
         return False
-    terms = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+    terms = and_terms(node.test)
     if not all(is_cuda_check(t, imports) and not is_negative_cuda_check(t, imports) for t in terms):
         return False
     if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
@@ -426,7 +431,7 @@ def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    terms = and_terms(test)
     for term in terms:
         if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.Eq):
             sides = (term.left, term.comparators[0])
