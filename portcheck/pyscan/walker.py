@@ -126,6 +126,8 @@ _SPECIAL_TYPES = frozenset(_SPECIAL)
 _HOST_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor"})
 # A printf conversion that formats a number for reading: `%.3g`, `%5.1f`, `%e`.
 _PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
+# `def _save_tpu(self, ...)`: a method for the TPU path of its class.
+_TPU_NAME = re.compile(r"(?i)(?:^|_)tpu(?:_|$)")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
@@ -165,14 +167,16 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
     if isinstance(node, (ast.If, ast.IfExp)):
         branch = ctx
         test_ctx = ctx
-        if node.orelse and is_cuda_check(node.test, imports):
+        cuda = is_cuda_check(node.test, imports)
+        positive = cuda and not is_negative_cuda_check(node.test, imports)  # true where CUDA is there
+        if node.orelse and cuda:
             branch = branch._replace(guarded=True, tried=False)
         if isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
             branch = branch._replace(guarded=True, pure_guard=True, tried=False)
             test_ctx = ctx._replace(guard_test=True)
-        elif (ctx.in_test or ctx.test_file) and is_cuda_check(node.test, imports):
+        elif (ctx.in_test or ctx.test_file) and cuda:
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
         elif is_kernel_eligibility(node, imports):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
@@ -188,18 +192,14 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             # `torch.accelerator...type if hasattr(torch, "accelerator") else "cuda"`: the other branch
             # only runs on a torch too old for the device-generic API.
             cuda_side = "orelse" if old_torch else "body"
-        elif ctx.test_file and is_cuda_check(node.test, imports):
+        elif ctx.test_file and cuda:
             # Test code under `if torch.cuda.is_available():` tests the CUDA path where it exists.
-            cuda_side = "orelse" if is_negative_cuda_check(node.test, imports) else "body"
+            cuda_side = "body" if positive else "orelse"
         if is_availability_check(node.test):
             branch = branch._replace(optional_import=True)
         xla_only = is_xla_device_check(node.test) or is_xla_probe(node.test)
-        if (
-            isinstance(node, ast.If)
-            and dispatch_arms(node, imports)
-            and is_cuda_check(node.test, imports)
-            and not is_negative_cuda_check(node.test, imports)
-        ):
+        # `dispatch_arms` runs on every `if`: the first of a chain records the answer for the `elif`s below it.
+        if isinstance(node, ast.If) and dispatch_arms(node, imports) and positive:
             # The CUDA arm of a dispatch over accelerators (`elif torch.cuda.is_available(): return
             # torch.device("cuda")` between the NPU and XPU arms) is CUDA's own path: its check is no CPU
             # fallback and what it runs is no lock-in.
@@ -245,7 +245,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             inner = inner._replace(display=True)
         if is_probe_function(node):
             inner = inner._replace(probe=True)
-        if re.search(r"(?i)(?:^|_)tpu(?:_|$)", getattr(node, "name", "")):
+        if _TPU_NAME.search(getattr(node, "name", "")):
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
         returns = getattr(node, "returns", None)
