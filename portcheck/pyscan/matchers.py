@@ -243,6 +243,14 @@ def call_argument(call: ast.Call, keyword: Optional[str], position: Optional[int
 _INSIDE = (None, "loop", "function", "step-loop")
 
 
+def _declined(ctx: Ctx) -> Ctx:
+    return ctx._replace(declined=True)
+
+
+def _shown(ctx: Ctx) -> Ctx:
+    return ctx._replace(shown=True)
+
+
 class Matcher:
     """Base class. Shared keys: `inside` ("loop", "function" or "step-loop": a loop that runs a model
     step), `messages` (whether to match inside log/print/raise messages: code there still runs, so
@@ -363,17 +371,15 @@ class Matcher:
                     return iter(())
             if requires and not imports.imports_any(requires):
                 return iter(())
-            if not declined and ((ctx.message and messages_lower) or (ctx.display and display_lower)):
-                return (
-                    (hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)._replace(shown=True))
-                    for hit in match(node, parent, ctx, imports)
-                )
+            mark: Callable[[Ctx], Ctx]
             if declined:
-                return (
-                    (hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)._replace(declined=True))
-                    for hit in match(node, parent, ctx, imports)
-                )
-            return match(node, parent, ctx, imports)
+                mark = _declined
+            elif (ctx.message and messages_lower) or (ctx.display and display_lower):
+                mark = _shown  # matched one level lower, the value being only shown
+            else:
+                return match(node, parent, ctx, imports)
+            hits = match(node, parent, ctx, imports)
+            return ((hit[0], hit[1], mark(hit[2] if len(hit) > 2 else ctx)) for hit in hits)
 
         return run
 
@@ -623,8 +629,6 @@ class ImportMatcher(Matcher):
                     if self._hit(full):
                         yield node, full
                         return
-
-
 
 
 class MethodMatcher(Matcher):
