@@ -710,9 +710,9 @@ def _accelerator_device(site: Site, node: cst.CSTNode) -> Optional[str]:
         other = other.value
     if not isinstance(other, cst.Name):
         return None
-    scope: cst.CSTNode = node
-    while not isinstance(scope, (cst.FunctionDef, cst.Module)) and site.parent(scope) is not None:
-        scope = site.parent(scope)  # type: ignore[assignment]
+    scope = _scope_of(site, node)
+    if scope is None:
+        return None
     name, found = other.value, False
 
     class Visitor(cst.CSTVisitor):
