@@ -1538,13 +1538,8 @@ def _guarded_pin(site: Site, call: cst.Call) -> Outcome:
             f"`{code_of(receiver)}.pin_memory()` raises without an accelerator, and `{code_of(receiver)}` "
             "would run twice in a guarded copy: guard it by hand"
         )
-    parent = site.parent(call)
-    if _guarded(site, call) or (
-        isinstance(parent, cst.IfExp)
-        and parent.body is call
-        and isinstance(parent.test, cst.Call)
-        and site.context_name(parent.test.func) in AVAILABILITY_CALLS
-    ):
+    # (`x.pin_memory() if torch.accelerator.is_available() else x` is no finding: the matcher declines it.)
+    if _guarded(site, call):
         return Skip("`.pin_memory()` already runs only where an accelerator is")
     guard = "torch.accelerator.is_available()"
     plain = isinstance(site.parent(call), _PLAIN_PARENTS)
