@@ -90,20 +90,17 @@ def _remover() -> type:
 
 def fix_imports(tree: cst.Module, modules: Set[str], removals: Sequence[Binding], keep: AbstractSet[str]) -> cst.Module:
     """`tree` importing `modules`, without the `removals` that nothing uses any more (nor `keep` names)."""
-    from libcst.codemod import CodemodContext
-    from libcst.codemod.visitors import RemoveImportsVisitor
-
-    context = CodemodContext()
     roots = {m.split(".", 1)[0] for m in modules}
-    dropped = False
-    for binding in removals:
-        if binding.local in keep or binding.local in roots:
-            continue
-        RemoveImportsVisitor.remove_unused_import(context, binding.module, binding.obj, binding.asname)
-        dropped = True
+    dropped = [b for b in removals if b.local not in keep and b.local not in roots]
     for module in sorted(modules):
         tree = _add_import(tree, module)
     if dropped:
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import RemoveImportsVisitor
+
+        context = CodemodContext()
+        for binding in dropped:
+            RemoveImportsVisitor.remove_unused_import(context, binding.module, binding.obj, binding.asname)
         tree = _remover()(context).transform_module(tree)
     return tree
 
