@@ -5,9 +5,9 @@ A backend counts when the code uses it as a device type (`"xpu"`, `"mps:0"`), ca
 (`torch.xpu`, `torch.backends.mps`, `torch_npu`, `torch_xla`) or asks whether it is there
 (`is_npu_available()`). Comments do not count; the search is textual, so a docstring naming `torch.xpu` does.
 Code that looks a device module up by type (`torch.get_device_module`, `torch._utils._get_available_device_type`)
-or goes through DeepSpeed's `get_accelerator()` names the pseudo-backend ABSTRACTION. `PLATFORM_MARKER` tells a
-dependency declared for some platforms only. `torch.accelerator` does
+or goes through DeepSpeed's `get_accelerator()` names the pseudo-backend ABSTRACTION. `torch.accelerator` does
 not: it resolves the one accelerator there is (it is what `portcheck fix` writes), and dispatches nothing.
+`PLATFORM_MARKER` tells a dependency declared for some platforms only.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def device_generic(backends: FrozenSet[str], several: int) -> bool:
 # The device types of accelerators other than CUDA that code dispatches to, with the names their
 # availability probes use (`is_torch_xla_available`, `is_tpu_available`, `is_torch_neuronx_available`).
 DEVICE_TYPES = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "neuron", "sdaa", "mtia"})
-_PROBE_NAMES = {**_ALIASES, "tpu": "xla", "torch_tpu": "xla", "neuron_core": "neuron", "neuroncore": "neuron"}
+_PROBE_NAMES = {**_ALIASES, "torch_tpu": "xla", "neuron_core": "neuron", "neuroncore": "neuron"}
 _PROBE = re.compile(r"^_?is_(\w+?)_available$")
 
 
