@@ -183,10 +183,10 @@ class _Collector:
 
         Values that are only shown (the arguments of `print`, `logger.info`, `warnings.warn`) do not
         count as uses: printing a CUDA-bound function's report does not make the caller need CUDA.
-        With `fallbacks` (a function's body), an import or a build (`cpp_extension.load`) in `try: ...
-        except ImportError:` (or `except Exception:`) whose handler goes on is optional: the function has
-        a path without the extension, and the code after it in the `try` (and its `else`) runs only when
-        the import worked."""
+        With `fallbacks` (a function's body, or a module-level statement), an import or a build
+        (`cpp_extension.load`) in `try: ... except ImportError:` (or `except Exception:`) whose handler
+        goes on is optional: the code has a path without the extension, and the code after it in the
+        `try` (and its `else`) runs only when the import worked."""
         out: List[str] = []
         loads = False
         # (node, under a CUDA check, under any condition, optional: behind an ImportError fallback)
@@ -203,7 +203,10 @@ class _Collector:
                 stack.extend((c, True, True, True) for c in reversed(node.body))
                 continue
             if fallbacks and _TRY and isinstance(node, _TRY):
-                if any(catches_import_error(h) and continues(h) and not _keeps_error(h) for h in node.handlers):
+                if any(
+                    catches_import_error(h) and continues(h) and not _keeps_error(h) and not _imports_again(node, h)
+                    for h in node.handlers
+                ):
                     tried: List[ast.AST] = list(node.body) + list(node.orelse)
                     rest: List[ast.AST] = list(node.handlers) + list(node.finalbody)
                     stack.extend((c, inside, conditional, optional) for c in reversed(rest))
@@ -246,10 +249,67 @@ class _Collector:
             elif isinstance(node, ast.Import) and not optional:
                 if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
                     loads = True
-            if inside and isinstance(node, (ast.Import, ast.ImportFrom)):
+            if (inside or optional) and isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.guarded_imports.add(node.lineno)
             stack.extend((c, inside, conditional, optional) for c in reversed(list(ast.iter_child_nodes(node))))
         return out, loads
+
+
+def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bool]:
+    """`_Collector.uses` for a class: what its methods call unconditionally, leaving out a method the class
+    itself only calls under a condition (`if self.use_extension: return self.call_cuda(x)`, then the
+    reference path): the class's optional fast path, as a call under a CUDA check is. Methods Python calls
+    by themselves (`__init__`, `forward`, ...) are never left out."""
+    methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    per_method: Dict[str, List[str]] = {}
+    site_range: Dict[str, Tuple[int, int]] = {}
+    out: List[str] = []
+    loads = False
+    for node in cls.body:
+        first = len(collector.sites)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            uses, loaded = collector.uses(node.body, record_sites=True, fallbacks=True)
+            per_method[node.name] = uses
+            site_range[node.name] = (first, len(collector.sites))
+        else:
+            uses, loaded = collector.uses([node], record_sites=True, fallbacks=True)
+            out.extend(uses)
+        loads = loads or loaded
+    called = {ref[5:] for uses in per_method.values() for ref in uses if ref.startswith("self.")}
+    mentioned = {
+        sub.attr
+        for node in methods.values()
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self"
+    }
+    optional = {
+        name
+        for name in mentioned & set(methods)
+        if name not in called and not name.startswith("__") and name not in ("forward", "backward")
+    }
+    for name, uses in per_method.items():
+        if name not in optional:
+            out.extend(uses)
+            continue
+        first, last = site_range[name]  # what the fast path calls has the reference path beside it
+        collector.sites[first:last] = [replace(site, guarded=True) for site in collector.sites[first:last]]
+    return out, loads
+
+
+def _imported_names(stmts: Sequence[ast.stmt]) -> Set[str]:
+    return {
+        alias.asname or alias.name.split(".", 1)[0]
+        for stmt in stmts
+        if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        for alias in stmt.names
+    }
+
+
+def _imports_again(node: ast.AST, handler: ast.ExceptHandler) -> bool:
+    """`try: from op_builder.builder import OpBuilder` / `except ImportError: from deepspeed.ops.op_builder.builder
+    import OpBuilder`: the handler imports the same name from another place, so what follows needs it either
+    way; no fallback."""
+    return bool(_imported_names(getattr(node, "body", [])) & _imported_names(handler.body))
 
 
 def _keeps_error(handler: ast.ExceptHandler) -> bool:
@@ -341,7 +401,10 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                 collector.uses(stmt.body, record_sites=False)
                 definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, False, ()))
                 continue
-            uses, loads = collector.uses(stmt.body, record_sites=True, fallbacks=True)
+            if isinstance(stmt, ast.ClassDef):
+                uses, loads = _class_uses(collector, stmt)
+            else:
+                uses, loads = collector.uses(stmt.body, record_sites=True, fallbacks=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
             definitions.append(
                 Definition(
@@ -354,7 +417,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                 )
             )
         else:
-            _, loads = collector.uses([stmt], record_sites=True)
+            # `try: from pkg import ngram_cuda` / `except ImportError: BUILT = False` at module level: the
+            # module imports without the extension, and what it tries is optional, as in a function.
+            _, loads = collector.uses([stmt], record_sites=True, fallbacks=True)
             at_import = at_import or loads
     for local, how in sorted(global_loads.items()):
         if local in top_names:

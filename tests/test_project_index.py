@@ -162,6 +162,40 @@ def test_display_and_fallback_uses_do_not_make_a_function_cuda_bound():
     assert {("det.info", "deferred"), ("det.engine", "build"), ("det.ops", "version")} <= bound
 
 
+def test_a_module_level_import_with_a_fallback_is_guarded_unless_the_handler_imports_it_again():
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/ngram.py": (
+            "try:\n    from pkg import ngram_cuda\n    BUILT = True\nexcept ImportError:\n    BUILT = False\n"
+        ),
+        "pkg/builder.py": "try:\n    from pkg import ngram_cuda\nexcept ImportError:\n    import ngram_cuda\n",
+    }
+    project, resolved, summaries = index_project(texts)
+
+    def imports(path):
+        return sorted((s.span[0], s.guarded) for s in sites(summaries[path], project, resolved) if s.kind == "import")
+
+    assert imports("pkg/ngram.py") == [(2, True)]  # the module imports and works without the extension
+    assert imports("pkg/builder.py") == [(2, False), (4, False)]  # either way it needs one
+
+
+def test_a_method_the_class_only_calls_under_a_condition_does_not_bind_the_class():
+    ext = "import ngram_cuda\nclass Block:\n    def cuda_path(self, x):\n        return ngram_cuda.forward(x)\n"
+    texts = {
+        "fast.py": (
+            ext
+            + "    def forward(self, x):\n        if self.fast:\n"
+            + "            return self.cuda_path(x)\n        return x\n"
+        ),
+        "eager.py": ext + "    def forward(self, x):\n        return self.cuda_path(x)\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    assert ("fast", "Block") not in resolved.bound
+    assert ("eager", "Block") in resolved.bound
+    (call,) = [s for s in sites(summaries["fast.py"], project, resolved) if s.kind == "call"]
+    assert call.guarded  # what the optional fast path calls is lowered, as under a CUDA check
+
+
 def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
     # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
     summaries = [
