@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, NamedTuple, Optional
+from typing import FrozenSet, List, NamedTuple, Optional, Set
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -113,6 +113,7 @@ class Ctx(NamedTuple):
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
+    complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
@@ -158,6 +159,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             last = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
             if "cuda" in last and "available" in last:  # is_torch_cuda_available() and friends
                 return True
+            if last == "startswith" and len(node.args) == 1 and _is_cuda_string(node.args[0]):
+                return True  # `device.startswith("cuda:")`, as `device == "cuda"`
         elif isinstance(node, ast.Attribute):
             if node.attr == "is_cuda" or (_CUDA_FLAG.match(node.attr) and imports.resolve(node) is None):
                 return True
@@ -198,6 +201,23 @@ def is_xla_device_check(test: ast.AST) -> bool:
             if any(isinstance(x, ast.Constant) and x.value == "xla" for x in sides):
                 return True
     return False
+
+
+def asks_complex(test: ast.AST) -> Optional[bool]:
+    """Whether an `if` test asks if a tensor is complex: True for `torch.is_complex(x)`, `x.is_complex()`,
+    `x.dtype.is_complex` (alone or as a term of an `and`: its branch only runs for a complex tensor), False
+    for `not ...` of one (its `else` does), None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = asks_complex(test.operand)
+        return None if inner is None else not inner
+    for term in and_terms(test):
+        if isinstance(term, ast.Call) and not term.keywords:
+            func = term.func
+            if isinstance(func, ast.Attribute) and func.attr == "is_complex" and len(term.args) <= 1:
+                return True
+        elif isinstance(term, ast.Attribute) and term.attr == "is_complex":
+            return True
+    return None
 
 
 def _accelerators_tested(test: ast.AST) -> List[str]:
@@ -417,12 +437,43 @@ def _too_few_devices(test: ast.AST, imports: ImportTable) -> bool:
     )
 
 
-def is_periodic(test: ast.AST) -> bool:
-    """`if step % log_every == 0:`: the branch runs once every k iterations."""
+def _has_modulo(node: ast.AST) -> bool:
     return any(
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr))
-        for n in ast.walk(test)
+        for n in ast.walk(node)
     )
+
+
+def _periodic_names(loop: ast.AST) -> FrozenSet[str]:
+    """Names the loop's own body binds to a periodic test, in order (`is_log_step = step % k == 0 or last`,
+    then `is_metric_step = is_log_step or ...`); nested functions and classes are not looked into."""
+    cached = getattr(loop, "_portcheck_periodic", None)
+    if cached is not None:
+        return cached
+    found: Set[str] = set()
+    stack: List[ast.AST] = list(reversed(getattr(loop, "body", []) or []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if _has_modulo(value) or any(isinstance(n, ast.Name) and n.id in found for n in ast.walk(value)):
+                found.add(node.targets[0].id)
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    result = frozenset(found)
+    loop._portcheck_periodic = result  # type: ignore[attr-defined]  # memo on the node
+    return result
+
+
+def is_periodic(test: ast.AST, loop: Optional[ast.AST] = None) -> bool:
+    """`if step % log_every == 0:`: the branch runs once every k iterations. Also a name the enclosing loop
+    bound to such a test (`is_log_step = step % log_every == 0 or last_batch`, then `if is_log_step:`)."""
+    if _has_modulo(test):
+        return True
+    names = _periodic_names(loop) if loop is not None else frozenset()
+    return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(test))
 
 
 def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
@@ -811,10 +862,38 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
         return True
     if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
         return True
+    if call is not None and any(_needs_cuda_devices(k) for k in call.keywords):
+        return True  # Lightning's `@RunIf(min_cuda_gpus=1)`, `_RunIf(min_gpus=2)`
     if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
         condition = call.args[0]
         if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
             return True
+    return False
+
+
+# Keywords of a skip-unless helper that ask for CUDA devices (Lightning's `RunIf(min_cuda_gpus=1)`).
+_CUDA_DEVICE_KEYWORDS = frozenset({"min_cuda_gpus", "min_gpus"})
+
+
+def _needs_cuda_devices(keyword: ast.keyword) -> bool:
+    value = keyword.value
+    return (
+        keyword.arg in _CUDA_DEVICE_KEYWORDS
+        and isinstance(value, ast.Constant)
+        and type(value.value) is int
+        and value.value > 0
+    )
+
+
+def cuda_only_param(node: ast.Call, imports: ImportTable) -> bool:
+    """`pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), ...))`: a
+    parametrisation that only runs with CUDA (`marks=` one CUDA-only mark or a list holding one)."""
+    if (imports.resolved(node.func) or dotted(node.func) or "") != "pytest.param":
+        return False
+    for keyword in node.keywords:
+        if keyword.arg == "marks":
+            marks = keyword.value.elts if isinstance(keyword.value, (ast.List, ast.Tuple)) else [keyword.value]
+            return any(cuda_only_decorator(m, imports) for m in marks)
     return False
 
 

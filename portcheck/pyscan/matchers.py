@@ -265,7 +265,8 @@ class Matcher:
     an autocast turned off for an fp32 region), `in-guards` (false: do not match in the CUDA branch of a
     check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable),
     `in-xla-branches` (false: do not match in the branch of `if x.device.type == "xla":`, which only
-    runs on an XLA device).
+    runs on an XLA device), `in-complex-branches` (false: do not match in the branch of
+    `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
     (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`) and modules such as `collect_env.py`. What a rule declines this way still
@@ -279,7 +280,7 @@ class Matcher:
     allowed_keys: FrozenSet[str] = frozenset()
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
-         "in-guards", "in-xla-branches"}
+         "in-guards", "in-xla-branches", "in-complex-branches"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -302,6 +303,7 @@ class Matcher:
         self.fp32_islands = bool(params.get("fp32-islands", True))
         self.in_guards = bool(params.get("in-guards", True))
         self.in_xla_branches = bool(params.get("in-xla-branches", True))
+        self.in_complex_branches = bool(params.get("in-complex-branches", True))
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -344,6 +346,7 @@ class Matcher:
         fp32_islands = self.fp32_islands
         in_guards = self.in_guards
         in_xla_branches = self.in_xla_branches
+        in_complex_branches = self.in_complex_branches
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
             if ctx.annotation or ctx.test_assert or ctx.skipped:
@@ -359,6 +362,7 @@ class Matcher:
                 or (ctx.host and not on_host)
                 or (ctx.pure_guard and not in_guards)
                 or (ctx.xla_branch and not in_xla_branches)
+                or (ctx.complex_branch and not in_complex_branches)
             )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())

@@ -15,10 +15,12 @@ from portcheck.pyscan.context import (
     HOST_ARRAY_METHODS,
     MESSAGE_KEYWORDS,
     Ctx,
+    asks_complex,
     asks_for_accelerator_api,
     catches_import_error,
     catches_runtime_error,
     choice_checks,
+    cuda_only_param,
     dispatch_arms,
     is_availability_check,
     is_build_choice,
@@ -205,7 +207,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             # fallback and what it runs is no lock-in.
             test_ctx = test_ctx._replace(guard_test=True)
             cuda_side = "body"
-        if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test):
+        if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
             branch = branch._replace(periodic=True)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
@@ -214,9 +216,14 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
+        complex_side = asks_complex(node.test)
+        if complex_side is True:
+            body_ctx = body_ctx._replace(complex_branch=True)
         else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
         if is_negated_xla_option(node.test):
             else_ctx = else_ctx._replace(xla_branch=True)
+        if complex_side is False:
+            else_ctx = else_ctx._replace(complex_branch=True)
         if isinstance(node, ast.IfExp):
             return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
         return [(node.test, test_ctx)] + _block(node.body, body_ctx, imports) + _block(node.orelse, else_ctx, imports)
@@ -272,6 +279,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
     if isinstance(node, ast.Call):
+        if cuda_only_param(node, imports):
+            # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA.
+            only_cuda = ctx._replace(skipped=True)
+            return [(node.func, ctx)] + [(c, only_cuda) for c in node.args] + [(k, only_cuda) for k in node.keywords]
         if _is_type_test(node):
             # `isinstance(model, (DDP, nn.DataParallel))`: the classes are asked about, not used.
             return [(node.func, ctx), (node.args[0], ctx), (node.args[1], ctx._replace(compared=True))]
