@@ -68,8 +68,9 @@ ENV_MAX = 15.0
 # 100 is kept for "nothing left to do": any scored finding keeps a score at or below this.
 BELOW_PERFECT = 99.9
 
-# Files that describe the environment (dependencies, images, launchers, builds) rather than code to port.
-ENV_KINDS = frozenset({"requirements", "pyproject", "conda", "dockerfile", "shell", "cmake"})
+# Files that describe the environment (dependencies, images, launchers, builds, `.env` variables) rather than
+# code to port.
+ENV_KINDS = frozenset({"requirements", "pyproject", "conda", "dockerfile", "shell", "cmake", "dotenv"})
 KERNEL_KINDS = frozenset({"cuda"})
 # Kernel rules whose findings stand for a whole kernel source file, and the rule for Triton kernels.
 KERNEL_SOURCE_RULES = frozenset({"KRN002", "KRN008"})

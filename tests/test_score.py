@@ -190,6 +190,13 @@ def test_environment_files_weigh_at_most_a_minor_and_are_bounded():
     assert card(many).score == 95.0 and card(many).effort.environment_penalty == 15.0
 
 
+def test_a_dotenv_file_is_an_environment_file():
+    # `CUDA_VISIBLE_DEVICES=0` in `.env`: a major weighs as a minor (W = 3), bounded with the other environment files
+    env = FileResult(".env", (hit(".env", "E1", "major"),), lines=5, kind="dotenv")
+    c = card(env, FileResult("a.py", (), lines=100))
+    assert c.score == 98.6 and c.effort.environment_penalty == 3.0
+
+
 def test_repo_level_rules_in_setup_py_count_as_environment():
     c = score_scan(
         scan_of(
