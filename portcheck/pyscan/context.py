@@ -159,7 +159,7 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             last = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
             if "cuda" in last and "available" in last:  # is_torch_cuda_available() and friends
                 return True
-            if last == "startswith" and len(node.args) == 1 and _is_cuda_string(node.args[0]):
+            if _asks_for_cuda(node):
                 return True  # `device.startswith("cuda:")`, as `device == "cuda"`
         elif isinstance(node, ast.Attribute):
             if node.attr == "is_cuda" or (_CUDA_FLAG.match(node.attr) and imports.resolve(node) is None):
@@ -883,18 +883,6 @@ def _needs_cuda_devices(keyword: ast.keyword) -> bool:
         and type(value.value) is int
         and value.value > 0
     )
-
-
-def cuda_only_param(node: ast.Call, imports: ImportTable) -> bool:
-    """`pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), ...))`: a
-    parametrisation that only runs with CUDA (`marks=` one CUDA-only mark or a list holding one)."""
-    if (imports.resolved(node.func) or dotted(node.func) or "") != "pytest.param":
-        return False
-    for keyword in node.keywords:
-        if keyword.arg == "marks":
-            marks = keyword.value.elts if isinstance(keyword.value, (ast.List, ast.Tuple)) else [keyword.value]
-            return any(cuda_only_decorator(m, imports) for m in marks)
-    return False
 
 
 def _names_in(node: ast.AST):

@@ -302,11 +302,22 @@ def _is_test(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
 
 
+def _cuda_only_param(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
+    """`pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a parametrised case that only
+    runs with CUDA (`marks=` a CUDA-only mark, a name bound to one, or a list holding one)."""
+    if not isinstance(node, ast.Call) or (imports.resolved(node.func) or dotted(node.func) or "") != "pytest.param":
+        return False
+    return any(k.arg == "marks" and _cuda_only_marker(k.value, imports, local) for k in node.keywords)
+
+
 def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
-    """Mark (with CUDA_ONLY_ATTR) the definitions of a test module that only run with CUDA: those
-    decorated so, classes whose every test is, and helpers used only from CUDA-only code. Returns
-    how many were marked."""
+    """Mark (with CUDA_ONLY_ATTR) the parts of a test module that only run with CUDA: definitions
+    decorated so, classes whose every test is, helpers used only from CUDA-only code, and
+    `pytest.param` cases marked so. Returns how many definitions were marked."""
     local = local_markers(module, imports)
+    for node in ast.walk(module):
+        if _cuda_only_param(node, imports, local):
+            setattr(node, CUDA_ONLY_ATTR, True)
     defs = list(_definitions(module))
     marked: Set[int] = {id(n) for n, _ in defs if _decorated(n, imports, local)}
     for node, _ in defs:
@@ -353,6 +364,8 @@ def cuda_only_spans(module: ast.Module, imports: ImportTable, path: str) -> List
         if isinstance(node, _DEFS) and getattr(node, CUDA_ONLY_ATTR, False):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             spans.append((first, node.end_lineno or node.lineno))
+        elif isinstance(node, ast.Call) and getattr(node, CUDA_ONLY_ATTR, False):
+            spans.append((node.lineno, node.end_lineno or node.lineno))
         if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
             side = node.orelse if is_negative_cuda_check(node.test, imports) else node.body
             block = side if isinstance(side, list) else [side]

@@ -20,7 +20,6 @@ from portcheck.pyscan.context import (
     catches_import_error,
     catches_runtime_error,
     choice_checks,
-    cuda_only_param,
     dispatch_arms,
     is_availability_check,
     is_build_choice,
@@ -279,7 +278,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
         return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
     if isinstance(node, ast.Call):
-        if cuda_only_param(node, imports):
+        if getattr(node, CUDA_ONLY_ATTR, False):
             # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA.
             only_cuda = ctx._replace(skipped=True)
             return [(node.func, ctx)] + [(c, only_cuda) for c in node.args] + [(k, only_cuda) for k in node.keywords]
