@@ -206,7 +206,8 @@ def findings_for(
             if not entry.fallback:
                 declined.append(finding)  # only to keep fallbacks off the node
             continue
-        key = (finding.code, finding.line, finding.column, finding.end_line, finding.end_column)
+        # One finding per rule and token: `loss.cpu().item()` matched as `.item()` and as `.cpu()` is one sync.
+        key = (finding.code, finding.line, finding.column)
         if key in seen:
             continue
         seen.add(key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import FrozenSet, List, NamedTuple, Optional, Set
+from typing import Callable, FrozenSet, List, NamedTuple, Optional, Set
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -42,18 +42,7 @@ _CUDA_FLAG = re.compile(
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
 # What makes a loop run a model step once per iteration (training, evaluation, decoding, rollout):
 # a training step, a no-grad block, a model called by a model-like name, or a data loader iterated.
-_STEP_CALLS = frozenset(
-    {
-        "backward",
-        "zero_grad",
-        "optimizer_step",
-        "train_step",
-        "training_step",
-        "train_batch",
-        "eval_step",
-        "evaluation_step",
-    }
-)
+_STEP_CALLS = frozenset({"eval_step", "evaluation_step"})  # and what a training step calls (_TRAIN_CALLS)
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
 _MODEL_CALLEE = re.compile(
     r"^(?:\w*model|\w*net|network|agent|policy|actor|critic|generator|discriminator|encoder|decoder|generate|forward)$",
@@ -118,6 +107,8 @@ class Ctx(NamedTuple):
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
     in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
+    error_path: bool = False  # in an `except` handler: runs when something failed, not once per step
+    built_once: bool = False  # in a class whose objects are built once, before the steps (a module, a dataset)
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
     precision_test: bool = False  # the test of a condition that picks a precision, not a device
     build_test: bool = False  # the test of a CUDA build condition (`if CUDA_HOME is not None ...`) with an `else`
@@ -515,7 +506,23 @@ def _iterates_loader(loop: ast.AST) -> bool:
 _LIBRARY_HEADS = frozenset({"torch", "numpy", "np", "random"})
 
 
+# What only a training step calls: the loss's backward pass, clearing gradients, the optimizer's step.
+_TRAIN_CALLS = frozenset(
+    {"backward", "zero_grad", "optimizer_step", "train_step", "training_step", "train_batch"}
+)
+
+
+def _is_train_call(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name in _TRAIN_CALLS:
+        return True
+    return name == "step" and isinstance(func, ast.Attribute) and "optim" in (dotted(func.value) or "").lower()
+
+
 def _is_step_call(node: ast.Call) -> bool:
+    if _is_train_call(node):
+        return True
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if name in _STEP_CALLS or name in _NO_GRAD:
@@ -523,7 +530,7 @@ def _is_step_call(node: ast.Call) -> bool:
     if _MODEL_CALLEE.match(name):
         head = (dotted(func) or "").split(".", 1)[0] if isinstance(func, ast.Attribute) else ""
         return head not in _LIBRARY_HEADS
-    return name == "step" and isinstance(func, ast.Attribute) and "optim" in (dotted(func.value) or "").lower()
+    return False
 
 
 def _weight_surgery(node: ast.AST) -> bool:
@@ -543,13 +550,25 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
     """True when a loop runs a model step per iteration: its own body (not its nested loops or
     functions) trains, runs under `no_grad` or calls a model, or it iterates a data loader and moves
     the batch to a device. A loop that only looks at CPU data is not one."""
+    return _loop_calls(loop, "_portcheck_step", _is_step_call, devices=True)
+
+
+def is_training_loop(loop: Optional[ast.AST]) -> bool:
+    """True when a loop's own body trains: a backward pass, `zero_grad` or an optimizer's `step`. An
+    evaluation, sampling or export loop that copies its results to the host for the caller is not one."""
+    return _loop_calls(loop, "_portcheck_train", _is_train_call, devices=False)
+
+
+def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call], bool], devices: bool) -> bool:
+    """Whether the loop's own body (not its nested loops or functions) makes a call `wanted` accepts, or
+    (`devices`) iterates a data loader and moves the batch to a device."""
     if loop is None:
         return False
-    cached = getattr(loop, "_portcheck_step", None)
+    cached = getattr(loop, memo, None)
     if cached is not None:
         return cached
     found = False
-    loader = _iterates_loader(loop)
+    loader = devices and _iterates_loader(loop)
     if isinstance(loop, ast.DictComp):
         stack: List[ast.AST] = [loop.key, loop.value]
     elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):  # _COMPREHENSIONS but DictComp
@@ -565,14 +584,13 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
         if isinstance(node, (ast.With, ast.AsyncWith)) and _weight_surgery(node):
             continue  # `with torch.no_grad(): w.copy_(new)`: parameters edited in place, no model run
         if isinstance(node, ast.Call) and (
-            _is_step_call(node)
-            or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
+            wanted(node) or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
         ):
             found = True
             break
         stack.extend(ast.iter_child_nodes(node))
     try:
-        loop._portcheck_step = found  # type: ignore[attr-defined]  # memo on the node: loops nest
+        setattr(loop, memo, found)  # memo on the node: loops nest
     except AttributeError:  # pragma: no cover - ast nodes accept attributes
         pass
     return found
@@ -953,14 +971,15 @@ def is_fp32_island(call: ast.Call) -> bool:
 
 
 # Methods numpy arrays share with tensors, whose answer on a host array costs nothing on any device.
-HOST_ARRAY_METHODS = frozenset({"nonzero", "argwhere", "unique", "bincount"})
+HOST_ARRAY_METHODS = frozenset({"nonzero", "argwhere", "unique", "bincount", "item", "tolist", "any", "all"})
 _HOST_NAMES_ATTR = "_portcheck_host_names"
 _SCOPE_STOPS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
-    """Names of a function (or module) bound only to numpy values: `d = np.array([...])`, then perhaps
-    `d = d[d.nonzero()]`. A name bound any other way (a parameter, a loop target, another call) is not."""
+    """Names of a function (or module) bound only to host values: `d = np.array([...])` or a tensor factory
+    that names no device (`m = torch.zeros(n)`), then perhaps `d = d[d.nonzero()]`. A name bound any other
+    way (a parameter, a loop target, another call) is not."""
     known = getattr(scope, _HOST_NAMES_ATTR, None)
     if known is not None:
         return known
@@ -1001,7 +1020,7 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
 
 
 def _host_kind(value: ast.AST, imports: ImportTable):
-    if isinstance(value, ast.Call) and (imports.resolved(value.func) or "").startswith("numpy."):
+    if isinstance(value, ast.Call) and _makes_host_value(value, imports):
         return ("np", "")
     root = value
     while isinstance(root, ast.Subscript):
@@ -1011,12 +1030,45 @@ def _host_kind(value: ast.AST, imports: ImportTable):
     return ("other", "")
 
 
-def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
-    """`d.nonzero()` where `d` (or what it is indexed from) holds only numpy arrays in its scope."""
-    func = call.func
-    if scope is None or not isinstance(func, ast.Attribute) or func.attr not in HOST_ARRAY_METHODS:
-        return False
-    root = func.value
+def _makes_host_value(call: ast.Call, imports: ImportTable) -> bool:
+    """A numpy call, or a tensor factory that names no device and takes no tensor to follow
+    (`torch.rand(1, generator=rng)`, `torch.zeros(n)`; not `torch.tensor(t)`, which keeps `t`'s device)."""
+    if (imports.resolved(call.func) or "").startswith("numpy."):
+        return True
+    name = imports.resolved(call.func) or ""
+    return name not in ("torch.tensor", "torch.as_tensor") and is_host_factory(call, imports)
+
+
+def is_dataset_class(node: ast.ClassDef) -> bool:
+    """`class PairDataset(FairseqDataset)`, `class Shards(torch.utils.data.IterableDataset)`: the data loader
+    runs its methods (`__getitem__`, collaters, noising) on the host, usually in worker processes."""
+    return any((dotted(base) or "").rsplit(".", 1)[-1].endswith("Dataset") for base in node.bases)
+
+
+# Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.
+_BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)$")
+
+
+def is_built_once_class(node: ast.ClassDef) -> bool:
+    """`class Quantized(nn.Module)`, `class Shards(IterableDataset)`: its constructor runs when the model or
+    the data pipeline is built, not once per step (unlike a value class such as `SparseTensor(object)`)."""
+    return any(_BUILT_ONCE.search((dotted(base) or "").rsplit(".", 1)[-1]) for base in node.bases)
+
+
+def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`d`, `d[i]`, `np.sum(a)` or `torch.rand(1)`: a value on the host, by what it was built from (a numpy
+    call, a tensor factory that names no device, a name bound only to those in its scope)."""
+    root = expr
     while isinstance(root, ast.Subscript):
         root = root.value
-    return isinstance(root, ast.Name) and root.id in host_names(scope, imports)
+    if isinstance(root, ast.Call):
+        return _makes_host_value(root, imports)
+    return isinstance(root, ast.Name) and scope is not None and root.id in host_names(scope, imports)
+
+
+def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`d.nonzero()`, `np.sum(a).tolist()`: a method numpy arrays share with tensors, called on a host value."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in HOST_ARRAY_METHODS:
+        return False
+    return is_host_value(func.value, scope, imports)

@@ -7,7 +7,7 @@ import ast
 import re
 from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
 
-from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check
+from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check, is_host_value
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import (
     Attr,
@@ -420,6 +420,8 @@ class TensorControlFlowMatcher(Matcher):
             # `assert not torch.isnan(self.weights).any()` in a constructor or a script's top level: a
             # one-off check, run once, neither a sync per step nor a traced branch.
             return
+        if ctx.error_path:
+            return  # `except OverflowError:` then a look for the parameter that overflowed: a rare error path
         for sub in ast.walk(node.test):
             if isinstance(sub, ast.Call):
                 func = sub.func
@@ -427,6 +429,7 @@ class TensorControlFlowMatcher(Matcher):
                     isinstance(func, ast.Attribute)
                     and func.attr in self.methods
                     and imports.resolved(func.value) is None
+                    and not is_host_value(func.value, ctx.scope, imports)
                 ):
                     # numpy arrays and pandas values have .any()/.all() too: in a module that uses them,
                     # require a torch call inside the receiver.

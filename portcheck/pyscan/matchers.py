@@ -26,7 +26,7 @@ from typing import (
     Union,
 )
 
-from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop
+from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop, is_training_loop
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
@@ -240,7 +240,7 @@ def call_argument(call: ast.Call, keyword: Optional[str], position: Optional[int
     return None
 
 
-_INSIDE = (None, "loop", "function", "step-loop")
+_INSIDE = (None, "loop", "function", "step-loop", "training-loop")
 
 
 def _declined(ctx: Ctx) -> Ctx:
@@ -252,21 +252,25 @@ def _shown(ctx: Ctx) -> Ctx:
 
 
 class Matcher:
-    """Base class. Shared keys: `inside` ("loop", "function" or "step-loop": a loop that runs a model
-    step), `messages` (whether to match inside log/print/raise messages: code there still runs, so
-    every kind does by default except `string`, whose literals there are prose), `requires` (only in
+    """Base class. Shared keys: `inside` ("loop", "function", "step-loop": a loop that runs a model
+    step, or "training-loop": a loop that takes a training step; neither in an `except` handler),
+    `messages` (whether to match inside log/print/raise messages: code there still runs, so every kind
+    does by default except `string`, whose literals there are prose), `requires` (only in
     modules that import one of these modules), `tokens` (strings any matching file must contain, when
     the ones the matcher derives are too common to filter well), `in-guard-tests` (false: do not match
     in the test of a CUDA check that only guards CUDA-only or display-only code, in test skips, or in
     the CUDA checks of test functions, where the check is no device fallback), `in-display` (false: do
     not match inside functions that only collect or print environment information, such as
-    `collect_env()`), `on-host` (false: do not match in the `dtype=` of a tensor factory that names no
-    device, which builds a host tensor), `fp32-islands` (false: skip calls that pass `enabled=False`,
+    `collect_env()`), `on-host` (false: do not match on host values: the `dtype=` of a tensor factory that names no
+    device, a method of a numpy array or of such a factory's tensor, the arguments of numpy calls, the
+    methods of a `Dataset` class), `fp32-islands` (false: skip calls that pass `enabled=False`,
     an autocast turned off for an fp32 region), `in-guards` (false: do not match in the CUDA branch of a
     check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable),
     `in-xla-branches` (false: do not match in the branch of `if x.device.type == "xla":`, which only
     runs on an XLA device), `in-complex-branches` (false: do not match in the branch of
-    `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere).
+    `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere), `in-constructors`
+    (false: do not match in the `__init__` of a module, dataset, sampler or loader class, which runs once,
+    when the model or the data pipeline is built, not once per step).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
     (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`) and modules such as `collect_env.py`. What a rule declines this way still
@@ -280,7 +284,7 @@ class Matcher:
     allowed_keys: FrozenSet[str] = frozenset()
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
-         "in-guards", "in-xla-branches", "in-complex-branches"}
+         "in-guards", "in-xla-branches", "in-complex-branches", "in-constructors"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -290,7 +294,7 @@ class Matcher:
         self.params = params
         self.inside = params.get("inside")
         if self.inside not in _INSIDE:
-            raise MatcherError("'inside' must be 'loop', 'function' or 'step-loop'")
+            raise MatcherError("'inside' must be 'loop', 'function', 'step-loop' or 'training-loop'")
         # `messages` and `in-display` also take "lower": match there, one severity level lower.
         self.messages_lower = params.get("messages") == "lower"
         self.messages = self.messages_lower or bool(params.get("messages", self.messages_default))
@@ -304,12 +308,13 @@ class Matcher:
         self.in_guards = bool(params.get("in-guards", True))
         self.in_xla_branches = bool(params.get("in-xla-branches", True))
         self.in_complex_branches = bool(params.get("in-complex-branches", True))
+        self.in_constructors = bool(params.get("in-constructors", True))
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
         if self.given_tokens:
             return list(self.given_tokens)
-        if self.inside == "step-loop":
+        if self.inside in ("step-loop", "training-loop"):
             return list(STEP_TOKENS)  # a step loop calls backward/zero_grad/optimizer.step
         return self.own_tokens()
 
@@ -323,7 +328,7 @@ class Matcher:
         clauses: List[Clause] = []
         if self.given_tokens:
             clauses.append(tuple((t,) for t in self.given_tokens))
-        if self.inside == "step-loop":
+        if self.inside in ("step-loop", "training-loop"):
             clauses.append(tuple((t,) for t in STEP_TOKENS))
         clauses.extend(self.own_clauses())
         if self.requires:
@@ -347,6 +352,7 @@ class Matcher:
         in_guards = self.in_guards
         in_xla_branches = self.in_xla_branches
         in_complex_branches = self.in_complex_branches
+        in_constructors = self.in_constructors
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
             if ctx.annotation or ctx.test_assert or ctx.skipped:
@@ -363,6 +369,7 @@ class Matcher:
                 or (ctx.pure_guard and not in_guards)
                 or (ctx.xla_branch and not in_xla_branches)
                 or (ctx.complex_branch and not in_complex_branches)
+                or (ctx.in_init and ctx.built_once and not in_constructors)
             )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
@@ -371,7 +378,9 @@ class Matcher:
                     return iter(())
                 if inside == "function" and not ctx.in_function:
                     return iter(())
-                if inside == "step-loop" and (ctx.periodic or not is_step_loop(ctx.loop)):
+                if inside == "step-loop" and (ctx.periodic or ctx.error_path or not is_step_loop(ctx.loop)):
+                    return iter(())
+                if inside == "training-loop" and (ctx.periodic or ctx.error_path or not is_training_loop(ctx.loop)):
                     return iter(())
             if requires and not imports.imports_any(requires):
                 return iter(())
@@ -525,7 +534,8 @@ class CallMatcher(Matcher):
 
 
 class ReferenceMatcher(Matcher):
-    """Any use of one of `names` (call, attribute read or write, decorator, base class)."""
+    """Any use of one of `names` (call, attribute read or write, decorator, base class). A bare name that
+    is assigned (`except ImportError: xm = None`) is a new binding, not a use."""
 
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
@@ -562,6 +572,8 @@ class ReferenceMatcher(Matcher):
             )
         ):
             return
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing
         if self.context == "store" and not isinstance(node.ctx, ast.Store):
             return
         if self.context == "load" and not isinstance(node.ctx, ast.Load):

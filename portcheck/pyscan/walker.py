@@ -23,8 +23,10 @@ from portcheck.pyscan.context import (
     dispatch_arms,
     is_availability_check,
     is_build_choice,
+    is_built_once_class,
     is_cuda_check,
     is_cuda_requirement,
+    is_dataset_class,
     is_display_function,
     is_host_factory,
     is_kernel_eligibility,
@@ -236,6 +238,9 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
     if isinstance(node, ast.ClassDef):
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             ctx = ctx._replace(skipped=True)
+        ctx = ctx._replace(built_once=is_built_once_class(node))
+        if is_dataset_class(node):
+            ctx = ctx._replace(host=True)  # a Dataset's methods run in the data loader, on host tensors
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
@@ -275,8 +280,11 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
         elif any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
-        rest = list(node.handlers) + list(node.orelse) + list(node.finalbody)
-        return [(c, body_ctx) for c in node.body] + [(c, ctx) for c in rest]
+        error_path = ctx._replace(error_path=True)  # a handler runs when something failed, not every step
+        rest = list(node.orelse) + list(node.finalbody)
+        return (
+            [(c, body_ctx) for c in node.body] + [(h, error_path) for h in node.handlers] + [(c, ctx) for c in rest]
+        )
     if isinstance(node, ast.Call):
         if getattr(node, CUDA_ONLY_ATTR, False):
             # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA.
