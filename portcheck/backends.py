@@ -115,4 +115,16 @@ def device_type_of(value: object) -> str:
 # A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only on
 # the platforms the marker names: the project has a path without it (the scanner lowers the finding, the
 # score weighs it one level less again after capping environment evidence).
+# A dotted name in another backend's device module or extension (`torch.xpu.current_device`, `torch_npu.npu`).
+_OTHER_MODULE = re.compile(
+    r"^(?:torch\.(?:backends\.)?(?:xpu|npu|mps|hpu|mlu|musa)|torch_npu|torch_mlu|torch_musa"
+    r"|intel_extension_for_pytorch|habana_frameworks)(?:\.|$)"
+)
+
+
+def in_other_backend(name: str) -> bool:
+    """Whether the resolved dotted `name` belongs to a non-CUDA backend's device module or extension."""
+    return bool(_OTHER_MODULE.match(name))
+
+
 PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")

@@ -26,6 +26,7 @@ from typing import (
     Union,
 )
 
+from portcheck.backends import in_other_backend
 from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop, is_training_loop
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.torchfacts import (
@@ -535,7 +536,8 @@ class CallMatcher(Matcher):
 
 class ReferenceMatcher(Matcher):
     """Any use of one of `names` (call, attribute read or write, decorator, base class). A bare name that
-    is assigned (`except ImportError: xm = None`) is a new binding, not a use."""
+    is assigned (`except ImportError: xm = None`) is a new binding, not a use, and so is an attribute
+    replaced by another backend's object (`torch.cuda.Stream = torch.xpu.Stream`, a backend shim)."""
 
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
@@ -574,6 +576,8 @@ class ReferenceMatcher(Matcher):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing
+        if _points_at_other_backend(node, parent, imports):
+            return  # `torch.cuda.current_device = torch.xpu.current_device`: a shim that replaces CUDA's name
         if self.context == "store" and not isinstance(node.ctx, ast.Store):
             return
         if self.context == "load" and not isinstance(node.ctx, ast.Load):
@@ -582,6 +586,17 @@ class ReferenceMatcher(Matcher):
             if name in self.names:
                 yield sub, Label(name, symbol_role(name), name)
                 return
+
+
+def _points_at_other_backend(node: ast.AST, parent: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`torch.cuda.Stream = torch.xpu.Stream`, `torch.cuda.synchronize = lambda *a: None`: the assignment
+    target is replaced by another backend's object (or a stand-in function), so CUDA's is not used."""
+    if not isinstance(parent, ast.Assign) or not any(t is node for t in parent.targets):
+        return False
+    value = parent.value
+    if isinstance(value, ast.Lambda):
+        return True
+    return isinstance(value, (ast.Attribute, ast.Name)) and in_other_backend(imports.resolved(value) or "")
 
 
 class ImportMatcher(Matcher):
