@@ -700,9 +700,11 @@ def owner(summary: ModuleSummary, line: int) -> Optional[str]:
 def _fallback_only(
     project: "Project", bound: Set[Symbol], kernels: Set[Symbol]
 ) -> Tuple[FrozenSet[Symbol], FrozenSet[str]]:
-    """The CUDA-bound functions the project calls only where there is a fallback: every call (or launch)
-    sits under a CUDA check, in a `try` whose handler carries on, or in such a function itself (whisper's
-    `dtw_cuda`, called as `try: return dtw_cuda(x) except RuntimeError: ...` before the CPU path). And the
+    """The functions the project calls only where there is a fallback: every call (or launch) sits under a
+    CUDA check, in a `try` whose handler carries on, in the function itself (a backward pass that applies
+    the op again), or in such a function (whisper's `dtw_cuda`, called as `try: return dtw_cuda(x) except
+    RuntimeError: ...` before the CPU path; stylegan's `_upfirdn2d_cuda`, built only under
+    `if x.device.type == "cuda" and _init():`, whose nested autograd class calls the plugin). And the
     modules defining kernels that the project imports only from there (`from .triton_ops import
     dtw_kernel` inside `dtw_cuda`): both have a path without CUDA."""
     callers: Dict[Symbol, List[Tuple[Symbol, bool]]] = {}
@@ -711,7 +713,7 @@ def _fallback_only(
             continue  # a test calls a CUDA path directly to test it; the product reaches it how it does
         for site in summary.sites:
             target = project.reference(module, site.ref)
-            if target is None or target not in bound:
+            if target is None or (target not in bound and target[0] not in project.modules):
                 continue
             callers.setdefault(target, []).append(((module, owner(summary, site.span[0]) or ""), site.guarded))
     only: Set[Symbol] = set()
@@ -719,7 +721,10 @@ def _fallback_only(
     while changed:
         changed = False
         for target, calls in callers.items():
-            if target not in only and all(guarded or caller in only for caller, guarded in calls):
+            # a call from the target itself (a backward pass that applies the op again) needs it already; the
+            # others, at least one, decide
+            others = [(caller, guarded) for caller, guarded in calls if caller != target]
+            if target not in only and others and all(guarded or caller in only for caller, guarded in others):
                 only.add(target)
                 changed = True
     kernel_modules = {m for m, _ in kernels}

@@ -61,6 +61,8 @@ _OPTION_VALUES = frozenset(
         "--implementation",
         "--abi",
         "--global-option",
+        "--no-binary",
+        "--only-binary",
         "--config-settings",
         "-C",
         "--channel",
@@ -367,7 +369,8 @@ class RequirementMatcher(TextMatcher):
     """A dependency on one of `packages` (PEP 503 names; shell-style wildcards such as `nvidia-*-cu12`)
     where a file declares dependencies: requirements lines, `[project]` dependency arrays in pyproject,
     `install_requires` in setup.py, conda `dependencies:`, and `pip install` / `conda install` commands
-    in Dockerfiles and shell scripts. `exclude` lists names the wildcards must not cover."""
+    in Dockerfiles and shell scripts. `exclude` lists names the wildcards must not cover. A package a file
+    names twice (its own extra, then an aggregate `dev` or `all` extra) is reported once, where it comes first."""
 
     kind = "requirement"
     allowed_keys = frozenset({"files", "packages", "exclude"})
@@ -388,8 +391,10 @@ class RequirementMatcher(TextMatcher):
         return norm in self.exact or any(fnmatch.fnmatchcase(norm, g) for g in self.globs)
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
+        seen = set()  # one finding per package and file: a `dev` extra that repeats the `deepspeed` extra
         for number, start, end, name in dependencies(kind, lines):
-            if self.wanted(name):
+            if self.wanted(name) and normalize(name) not in seen:
+                seen.add(normalize(name))
                 yield number, start + 1, number, end + 1, name
 
 

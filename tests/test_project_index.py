@@ -196,6 +196,29 @@ def test_a_method_the_class_only_calls_under_a_condition_does_not_bind_the_class
     assert call.guarded  # what the optional fast path calls is lowered, as under a CUDA check
 
 
+def test_what_a_function_reached_only_under_a_cuda_check_calls_is_lowered_even_when_it_calls_itself():
+    # stylegan's ops: `_op_cuda()` builds an autograd class whose methods call the plugin (and whose backward
+    # applies `_op_cuda()` again); the product only reaches it under `if x.device.type == "cuda"`.
+    plugin = (
+        "import torch\nfrom torch.utils import cpp_extension\n_plugin = None\n"
+        "def _init():\n    global _plugin\n    _plugin = cpp_extension.load('op_plugin', sources=['op.cu'])\n"
+        "    return True\n"
+        "def _op_cuda(gain=1):\n    class OpCuda(torch.autograd.Function):\n"
+        "        @staticmethod\n        def forward(ctx, x):\n            return _plugin.op(x, gain)\n"
+        "        @staticmethod\n        def backward(ctx, dy):\n            return _op_cuda(gain).apply(dy)\n"
+        "    return OpCuda\n"
+    )
+    guarded = (
+        "def op(x):\n    if x.device.type == 'cuda' and _init():\n"
+        "        return _op_cuda().apply(x)\n    return x * 2\n"
+    )
+    eager = "def op(x):\n    _init()\n    return _op_cuda().apply(x)\n"
+    for entry, expect in ((guarded, True), (eager, False)):
+        project, resolved, summaries = index_project({"ops.py": plugin + entry})
+        calls = [s for s in sites(summaries["ops.py"], project, resolved) if s.label == "_plugin.op"]
+        assert calls and all(s.guarded is expect for s in calls), (expect, calls)
+
+
 def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
     # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
     summaries = [

@@ -119,6 +119,10 @@ def test_pip_install_commands_in_dockerfiles_and_scripts():
     )
     assert [d[3] for d in dependencies("dockerfile", [line])] == ["flash-attn"]
     assert "PKG004" in codes("pip3 install -U bitsandbytes\n", "setup_env.sh")
+    # `--no-binary NAME` takes a value: the package is the argument after it
+    line = "RUN pip install --no-build-isolation --no-binary flash-attn flash-attn==2.5.6"
+    ((_, start, _, name),) = dependencies("dockerfile", [line])
+    assert name == "flash-attn" and start == line.index("flash-attn==")
 
 
 def test_wildcards_and_exclusions_in_package_lists():

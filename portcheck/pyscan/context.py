@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, FrozenSet, List, NamedTuple, Optional, Set
+from typing import Callable, FrozenSet, List, NamedTuple, Optional, Set, Tuple
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -329,6 +329,27 @@ def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
         return False
     return any(_launches_op(s) for s in node.body)
+
+
+def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
+    """`if input.device.type != "cuda": return False`, `if not x.is_cuda: return False`: a predicate that
+    answers "no custom op" for a tensor that is not on CUDA, so its caller takes the portable path on the
+    tensor's own device. Nothing falls back to the CPU and nothing needs changing."""
+    if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
+        return False
+    stmt = node.body[0]
+    if not (isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is False):
+        return False
+    if not is_negative_cuda_check(node.test, imports):
+        return False
+    return any(
+        isinstance(n, ast.Attribute)
+        and (
+            n.attr == "is_cuda"
+            or (n.attr == "type" and isinstance(n.value, ast.Attribute) and n.value.attr == "device")
+        )
+        for n in ast.walk(node.test)
+    )
 
 
 def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
@@ -1037,6 +1058,57 @@ def _makes_host_value(call: ast.Call, imports: ImportTable) -> bool:
         return True
     name = imports.resolved(call.func) or ""
     return name not in ("torch.tensor", "torch.as_tensor") and is_host_factory(call, imports)
+
+
+_SHOWN_NAMES_ATTR = "_portcheck_shown_names"
+
+
+def shown_names(scope: ast.AST) -> FrozenSet[str]:
+    """Names of a function (or module) bound once by a plain assignment and only ever shown: every read
+    sits in a print or log call, an f-string, a `%` format, a `.format()` or `round(x, n)`
+    (`peak = torch.cuda.max_memory_allocated()`, then `print(f"peak {peak / 2**30:.1f} GB")`)."""
+    known = getattr(scope, _SHOWN_NAMES_ATTR, None)
+    if known is not None:
+        return known
+    assigned: dict = {}
+    reads: dict = {}  # name -> every read shown so far
+    stack: List[Tuple[ast.AST, bool]] = [(n, False) for n in getattr(scope, "body", [])]
+    while stack:
+        node, shown = stack.pop()
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads[node.id] = reads.get(node.id, True) and shown
+            else:
+                assigned[node.id] = assigned.get(node.id, 0) + 2  # a loop target, `with ... as`, unpacking
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = assigned.get(node.targets[0].id, 0) + 1
+            stack.append((node.value, shown))
+            continue
+        if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            assigned[node.target.id] = assigned.get(node.target.id, 0) + 2
+        inner = shown
+        if isinstance(node, ast.Call):
+            func = node.func
+            inner = (
+                is_message_call(node)
+                or (isinstance(func, ast.Name) and func.id == "round" and len(node.args) == 2)
+                or (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant))
+            )
+            stack.append((func, shown))
+            stack.extend((c, shown or inner) for c in list(node.args) + [k.value for k in node.keywords])
+            continue
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
+        ):
+            inner = True
+        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+    found = frozenset(name for name, count in assigned.items() if count == 1 and reads.get(name) is True)
+    try:
+        setattr(scope, _SHOWN_NAMES_ATTR, found)
+    except AttributeError:  # pragma: no cover - ast nodes accept attributes
+        pass
+    return found
 
 
 def is_dataset_class(node: ast.ClassDef) -> bool:

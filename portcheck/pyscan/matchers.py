@@ -274,8 +274,9 @@ class Matcher:
     when the model or the data pipeline is built, not once per step).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
-    (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`) and modules such as `collect_env.py`. What a rule declines this way still
-    keeps fallback rules off the node. Nothing matches inside the expected values of a test's
+    (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`, `round(mem / 2**30, 3)`) and modules such as `collect_env.py`.
+    What a rule declines this way still keeps fallback rules off the node. Nothing matches inside the
+    expected values of a test's
     assertions, nor in tests that only run with CUDA (skipped elsewhere, or CUDA-only parts of test
     files, see `testcode.py`)."""
 

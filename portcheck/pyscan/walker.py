@@ -27,6 +27,7 @@ from portcheck.pyscan.context import (
     is_cuda_check,
     is_cuda_requirement,
     is_dataset_class,
+    is_device_exit,
     is_display_function,
     is_host_factory,
     is_kernel_eligibility,
@@ -43,6 +44,7 @@ from portcheck.pyscan.context import (
     is_xla_device_check,
     is_xla_probe,
     on_host_array,
+    shown_names,
     skips_without_cuda,
 )
 from portcheck.pyscan.fallbacks import continues
@@ -113,6 +115,7 @@ _SPECIAL = (
         ast.Assert,
         ast.arg,
         ast.AnnAssign,
+        ast.Assign,
         ast.ClassDef,
         ast.FormattedValue,
         ast.BoolOp,
@@ -181,7 +184,7 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and cuda:
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
-        elif is_kernel_eligibility(node, imports):
+        elif is_kernel_eligibility(node, imports) or is_device_exit(node, imports):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
@@ -267,6 +270,17 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         return outer + _block(node.body, inner, imports)
     if isinstance(node, ast.arg):
         return [(node.annotation, ctx._replace(annotation=True))] if node.annotation is not None else []
+    if isinstance(node, ast.Assign):
+        target = node.targets[0]
+        if (
+            len(node.targets) == 1
+            and isinstance(target, ast.Name)
+            and ctx.scope is not None
+            and target.id in shown_names(ctx.scope)
+        ):
+            # `peak = torch.cuda.max_memory_allocated()`, then only `print(f"{peak / 2**30:.1f} GB")`: shown.
+            return [(target, ctx), (node.value, ctx._replace(display=True))]
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, ast.AnnAssign):
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
         return out + ([(node.value, ctx)] if node.value is not None else [])
@@ -286,6 +300,13 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             [(c, body_ctx) for c in node.body] + [(h, error_path) for h in node.handlers] + [(c, ctx) for c in rest]
         )
     if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "hasattr" and len(node.args) == 2:
+            # `hasattr(torch.cuda.amp, "autocast")`: the object is asked whether it has a name, like a guard's
+            # test asks whether CUDA is there; nothing of it runs.
+            return [(node.func, ctx), (node.args[0], ctx._replace(guard_test=True)), (node.args[1], ctx)]
+        if isinstance(node.func, ast.Name) and node.func.id == "round" and len(node.args) == 2:
+            # `round(torch.cuda.max_memory_reserved() / 1024**3, 3)`: a number rounded to digits for people.
+            return [(node.func, ctx), (node.args[0], ctx._replace(display=True)), (node.args[1], ctx)]
         if getattr(node, CUDA_ONLY_ATTR, False):
             # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA.
             only_cuda = ctx._replace(skipped=True)
