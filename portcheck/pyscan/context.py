@@ -106,7 +106,7 @@ class Ctx(NamedTuple):
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
-    in_init: bool = False  # in an `__init__` (a constructor runs once, not per step)
+    in_init: bool = False  # in an `__init__`, or a method only `__init__` calls: runs once, not per step
     error_path: bool = False  # in an `except` handler: runs when something failed, not once per step
     built_once: bool = False  # in a class whose objects are built once, before the steps (a module, a dataset)
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
@@ -991,8 +991,10 @@ def is_fp32_island(call: ast.Call) -> bool:
     )
 
 
-# Methods numpy arrays share with tensors, whose answer on a host array costs nothing on any device.
-HOST_ARRAY_METHODS = frozenset({"nonzero", "argwhere", "unique", "bincount", "item", "tolist", "any", "all"})
+# Methods whose answer on a host value (a numpy array, a CPU tensor) costs nothing on any device.
+HOST_ARRAY_METHODS = frozenset(
+    {"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select", "bincount", "item", "tolist", "any", "all"}
+)
 _HOST_NAMES_ATTR = "_portcheck_host_names"
 _SCOPE_STOPS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -1051,9 +1053,21 @@ def _host_kind(value: ast.AST, imports: ImportTable):
     return ("other", "")
 
 
-def _makes_host_value(call: ast.Call, imports: ImportTable) -> bool:
-    """A numpy call, or a tensor factory that names no device and takes no tensor to follow
-    (`torch.rand(1, generator=rng)`, `torch.zeros(n)`; not `torch.tensor(t)`, which keeps `t`'s device)."""
+def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True) -> bool:
+    """A numpy call, a tensor factory that names no device and takes no tensor to follow
+    (`torch.rand(1, generator=rng)`, `torch.zeros(n)`; not `torch.tensor(t)`, which keeps `t`'s device), or
+    (with `copies`) a copy to the host (`x.cpu()`, `x.to("cpu")`, `x.numpy()`)."""
+    func = call.func
+    if copies and isinstance(func, ast.Attribute) and (
+        func.attr in ("cpu", "numpy")
+        or (
+            func.attr == "to"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value == "cpu"
+        )
+    ):
+        return True
     if (imports.resolved(call.func) or "").startswith("numpy."):
         return True
     name = imports.resolved(call.func) or ""
@@ -1111,6 +1125,41 @@ def shown_names(scope: ast.AST) -> FrozenSet[str]:
     return found
 
 
+_INIT_ONLY_ATTR = "_portcheck_init_only"
+
+
+def mark_init_only_methods(cls: ast.ClassDef) -> None:
+    """Mark the methods a class calls (as `self.name(...)`) only from its `__init__`, directly or through
+    other such methods (`register_schedule`, called once to build buffers): they run once per object, as
+    the constructor does. A method called from anywhere else in the class, or never, is not marked."""
+    methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    callers: dict = {}
+    for name, method in methods.items():
+        for sub in ast.walk(method):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and isinstance(sub.func.value, ast.Name)
+                and sub.func.value.id == "self"
+                and sub.func.attr in methods
+            ):
+                callers.setdefault(sub.func.attr, set()).add(name)
+    once = {"__init__"}
+    changed = True
+    while changed:
+        changed = False
+        for name, by in callers.items():
+            if name not in once and by <= once:
+                once.add(name)
+                changed = True
+    for name in once - {"__init__"}:
+        setattr(methods[name], _INIT_ONLY_ATTR, True)
+
+
+def is_init_only(node: ast.AST) -> bool:
+    return getattr(node, "name", "") == "__init__" or bool(getattr(node, _INIT_ONLY_ATTR, False))
+
+
 def is_dataset_class(node: ast.ClassDef) -> bool:
     """`class PairDataset(FairseqDataset)`, `class Shards(torch.utils.data.IterableDataset)`: the data loader
     runs its methods (`__getitem__`, collaters, noising) on the host, usually in worker processes."""
@@ -1127,14 +1176,23 @@ def is_built_once_class(node: ast.ClassDef) -> bool:
     return any(_BUILT_ONCE.search((dotted(base) or "").rsplit(".", 1)[-1]) for base in node.bases)
 
 
-def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:
     """`d`, `d[i]`, `np.sum(a)` or `torch.rand(1)`: a value on the host, by what it was built from (a numpy
-    call, a tensor factory that names no device, a name bound only to those in its scope)."""
+    call, a tensor factory that names no device, a name bound only to those in its scope). With `copies`, also
+    a copy made right there (`x.cpu()`); without, such an inline copy is the sync itself, not host data."""
     root = expr
     while isinstance(root, ast.Subscript):
         root = root.value
     if isinstance(root, ast.Call):
-        return _makes_host_value(root, imports)
+        if _makes_host_value(root, imports, copies):
+            return True
+        # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
+        return (
+            (imports.resolved(root.func) or "").startswith("torch.")
+            and bool(root.args)
+            and not any(k.arg == "device" for k in root.keywords)
+            and is_host_value(root.args[0], scope, imports, copies)
+        )
     return isinstance(root, ast.Name) and scope is not None and root.id in host_names(scope, imports)
 
 

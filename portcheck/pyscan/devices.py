@@ -429,7 +429,7 @@ class TensorControlFlowMatcher(Matcher):
                     isinstance(func, ast.Attribute)
                     and func.attr in self.methods
                     and imports.resolved(func.value) is None
-                    and not is_host_value(func.value, ctx.scope, imports)
+                    and not is_host_value(func.value, ctx.scope, imports, copies=False)
                 ):
                     # numpy arrays and pandas values have .any()/.all() too: in a module that uses them,
                     # require a torch call inside the receiver.
@@ -440,7 +440,9 @@ class TensorControlFlowMatcher(Matcher):
                     ):
                         yield node.test, func.attr
                         return
-                if imports.resolved(func) in self.calls:
+                if imports.resolved(func) in self.calls and not (
+                    sub.args and is_host_value(sub.args[0], ctx.scope, imports, copies=False)
+                ):
                     yield node.test, imports.resolved(func) or ""
                     return
 

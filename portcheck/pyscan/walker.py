@@ -30,6 +30,7 @@ from portcheck.pyscan.context import (
     is_device_exit,
     is_display_function,
     is_host_factory,
+    is_init_only,
     is_kernel_eligibility,
     is_message_call,
     is_negated_xla_option,
@@ -43,6 +44,7 @@ from portcheck.pyscan.context import (
     is_test_function,
     is_xla_device_check,
     is_xla_probe,
+    mark_init_only_methods,
     on_host_array,
     shown_names,
     skips_without_cuda,
@@ -242,12 +244,13 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             ctx = ctx._replace(skipped=True)
         ctx = ctx._replace(built_once=is_built_once_class(node))
+        mark_init_only_methods(node)
         if is_dataset_class(node):
             ctx = ctx._replace(host=True)  # a Dataset's methods run in the data loader, on host tensors
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
-            in_loop=False, loop=None, periodic=False, in_function=True, in_init=getattr(node, "name", "") == "__init__"
+            in_loop=False, loop=None, periodic=False, in_function=True, in_init=is_init_only(node)
         )
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
@@ -474,12 +477,15 @@ def walk(
     while stack:
         node, parent, ctx = pop()
         kind = type(node)
-        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in host_methods:  # type: ignore[attr-defined]
-            if not ctx.host and on_host_array(cast(ast.Call, node), ctx.scope, imports):
-                ctx = ctx._replace(host=True)  # `durations[durations.nonzero()]` on a numpy array
         wanted = dispatch.get(kind)
         if wanted is not None:
-            yield from wanted(node, parent, ctx, imports)
+            here = ctx
+            if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in host_methods:  # type: ignore[attr-defined]
+                if not ctx.host and on_host_array(cast(ast.Call, node), ctx.scope, imports):
+                    # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`: this call runs on
+                    # the host; what its receiver computes before the copy does not
+                    here = ctx._replace(host=True)
+            yield from wanted(node, parent, here, imports)
         if kind in leaves:
             continue
         if kind in special:
