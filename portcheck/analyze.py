@@ -21,7 +21,7 @@ from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
-GUARD_NOTE = "lowered one level: it sits in a branch of a CUDA check that has a non-CUDA alternative"
+GUARD_NOTE = "lowered one level: it sits under a CUDA check; other devices skip it or take the other branch"
 TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
 DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or formatted for people)"

@@ -81,7 +81,7 @@ STEP_TOKENS = (
 
 class Ctx(NamedTuple):
     in_loop: bool = False
-    guarded: bool = False  # inside a branch of a CUDA check that has a non-CUDA alternative
+    guarded: bool = False  # inside the CUDA branch of a check (with an `else`, or none: the code skips it)
     pure_guard: bool = False  # inside the CUDA branch of a check that only guards CUDA-only or display code
     message: bool = False  # inside a log/print/raise/assert message
     optional_import: bool = False  # inside `try: ... except ImportError:` or an `if is_x_available():`
@@ -818,8 +818,9 @@ def _binding(branch, bound: set):
 
 
 def _cuda_backend_setting(stmt: ast.AST) -> bool:
-    """`torch.backends.cuda.matmul.allow_tf32 = True`: a CUDA-only switch, set only where CUDA is."""
-    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Constant):
+    """`torch.backends.cuda.matmul.allow_tf32 = True` (or a value read from a config, with no call): a
+    CUDA-only switch, set only where CUDA is."""
+    if not isinstance(stmt, ast.Assign) or any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)):
         return False
     names = [dotted(t) or "" for t in stmt.targets]
     return all(re.match(r"^(?:torch|th)\.backends\.(?:cuda|cudnn)\.", n) for n in names)
@@ -1071,7 +1072,12 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
     if (imports.resolved(call.func) or "").startswith("numpy."):
         return True
     name = imports.resolved(call.func) or ""
-    return name not in ("torch.tensor", "torch.as_tensor") and is_host_factory(call, imports)
+    if name in ("torch.tensor", "torch.as_tensor"):
+        # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device
+        return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant)) and is_host_factory(
+            call, imports
+        )
+    return is_host_factory(call, imports)
 
 
 _SHOWN_NAMES_ATTR = "_portcheck_shown_names"
@@ -1194,6 +1200,17 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
             and is_host_value(root.args[0], scope, imports, copies)
         )
     return isinstance(root, ast.Name) and scope is not None and root.id in host_names(scope, imports)
+
+
+def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`torch.inverse(M)` of a host tensor `M` (`M = torch.tensor([[...]])`): a torch function that names no
+    device and computes on its first argument's device, the host."""
+    return (
+        bool(call.args)
+        and (imports.resolved(call.func) or "").startswith("torch.")
+        and not any(k.arg == "device" for k in call.keywords)
+        and is_host_value(call.args[0], scope, imports)
+    )
 
 
 def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:

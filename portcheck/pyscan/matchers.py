@@ -542,7 +542,7 @@ class ReferenceMatcher(Matcher):
 
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
-    allowed_keys = frozenset({"names", "context", "in_compare"})
+    allowed_keys = frozenset({"names", "context", "in_compare", "in-tables", "not-beside"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -553,6 +553,12 @@ class ReferenceMatcher(Matcher):
         # `in_compare = false`: `x.dtype == torch.float64`, `dtype in [torch.float32, torch.float64]` and
         # `isinstance(m, nn.DataParallel)` test a value and `{torch.float64: "f64"}` maps it; none creates one.
         self.in_compare = bool(params.get("in_compare", True))
+        # `in-tables = false`: `{"float64": torch.float64, ...}`, `[torch.float32, torch.complex64, ...]`: an
+        # entry of a literal that names at least two other torch objects is a table of names, not a use.
+        self.in_tables = bool(params.get("in-tables", True))
+        # `not-beside`: `[SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]` keeps the portable math backend.
+        beside = _str_list(params, "not-beside", required=False)
+        self.not_beside = NameSet(beside) if beside else None
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
@@ -577,6 +583,13 @@ class ReferenceMatcher(Matcher):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+            entries = [e for e in (parent.values if isinstance(parent, ast.Dict) else parent.elts) if e is not node]
+            names = [imports.resolved(e) or "" for e in entries]
+            if not self.in_tables and sum(n.startswith("torch.") for n in names) >= 2:
+                return
+            if self.not_beside is not None and any(n in self.not_beside for n in names):
+                return
         if _points_at_other_backend(node, parent, imports):
             return  # `torch.cuda.current_device = torch.xpu.current_device`: a shim that replaces CUDA's name
         if self.context == "store" and not isinstance(node.ctx, ast.Store):

@@ -48,6 +48,7 @@ from portcheck.pyscan.context import (
     on_host_array,
     shown_names,
     skips_without_cuda,
+    torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable
@@ -179,6 +180,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         positive = cuda and not is_negative_cuda_check(node.test, imports)  # true where CUDA is there
         if node.orelse and cuda:
             branch = branch._replace(guarded=True, tried=False)
+        elif positive and isinstance(node, ast.If):
+            # `if use_cuda: x = x.cuda()` with no `else`: elsewhere the code skips the branch and carries on
+            # (the check itself reports where that silently keeps the CPU)
+            branch = branch._replace(guarded=True, tried=False)
         if isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
@@ -303,6 +308,11 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             [(c, body_ctx) for c in node.body] + [(h, error_path) for h in node.handlers] + [(c, ctx) for c in rest]
         )
     if isinstance(node, ast.Call):
+        if not ctx.host and torch_call_on_host(node, ctx.scope, imports):
+            # `torch.inverse(M)` of a host tensor: the function runs on the host (its arguments are what they are)
+            return [(node.func, ctx._replace(host=True))] + [(c, ctx) for c in node.args] + [
+                (k, ctx) for k in node.keywords
+            ]
         if isinstance(node.func, ast.Name) and node.func.id == "hasattr" and len(node.args) == 2:
             # `hasattr(torch.cuda.amp, "autocast")`: the object is asked whether it has a name, like a guard's
             # test asks whether CUDA is there; nothing of it runs.
@@ -480,10 +490,15 @@ def walk(
         wanted = dispatch.get(kind)
         if wanted is not None:
             here = ctx
-            if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in host_methods:  # type: ignore[attr-defined]
-                if not ctx.host and on_host_array(cast(ast.Call, node), ctx.scope, imports):
-                    # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`: this call runs on
-                    # the host; what its receiver computes before the copy does not
+            if kind is ast.Call and not ctx.host:
+                call = cast(ast.Call, node)
+                if (
+                    type(call.func) is ast.Attribute and call.func.attr in host_methods
+                    and on_host_array(call, ctx.scope, imports)
+                ) or torch_call_on_host(call, ctx.scope, imports):
+                    # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`, `torch.inverse(M)`
+                    # of a host tensor: this call runs on the host; what its receiver computes before the copy
+                    # does not
                     here = ctx._replace(host=True)
             yield from wanted(node, parent, here, imports)
         if kind in leaves:
