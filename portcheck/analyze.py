@@ -196,6 +196,7 @@ def findings_for(
     findings: List[Finding] = []
     fallbacks: List[Finding] = []
     seen = set()
+    packages: set = set()  # (code, package, severity) of the package imports reported in this file
     declined: List[Finding] = []
     for index, is_import, node, label, ctx in matches:
         entry = rules[index]
@@ -211,6 +212,15 @@ def findings_for(
         if key in seen:
             continue
         seen.add(key)
+        if is_import and entry.rule.category == "package":
+            # One finding per package, severity and file: `import vllm` at the top, `from vllm import
+            # SamplingParams` again in a method, is one dependency (an optional import beside a required one
+            # stays: it says something else).
+            symbol = finding.symbol or (label if isinstance(label, str) else getattr(label, "symbol", "")) or ""
+            package = (finding.code, symbol.split(".")[0] if symbol else str(finding.line), finding.severity)
+            if package in packages:
+                continue
+            packages.add(package)
         (fallbacks if entry.fallback else findings).append(finding)
     specific = list(findings) + declined  # a fallback yields to specific rules only, not to another fallback
     for fb in fallbacks:

@@ -51,7 +51,7 @@ from portcheck.pyscan.context import (
     torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues
-from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
 from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, early_cuda_exit
@@ -173,6 +173,10 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
         and isinstance(getattr(node.value, "value", ""), str)
     ):
         return []  # docstrings and bare strings are prose
+    if isinstance(node, ast.If) and (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
+        # `if TYPE_CHECKING: from vllm import RequestOutput`: imports for the type checker, never run
+        typing_only = ctx._replace(annotation=True)
+        return [(node.test, ctx)] + _block(node.body, typing_only, imports) + _block(node.orelse, ctx, imports)
     if isinstance(node, (ast.If, ast.IfExp)):
         branch = ctx
         test_ctx = ctx
