@@ -216,7 +216,7 @@ def findings_for(
             # One finding per package, severity and file: `import vllm` at the top, `from vllm import
             # SamplingParams` again in a method, is one dependency (an optional import beside a required one
             # stays: it says something else).
-            symbol = finding.symbol or (label if isinstance(label, str) else getattr(label, "symbol", "")) or ""
+            symbol = finding.symbol or (label if isinstance(label, str) else "")  # an import's label: the module
             package = (finding.code, symbol.split(".")[0] if symbol else str(finding.line), finding.severity)
             if package in packages:
                 continue

@@ -17,11 +17,13 @@ from typing import FrozenSet, Tuple
 
 ABSTRACTION = "accelerator"
 
+# The backends with a device module of their own in torch (`torch.xpu`, `torch.backends.mps`).
+_DEVICE_MODULES = "xpu|npu|mps|hpu|mlu|musa"
 # The ways code names a backend, each starting with a literal where it can (a fast search); the group that
 # matched gives the backend's name.
 _NAMED: Tuple["re.Pattern[str]", ...] = (
     re.compile(r"""["'](xpu|npu|mps|hpu|mlu|musa|xla|neuron)(?::\d+)?["']"""),  # a device type: "xpu", 'mps:0'
-    re.compile(r"torch\s*\.\s*(?:backends\s*\.\s*)?(xpu|npu|mps|hpu|mlu|musa)\b"),  # a device module
+    re.compile(r"torch\s*\.\s*(?:backends\s*\.\s*)?(" + _DEVICE_MODULES + r")\b"),  # a device module
     re.compile(r"is_(xpu|npu|mps|hpu|mlu|musa|torch_xla|tpu|torch_neuronx)_available\b"),
     re.compile(r"torch_(xla|npu|mlu|musa|neuronx)\b"),
     re.compile(r"(habana_frameworks|intel_extension_for_pytorch)\b"),
@@ -112,12 +114,9 @@ def device_type_of(value: object) -> str:
     return head if head in DEVICE_TYPES else ""
 
 
-# A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only on
-# the platforms the marker names: the project has a path without it (the scanner lowers the finding, the
-# score weighs it one level less again after capping environment evidence).
 # A dotted name in another backend's device module or extension (`torch.xpu.current_device`, `torch_npu.npu`).
 _OTHER_MODULE = re.compile(
-    r"^(?:torch\.(?:backends\.)?(?:xpu|npu|mps|hpu|mlu|musa)|torch_npu|torch_mlu|torch_musa"
+    r"^(?:torch\.(?:backends\.)?(?:" + _DEVICE_MODULES + r")|torch_npu|torch_mlu|torch_musa"
     r"|intel_extension_for_pytorch|habana_frameworks)(?:\.|$)"
 )
 
@@ -127,4 +126,7 @@ def in_other_backend(name: str) -> bool:
     return bool(_OTHER_MODULE.match(name))
 
 
+# A dependency declared with an environment marker (`triton; sys_platform == "linux"`) is installed only on
+# the platforms the marker names: the project has a path without it (the scanner lowers the finding, the
+# score weighs it one level less again after capping environment evidence).
 PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")

@@ -393,8 +393,9 @@ class RequirementMatcher(TextMatcher):
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
         seen = set()  # one finding per package and file: a `dev` extra that repeats the `deepspeed` extra
         for number, start, end, name in dependencies(kind, lines):
-            if self.wanted(name) and normalize(name) not in seen:
-                seen.add(normalize(name))
+            norm = normalize(name)
+            if norm not in seen and self.wanted(name):
+                seen.add(norm)
                 yield number, start + 1, number, end + 1, name
 
 

@@ -1069,9 +1069,9 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
         )
     ):
         return True
-    if (imports.resolved(call.func) or "").startswith("numpy."):
-        return True
     name = imports.resolved(call.func) or ""
+    if name.startswith("numpy."):
+        return True
     if name in ("torch.tensor", "torch.as_tensor"):
         # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device
         return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant)) and is_host_factory(
@@ -1166,10 +1166,15 @@ def is_init_only(node: ast.AST) -> bool:
     return getattr(node, "name", "") == "__init__" or bool(getattr(node, _INIT_ONLY_ATTR, False))
 
 
+def _base_names(node: ast.ClassDef) -> List[str]:
+    """The last names of a class's bases (`torch.utils.data.IterableDataset` -> `IterableDataset`)."""
+    return [(dotted(base) or "").rsplit(".", 1)[-1] for base in node.bases]
+
+
 def is_dataset_class(node: ast.ClassDef) -> bool:
     """`class PairDataset(FairseqDataset)`, `class Shards(torch.utils.data.IterableDataset)`: the data loader
     runs its methods (`__getitem__`, collaters, noising) on the host, usually in worker processes."""
-    return any((dotted(base) or "").rsplit(".", 1)[-1].endswith("Dataset") for base in node.bases)
+    return any(name.endswith("Dataset") for name in _base_names(node))
 
 
 # Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.
@@ -1179,7 +1184,7 @@ _BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)$")
 def is_built_once_class(node: ast.ClassDef) -> bool:
     """`class Quantized(nn.Module)`, `class Shards(IterableDataset)`: its constructor runs when the model or
     the data pipeline is built, not once per step (unlike a value class such as `SparseTensor(object)`)."""
-    return any(_BUILT_ONCE.search((dotted(base) or "").rsplit(".", 1)[-1]) for base in node.bases)
+    return any(_BUILT_ONCE.search(name) for name in _base_names(node))
 
 
 def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:
@@ -1190,26 +1195,19 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
     while isinstance(root, ast.Subscript):
         root = root.value
     if isinstance(root, ast.Call):
-        if _makes_host_value(root, imports, copies):
-            return True
         # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
-        return (
-            (imports.resolved(root.func) or "").startswith("torch.")
-            and bool(root.args)
-            and not any(k.arg == "device" for k in root.keywords)
-            and is_host_value(root.args[0], scope, imports, copies)
-        )
+        return _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies)
     return isinstance(root, ast.Name) and scope is not None and root.id in host_names(scope, imports)
 
 
-def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:
     """`torch.inverse(M)` of a host tensor `M` (`M = torch.tensor([[...]])`): a torch function that names no
-    device and computes on its first argument's device, the host."""
+    device and computes on its first argument's device, the host (`copies` as for `is_host_value`)."""
     return (
         bool(call.args)
         and (imports.resolved(call.func) or "").startswith("torch.")
         and not any(k.arg == "device" for k in call.keywords)
-        and is_host_value(call.args[0], scope, imports)
+        and is_host_value(call.args[0], scope, imports, copies)
     )
 
 

@@ -583,7 +583,9 @@ class ReferenceMatcher(Matcher):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing
-        if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        if (not self.in_tables or self.not_beside is not None) and isinstance(
+            parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)
+        ):
             entries = [e for e in (parent.values if isinstance(parent, ast.Dict) else parent.elts) if e is not node]
             names = [imports.resolved(e) or "" for e in entries]
             if not self.in_tables and sum(n.startswith("torch.") for n in names) >= 2:

@@ -164,7 +164,9 @@ def _is_type_test(node: ast.Call) -> bool:
     )
 
 
-def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
+def _children(
+    node: ast.AST, ctx: Ctx, imports: ImportTable, torch_host: bool = False
+) -> List[Tuple[ast.AST, Ctx]]:
     if not isinstance(node, _SPECIAL):
         return [(c, ctx) for c in _plain_children(node)]
     if (
@@ -312,8 +314,9 @@ def _children(node: ast.AST, ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.A
             [(c, body_ctx) for c in node.body] + [(h, error_path) for h in node.handlers] + [(c, ctx) for c in rest]
         )
     if isinstance(node, ast.Call):
-        if not ctx.host and torch_call_on_host(node, ctx.scope, imports):
-            # `torch.inverse(M)` of a host tensor: the function runs on the host (its arguments are what they are)
+        if torch_host:
+            # `torch.inverse(M)` of a host tensor (`walk` asked): the function runs on the host (its arguments
+            # are what they are)
             return [(node.func, ctx._replace(host=True))] + [(c, ctx) for c in node.args] + [
                 (k, ctx) for k in node.keywords
             ]
@@ -491,24 +494,26 @@ def walk(
     while stack:
         node, parent, ctx = pop()
         kind = type(node)
+        here = ctx
+        torch_host = False  # a torch function of a host tensor: its name's reference is host code too
+        if kind is ast.Call and not ctx.host:
+            call = cast(ast.Call, node)
+            torch_host = torch_call_on_host(call, ctx.scope, imports)
+            if torch_host or (
+                type(call.func) is ast.Attribute
+                and call.func.attr in host_methods
+                and on_host_array(call, ctx.scope, imports)
+            ):
+                # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`, `torch.inverse(M)` of
+                # a host tensor: this call runs on the host; what its receiver computes before the copy does not
+                here = ctx._replace(host=True)
         wanted = dispatch.get(kind)
         if wanted is not None:
-            here = ctx
-            if kind is ast.Call and not ctx.host:
-                call = cast(ast.Call, node)
-                if (
-                    type(call.func) is ast.Attribute and call.func.attr in host_methods
-                    and on_host_array(call, ctx.scope, imports)
-                ) or torch_call_on_host(call, ctx.scope, imports):
-                    # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`, `torch.inverse(M)`
-                    # of a host tensor: this call runs on the host; what its receiver computes before the copy
-                    # does not
-                    here = ctx._replace(host=True)
             yield from wanted(node, parent, here, imports)
         if kind in leaves:
             continue
         if kind in special:
-            kids = _children(node, ctx, imports)
+            kids = _children(node, ctx, imports, torch_host)
             if kids:
                 push([(child, node, cctx) for child, cctx in reversed(kids)])
             continue
