@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import posixpath
 import re
 from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -111,6 +112,11 @@ class ModuleSummary:
     sites: Tuple[Site, ...]
     digest: str  # of the text the summary was made from
     loads_at_import: bool = False  # module-level code builds or loads an extension
+    # String literals that name a C++/CUDA source or header (`'bias_act.cu'`), each with its line: the files
+    # a loader builds, when the line is in one.
+    sources: Tuple[Tuple[str, int], ...] = ()
+    # Imported names the module uses other than by calling through them (`ops = _C`, `f(_C)`).
+    values: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -433,8 +439,36 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
     if collector.guarded_imports:
         bindings = [replace(b, guarded=True) if b.statement in collector.guarded_imports else b for b in bindings]
+    sources, values = _literals_and_values(tree, {b.local for b in bindings})
     # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
-    return ModuleSummary(name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import)
+    return ModuleSummary(
+        name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import, sources, values
+    )
+
+
+# A literal naming a C++/CUDA source or header, relative to the module's folder or to the repository.
+SOURCE_LITERAL = re.compile(r"^(?:[\w.+-]+/)*[\w+-][\w.+-]*\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh)$")
+
+
+def _literals_and_values(tree: ast.Module, imported: Set[str]) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[str, ...]]:
+    """The module's literals that name a C++/CUDA source file, and the imported names it uses other than as
+    the head of a callee (`custom_ops.get_plugin(...)` calls through `custom_ops`; `ops = custom_ops` does not)."""
+    sources: List[Tuple[str, int]] = []
+    callee_heads: Set[int] = set()
+    names: List[ast.Name] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if len(node.value) < 200 and SOURCE_LITERAL.match(node.value):
+                sources.append((node.value, node.lineno))
+        elif isinstance(node, ast.Call):
+            head = node.func
+            while isinstance(head, (ast.Attribute, ast.Subscript)):
+                head = head.value
+            callee_heads.add(id(head))
+        elif isinstance(node, ast.Name) and node.id in imported and isinstance(node.ctx, ast.Load):
+            names.append(node)
+    values = sorted({n.id for n in names if id(n) not in callee_heads})
+    return tuple(sorted(sources, key=lambda s: (s[1], s[0]))), tuple(values)
 
 
 def _module_level(tree: ast.Module) -> Iterable[ast.AST]:
@@ -500,6 +534,9 @@ class Resolved:
     # carries on, or from such functions), and kernel modules it imports only from there.
     fallback_only: FrozenSet[Symbol] = frozenset()
     fallback_modules: FrozenSet[str] = frozenset()
+    # Those of `fallback_only` whose every caller the pass has read (see `_fallback_only`): what runs in
+    # them runs only where CUDA does.
+    fallback_seen: FrozenSet[Symbol] = frozenset()
 
 
 class Project:
@@ -684,8 +721,10 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
             if sym is not None and sym[0] in at_import:
                 at_import.add(module)
                 changed = True
-    only, reached = _fallback_only(project, bound, kernels)
-    return Resolved(frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import), only, reached)
+    only, reached, seen = _fallback_only(project, bound, kernels)
+    return Resolved(
+        frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import), only, reached, seen
+    )
 
 
 def owner(summary: ModuleSummary, line: int) -> Optional[str]:
@@ -699,14 +738,17 @@ def owner(summary: ModuleSummary, line: int) -> Optional[str]:
 
 def _fallback_only(
     project: "Project", bound: Set[Symbol], kernels: Set[Symbol]
-) -> Tuple[FrozenSet[Symbol], FrozenSet[str]]:
+) -> Tuple[FrozenSet[Symbol], FrozenSet[str], FrozenSet[Symbol]]:
     """The functions the project calls only where there is a fallback: every call (or launch) sits under a
     CUDA check, in a `try` whose handler carries on, in the function itself (a backward pass that applies
     the op again), or in such a function (whisper's `dtw_cuda`, called as `try: return dtw_cuda(x) except
     RuntimeError: ...` before the CPU path; stylegan's `_upfirdn2d_cuda`, built only under
     `if x.device.type == "cuda" and _init():`, whose nested autograd class calls the plugin). And the
     modules defining kernels that the project imports only from there (`from .triton_ops import
-    dtw_kernel` inside `dtw_cuda`): both have a path without CUDA."""
+    dtw_kernel` inside `dtw_cuda`): both have a path without CUDA. Third, those of the functions whose
+    every caller the pass has read, and whose callers are all guarded or such functions themselves: a
+    CUDA-bound name (every module that uses one is indexed) or a module-private one (`_init`, called in
+    its own module); a public helper may also be called from files the pass never reads."""
     callers: Dict[Symbol, List[Tuple[Symbol, bool]]] = {}
     for module, summary in project.modules.items():
         if is_test_path(module.replace(".", "/") + ".py"):
@@ -716,17 +758,27 @@ def _fallback_only(
             if target is None or (target not in bound and target[0] not in project.modules):
                 continue
             callers.setdefault(target, []).append(((module, owner(summary, site.span[0]) or ""), site.guarded))
-    only: Set[Symbol] = set()
-    changed = True
-    while changed:
-        changed = False
-        for target, calls in callers.items():
-            # a call from the target itself (a backward pass that applies the op again) needs it already; the
-            # others, at least one, decide
-            others = [(caller, guarded) for caller, guarded in calls if caller != target]
-            if target not in only and others and all(guarded or caller in only for caller, guarded in others):
-                only.add(target)
-                changed = True
+    def closure(eligible) -> Set[Symbol]:
+        found: Set[Symbol] = set()
+        changed = True
+        while changed:
+            changed = False
+            for target, calls in callers.items():
+                # a call from the target itself (a backward pass that applies the op again) needs it already;
+                # the others, at least one, decide
+                others = [(caller, guarded) for caller, guarded in calls if caller != target]
+                if (
+                    target not in found
+                    and others
+                    and eligible(target)
+                    and all(guarded or caller in found for caller, guarded in others)
+                ):
+                    found.add(target)
+                    changed = True
+        return found
+
+    only = closure(lambda target: True)
+    seen = closure(lambda t: t in only and (t in bound or (t[1].startswith("_") and not t[1].startswith("__"))))
     kernel_modules = {m for m, _ in kernels}
     importers: Dict[str, List[bool]] = {}
     for (module, local), binding in project.binds.items():
@@ -739,7 +791,7 @@ def _fallback_only(
         fallback = binding.guarded or (module, owner(summary, binding.statement) or "") in only
         importers.setdefault(sym[0], []).append(fallback)
     reached = frozenset(m for m, found in importers.items() if all(found))
-    return frozenset(only), reached
+    return frozenset(only), reached, frozenset(seen)
 
 
 # -- step 3: sites -----------------------------------------------------------------------------
@@ -754,6 +806,10 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
     def fallback(line: int) -> bool:
         return bool(resolved.fallback_only) and (module, owner(summary, line) or "") in resolved.fallback_only
 
+    # Whether each call through an imported name has another path: an import used only there is optional too.
+    through: Dict[str, List[bool]] = {}
+    for site in summary.sites:
+        through.setdefault(site.ref.split(".", 1)[0], []).append(site.guarded or fallback(site.span[0]))
     for site in summary.sites:
         target = project.reference(module, site.ref)
         if target is None or target not in resolved.bound:
@@ -790,9 +846,35 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         else:
             continue
         reported.add(binding.statement)
-        guarded = binding.guarded or fallback(binding.statement)
+        calls = through.get(binding.local, [])
+        only_with_fallback = bool(calls) and all(calls) and binding.local not in summary.values
+        guarded = binding.guarded or fallback(binding.statement) or only_with_fallback
         out.append(ProjectSite(module, binding.span, label, "import", guarded, detail))
     return out
+
+
+def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolved) -> FrozenSet[str]:
+    """The C++/CUDA sources (display paths) that the product names only inside functions it calls where
+    there is a fallback: stylegan's `_init()` builds `bias_act.cu` through `get_plugin(sources=[...])` and is
+    called only as `if x.device.type == "cuda" and _init():`, before the reference implementation. A name
+    is resolved against the module's folder and the repository root; tests that build a source to test it
+    do not count."""
+    named: Dict[str, bool] = {}
+    for path, summary in summaries.items():
+        if not summary.sources or is_test_path(path):
+            continue
+        folder = posixpath.dirname(path.replace("\\", "/"))
+        for literal, line in summary.sources:
+            fallback = (summary.module, owner(summary, line) or "") in resolved.fallback_seen
+            for candidate in {posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal)}:
+                named[candidate] = named.get(candidate, True) and fallback
+    return frozenset(p for p, only in named.items() if only)
+
+
+def fallback_spans(summary: ModuleSummary, resolved: Resolved) -> List[Tuple[int, int]]:
+    """The lines of `summary`'s functions and classes that the project reaches only where there is a
+    fallback, every caller seen (`Resolved.fallback_seen`): what runs in them runs only where CUDA does."""
+    return [d.lines for d in summary.definitions if d.lines[0] and (summary.module, d.name) in resolved.fallback_seen]
 
 
 def _loads_when_imported(project: Project, resolved: Resolved, module: str) -> bool:
@@ -1110,9 +1192,13 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         return list(results)
     added: Dict[str, List[Finding]] = {}
     reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
+    built: FrozenSet[str] = frozenset()  # sources it builds only there
+    spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
     if state.index is not None:
         _, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
+        built = built_with_fallback(summaries, resolved)
+        spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
     if entries and state.index is not None:
         kept = state.site_findings(settings)
         for path, found in state.sites().items():
@@ -1134,7 +1220,12 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         lowered = False
         if result.path in reached:
             findings = [_reached_with_fallback(f) for f in findings]
-            lowered = findings != list(result.findings)
+        elif result.path in built:
+            findings = [_lower(f, BUILT_NOTE) if f.category == "kernel" else f for f in findings]
+        elif result.path in spans:
+            ranges = spans[result.path]
+            findings = [_lower(f, GUARD_NOTE) if any(a <= f.line <= b for a, b in ranges) else f for f in findings]
+        lowered = findings != list(result.findings)
         if extra or lowered or len(findings) != len(result.findings):
             findings = sorted(set(findings) | set(extra), key=Finding.sort_key)
             result = replace(result, findings=tuple(findings))
@@ -1143,6 +1234,16 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
 
 
 REACHED_NOTE = "lowered one level: the project imports this module only from code with a fallback"
+BUILT_NOTE = (
+    "lowered one level: the project builds this file only in code it reaches under a CUDA check or with a"
+    " fallback; elsewhere its reference path runs"
+)
+
+
+def _lower(finding: Finding, note: str) -> Finding:
+    if finding.guarded:
+        return finding
+    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=note)
 
 
 def _reached_with_fallback(finding: Finding) -> Finding:

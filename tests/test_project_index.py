@@ -333,3 +333,61 @@ def test_a_kernel_the_product_also_calls_without_a_fallback_keeps_its_severity(t
     found = _fallback_findings(tmp_path, texts)
     for key in (("pkg/timing.py", 6, "KRN009"), ("pkg/timing.py", 8, "KRN009"), ("pkg/triton_ops.py", 5, "KRN003")):
         assert key in found and not found[key].guarded and found[key].severity.value == "blocker", key
+
+
+# stylegan's layout: a plugin loader, and an op module whose `_init()` builds `act.cu` only under a CUDA
+# check, before the reference implementation.
+PLUGIN_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/custom_ops.py": (
+        "import os\nimport torch.utils.cpp_extension\n\n\ndef get_plugin(name, sources, **kw):\n"
+        "    os.environ['TORCH_CUDA_ARCH_LIST'] = ''\n"
+        "    return torch.utils.cpp_extension.load(name=name, sources=sources, **kw)\n"
+    ),
+    "pkg/ops/__init__.py": "",
+    "pkg/ops/act.py": (
+        "import os\nimport torch\nfrom .. import custom_ops\n\n_plugin = None\n\n\ndef _init():\n    global _plugin\n"
+        "    _plugin = custom_ops.get_plugin('act', sources=['act.cpp', 'act.cu'], headers=['act.h'],\n"
+        "        extra_cuda_cflags=['--use_fast_math'])\n    return True\n\n\n"
+        "def act(x):\n    if x.device.type == 'cuda' and _init():\n        return _plugin.act(x)\n"
+        "    return torch.relu(x)\n"
+    ),
+    "pkg/ops/act.cu": "#include <cuda_runtime.h>\n__global__ void act(float* x) {}\n",
+    "pkg/ops/act.cpp": "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n",
+    "pkg/ops/act.h": "#include <cuda_runtime.h>\n",
+    "pkg/model.py": "from pkg.ops.act import act\n\n\ndef forward(x):\n    return act(x)\n",
+}
+
+
+def test_sources_built_only_where_a_reference_path_runs_are_lowered_with_their_loader(tmp_path: Path):
+    found = _fallback_findings(tmp_path, PLUGIN_PROJECT)
+    expected = {
+        ("pkg/ops/act.cu", 1, "KRN002"): "builds this file only",
+        ("pkg/ops/act.cpp", 2, "KRN008"): "builds this file only",
+        ("pkg/ops/act.h", 1, "KRN008"): "builds this file only",
+        ("pkg/ops/act.py", 3, "KRN009"): "lowered one level",  # the import is used only in `_init`
+        ("pkg/ops/act.py", 11, "KRN007"): "lowered one level",  # `--use_fast_math` inside `_init`
+        ("pkg/custom_ops.py", 6, "KRN007"): "lowered one level",  # only `_init` calls `get_plugin`
+    }
+    for key, note in expected.items():
+        assert key in found, (key, sorted(found))
+        assert found[key].guarded and note in found[key].note and found[key].severity.value != "blocker", key
+
+
+def test_a_source_the_build_also_names_without_a_fallback_keeps_its_severity(tmp_path: Path):
+    texts = dict(PLUGIN_PROJECT)
+    texts["setup.py"] = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('act', ['pkg/ops/act.cpp', 'pkg/ops/act.cu'])])\n"
+    )
+    found = _fallback_findings(tmp_path, texts)
+    assert not found[("pkg/ops/act.cu", 1, "KRN002")].guarded
+    assert found[("pkg/ops/act.cu", 1, "KRN002")].severity.value == "blocker"
+    assert found[("pkg/ops/act.h", 1, "KRN008")].guarded  # setup.py does not name the header
+
+
+def test_an_import_also_used_as_a_value_is_not_lowered_by_its_guarded_calls(tmp_path: Path):
+    texts = dict(PLUGIN_PROJECT)
+    texts["pkg/ops/act.py"] += "\n\nLOADER = custom_ops\n"
+    found = _fallback_findings(tmp_path, texts)
+    assert not found[("pkg/ops/act.py", 3, "KRN009")].guarded
