@@ -113,6 +113,7 @@ class Ctx(NamedTuple):
     precision_test: bool = False  # the test of a condition that picks a precision, not a device
     build_test: bool = False  # the test of a CUDA build condition (`if CUDA_HOME is not None ...`) with an `else`
     requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
+    assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
 
 
 def is_message_call(node: ast.Call) -> bool:

@@ -808,7 +808,7 @@ class StringMatcher(Matcher):
 
     kind = "string"
     node_types = (ast.Constant,)
-    allowed_keys = frozenset({"pattern", "not_in_calls"})
+    allowed_keys = frozenset({"pattern", "not_in_calls", "not-set-to"})
     messages_default = False
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -822,6 +822,16 @@ class StringMatcher(Matcher):
             raise MatcherError(f"'pattern' is not a valid regular expression: {exc}") from None
         # `not_in_calls`: arguments of these calls are lookups, not uses (`shutil.which("nvidia-smi")`).
         self.not_in_calls = frozenset(_str_list(params, "not_in_calls", required=False))
+        # `not-set-to`: a key set to a literal value this matches is no use (`CUDA_VISIBLE_DEVICES` set to ""
+        # hides every GPU, to run on the CPU): as `env[key] = value`, `{key: value}`, `setenv(key, value)`,
+        # or `KEY=value` in the string itself.
+        not_set_to = params.get("not-set-to")
+        if not_set_to is not None and not isinstance(not_set_to, str):
+            raise MatcherError("'not-set-to' must be a regular expression")
+        try:
+            self.not_set_to = re.compile(not_set_to) if not_set_to is not None else None
+        except re.error as exc:
+            raise MatcherError(f"'not-set-to' is not a valid regular expression: {exc}") from None
 
     def own_tokens(self) -> List[str]:
         return required_literals(self.pattern.pattern)
@@ -836,7 +846,47 @@ class StringMatcher(Matcher):
                 return
             if _searched_text(node, parent):
                 return
+            if self.not_set_to is not None and self._set_to_unused(node, parent, ctx):
+                return
             yield node, Label(node.value, "", node.value)
+
+    def _set_to_unused(self, node: ast.Constant, parent, ctx) -> bool:
+        assert self.not_set_to is not None
+        value: Optional[ast.AST] = None
+        if isinstance(parent, ast.Subscript) and parent.slice is node:
+            value = ctx.assigned
+        elif isinstance(parent, ast.Dict):
+            keys = list(parent.keys)
+            if node in keys:
+                value = parent.values[keys.index(node)]
+        elif (
+            isinstance(parent, ast.Call)
+            and isinstance(parent.func, ast.Attribute)
+            and parent.func.attr in _SETTERS
+            and len(parent.args) == 2
+            and parent.args[0] is node
+        ):
+            value = parent.args[1]
+        if isinstance(value, ast.Constant) and type(value.value) in (str, int):
+            return bool(self.not_set_to.fullmatch(str(value.value)))
+        text = str(node.value)
+        found = self.pattern.search(text)
+        if found is None or value is not None:
+            return False
+        # `"CUDA_VISIBLE_DEVICES= python test.py"`: the assignment written in the string
+        rest = text[found.end() :]
+        if not rest.startswith("="):
+            return False
+        word = re.match(r"""=(?:"([^"]*)"|'([^']*)'|(\S*))""", rest)
+        assert word is not None
+        if word.end() == len(rest) and isinstance(parent, ast.JoinedStr):
+            return False  # `f"CUDA_VISIBLE_DEVICES={gpu} ..."`: the value is what follows
+        literal = next(g for g in word.groups() if g is not None)
+        return bool(self.not_set_to.fullmatch(literal))
+
+
+# Calls that set a key to a value: `os.environ.setdefault(k, v)`, `monkeypatch.setenv(k, v)`, `os.putenv(k, v)`.
+_SETTERS = frozenset({"setdefault", "setenv", "putenv", "__setitem__"})
 
 
 def required_literals(pattern: str) -> List[str]:

@@ -294,7 +294,9 @@ def _children(
         ):
             # `peak = torch.cuda.max_memory_allocated()`, then only `print(f"{peak / 2**30:.1f} GB")`: shown.
             return [(target, ctx), (node.value, ctx._replace(display=True))]
-        return [(c, ctx) for c in _plain_children(node)]
+        # `os.environ["CUDA_VISIBLE_DEVICES"] = ""`: the key's matchers may ask what it is set to.
+        given: List[Tuple[ast.AST, Ctx]] = [(t, ctx._replace(assigned=node.value)) for t in node.targets]
+        return given + [(node.value, ctx)]
     if isinstance(node, ast.AnnAssign):
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
         return out + ([(node.value, ctx)] if node.value is not None else [])
