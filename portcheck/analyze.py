@@ -120,6 +120,7 @@ def _finding(
         (ctx.precision_test and rule.category == "device", PRECISION_NOTE),
         (requirement, REQUIREMENT_NOTE),
         (ctx.shown, DISPLAY_NOTE),
+        (bool(ctx.lowered_by), ctx.lowered_by),
         (ctx.test_file, TEST_NOTE),
     ):
         if applies:  # each reason lowers one more level and is said in the note

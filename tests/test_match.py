@@ -502,3 +502,23 @@ def test_xla_rules_in_a_torch_xla_branch_speak_to_the_xla_target_only():
     # The branch only runs with torch_xla: no lock-in for native Neuron, but the XLA target still uses it.
     assert [f.code for f in scan_snippet(_TPU_BRANCH, target="neuron") if f.code == "XLA011"] == []
     assert [f.code for f in scan_snippet(_TPU_BRANCH, target="xla") if f.code == "XLA011"] == ["XLA011"]
+
+
+@pytest.mark.parametrize(
+    "source,lowered",
+    [
+        ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = ''", True),
+        ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '-1'", True),
+        ("def test_cpu(monkeypatch):\n    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '')", True),
+        ("cmd = 'CUDA_VISIBLE_DEVICES= python t.py'", True),
+        ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'", False),
+        ("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = gpus", False),
+        ("import os\ngpus = os.environ.get('CUDA_VISIBLE_DEVICES', '')", False),
+        ("cmd = f'CUDA_VISIBLE_DEVICES={gpu} python t.py'", False),
+        ("cmd = 'CUDA_VISIBLE_DEVICES=1 python t.py'", False),
+    ],
+)
+def test_a_key_set_to_a_value_that_turns_cuda_off_is_lowered(source, lowered):
+    [found] = [f for f in scan_snippet(source, target="neuron") if f.code == "DEV007"]
+    assert (found.severity is Severity.INFO) == lowered, found
+    assert ("turns the CUDA setting off" in found.note) == lowered, found.note

@@ -114,6 +114,7 @@ class Ctx(NamedTuple):
     build_test: bool = False  # the test of a CUDA build condition (`if CUDA_HOME is not None ...`) with an `else`
     requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
+    lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
 
 
 def is_message_call(node: ast.Call) -> bool:

@@ -822,9 +822,9 @@ class StringMatcher(Matcher):
             raise MatcherError(f"'pattern' is not a valid regular expression: {exc}") from None
         # `not_in_calls`: arguments of these calls are lookups, not uses (`shutil.which("nvidia-smi")`).
         self.not_in_calls = frozenset(_str_list(params, "not_in_calls", required=False))
-        # `not-set-to`: a key set to a literal value this matches is no use (`CUDA_VISIBLE_DEVICES` set to ""
-        # hides every GPU, to run on the CPU): as `env[key] = value`, `{key: value}`, `setenv(key, value)`,
-        # or `KEY=value` in the string itself.
+        # `not-set-to`: a key set to a literal value this matches is lowered one level (`CUDA_VISIBLE_DEVICES`
+        # set to "" hides every GPU to run on the CPU, which changes nothing elsewhere): as `env[key] = value`,
+        # `{key: value}`, `setenv(key, value)`, or `KEY=value` in the string itself.
         not_set_to = params.get("not-set-to")
         if not_set_to is not None and not isinstance(not_set_to, str):
             raise MatcherError("'not-set-to' must be a regular expression")
@@ -847,6 +847,7 @@ class StringMatcher(Matcher):
             if _searched_text(node, parent):
                 return
             if self.not_set_to is not None and self._set_to_unused(node, parent, ctx):
+                yield node, Label(node.value, "", node.value), ctx._replace(lowered_by=SET_TO_NOTE)
                 return
             yield node, Label(node.value, "", node.value)
 
@@ -885,6 +886,9 @@ class StringMatcher(Matcher):
         return bool(self.not_set_to.fullmatch(literal))
 
 
+SET_TO_NOTE = (
+    "lowered one level: the value it is set to only turns the CUDA setting off, which changes nothing on other targets"
+)
 # Calls that set a key to a value: `os.environ.setdefault(k, v)`, `monkeypatch.setenv(k, v)`, `os.putenv(k, v)`.
 _SETTERS = frozenset({"setdefault", "setenv", "putenv", "__setitem__"})
 
