@@ -527,8 +527,8 @@ def _directories(units: Sequence[Unit]) -> Tuple[Tuple[DirectoryScore, ...], int
     out = []
     clean = 0
     for d, group in [(ROOT, list(units))] + sorted(members.items()):
-        if not group:
-            continue
+        if not group or (d != ROOT and len(group) == len(units)):
+            continue  # a folder holding every scanned file (`src`, or `../..` above one file) is the root again
         score = _round(scope_score(group, False)[0])
         if d != ROOT and score >= 100.0:
             clean += 1

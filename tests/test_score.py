@@ -283,6 +283,14 @@ def test_directories_list_the_root_and_collapse_clean_ones():
     assert c.clean_directories == 2
 
 
+def test_a_folder_that_holds_every_scanned_file_is_not_listed_beside_the_root():
+    # a scan of `src/` alone, or of one file given as ../../x/a.py: every ancestor holds the whole scan
+    for paths in (("src/pkg/a.py", "src/pkg/b.py"), ("../../tmp/x/a.py",)):
+        c = card(*(FileResult(p, (hit(p),), lines=100) for p in paths))
+        assert [d.path for d in c.directories] == ["."], paths
+        assert c.clean_directories == 0
+
+
 def test_why_names_the_binding_cap_and_the_top_contributors():
     files = [FileResult("a.py", (hit("a.py", "B1", "blocker"), hit("a.py", "M1", "major")), lines=10)]
     why = card(*files).why
