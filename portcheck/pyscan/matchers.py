@@ -620,11 +620,17 @@ class ImportMatcher(Matcher):
 
     kind = "import"
     node_types = (ast.Import, ast.ImportFrom)
-    allowed_keys = frozenset({"modules", "pattern", "names_not"})
+    allowed_keys = frozenset({"modules", "pattern", "names_not", "bare"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.modules = tuple(_str_list(params, "modules", required="pattern" not in params))
+        # `bare = false`: `import torch.cuda` (no alias) is not reported: it binds `torch`, so every use
+        # spells the module's full name and the rule reports it where it is used.
+        bare = params.get("bare", True)
+        if not isinstance(bare, bool):
+            raise MatcherError("'bare' must be true or false")
+        self.bare = bare
         # `from m import a, b` where every name is one of these is not reported: other rules report
         # each use of those names, and the import goes when its uses are fixed.
         self.names_not = frozenset(_str_list(params, "names_not", required=False))
@@ -662,7 +668,7 @@ class ImportMatcher(Matcher):
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if self._hit(alias.name):
+                if self._hit(alias.name) and (self.bare or alias.asname is not None):
                     yield node, alias.name
                     return
         elif not node.level and node.module:
