@@ -199,6 +199,13 @@ def _int(params: Mapping[str, Any], key: str) -> Optional[int]:
     return value
 
 
+def _bool(params: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = params.get(key, default)
+    if not isinstance(value, bool):
+        raise MatcherError(f"'{key}' must be true or false")
+    return value
+
+
 def _outermost_chain(node: ast.AST, parent: Optional[ast.AST]) -> bool:
     return not (isinstance(parent, ast.Attribute) and parent.value is node)
 
@@ -627,10 +634,7 @@ class ImportMatcher(Matcher):
         self.modules = tuple(_str_list(params, "modules", required="pattern" not in params))
         # `bare = false`: `import torch.cuda` (no alias) is not reported: it binds `torch`, so every use
         # spells the module's full name and the rule reports it where it is used.
-        bare = params.get("bare", True)
-        if not isinstance(bare, bool):
-            raise MatcherError("'bare' must be true or false")
-        self.bare = bare
+        self.bare = _bool(params, "bare", True)
         # `from m import a, b` where every name is one of these is not reported: other rules report
         # each use of those names, and the import goes when its uses are fixed.
         self.names_not = frozenset(_str_list(params, "names_not", required=False))
