@@ -13,7 +13,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, cast
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
-from portcheck.pyscan.context import Ctx, is_display_module
+from portcheck.pyscan.context import Ctx, is_display_module, mark_modulo_calls
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_path, mark_cuda_only, module_cuda_only
@@ -168,6 +168,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     """Every match of `rules` in a parsed module, in one walk; the same for every target. `path` tells
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
     imports = ImportTable.from_module(module)
+    mark_modulo_calls(module)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher)
         for index, entry in enumerate(rules)

@@ -13,7 +13,7 @@ not: it resolves the one accelerator there is (it is what `portcheck fix` writes
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, Tuple
+from typing import AbstractSet, FrozenSet, List, Tuple
 
 ABSTRACTION = "accelerator"
 
@@ -86,13 +86,13 @@ def device_generic(backends: FrozenSet[str], several: int) -> bool:
 # availability probes use (`is_torch_xla_available`, `is_tpu_available`, `is_torch_neuronx_available`).
 DEVICE_TYPES = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "neuron", "sdaa", "mtia"})
 _PROBE_NAMES = {**_ALIASES, "torch_tpu": "xla", "neuron_core": "neuron", "neuroncore": "neuron"}
-_PROBE = re.compile(r"^_?is_(\w+?)_available$")
+_PROBE = re.compile(r"^_?is_(\w+?)_(?:available|installed)$")
 
 
 def probed_backend(callee: str) -> str:
     """The accelerator a call asks to be there, by the callee's dotted name: `is_npu_available` -> npu,
-    `is_torch_tpu_available` -> xla, `torch.xpu.is_available` and `torch.backends.mps.is_available` -> xpu,
-    mps; "" for any other callee (CUDA's own probes among them)."""
+    `is_torch_tpu_available` and `is_xla_installed` -> xla, `torch.xpu.is_available` and
+    `torch.backends.mps.is_available` -> xpu, mps; "" for any other callee (CUDA's own probes among them)."""
     parts = callee.split(".")
     if len(parts) >= 2 and parts[-1] == "is_available" and parts[-2] in DEVICE_TYPES:
         return parts[-2]
@@ -130,3 +130,32 @@ def in_other_backend(name: str) -> bool:
 # the platforms the marker names: the project has a path without it (the scanner lowers the finding, the
 # score weighs it one level less again after capping environment evidence).
 PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")
+
+
+# Words that name a platform other than CUDA in a file, folder or function name (`requirements_xpu.txt`,
+# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`): what lives there is that platform's code.
+OTHER_PLATFORM_WORDS = frozenset(
+    "xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend".split()
+)
+
+
+# The same words, less those that also name other things in code (`left_hip`, `neuron.py` of a spiking
+# network): in a function or module name, these alone say "another platform".
+PLATFORM_NAME_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "hip", "neuron"}
+
+
+def name_words(name: str) -> List[str]:
+    """`attention_forward_generic_ck_tiled.cpp` -> its words, lower case, split at `_`, `-`, `.`."""
+    return [w for w in re.split(r"[-_.]+", name.lower()) if w]
+
+
+def other_platform_part(path: str, words: AbstractSet[str]) -> str:
+    """The first folder of `path` (or its file name, extension aside) with a word in `words` for a platform
+    other than CUDA (`csrc/attention/hip_fmha/x.cpp` -> `hip_fmha`, `op_builder/npu/builder.py` -> `npu`,
+    `devices/device_tpu.py` -> `device_tpu.py`); "" for none."""
+    parts = re.split(r"[\\/]", path)
+    for i, part in enumerate(parts):
+        stem = part.rsplit(".", 1)[0] if i == len(parts) - 1 else part
+        if any(w in words for w in name_words(stem)):
+            return part
+    return ""

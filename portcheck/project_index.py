@@ -26,6 +26,7 @@ the persistent cache, where a warm scan finds the facts and summaries of unchang
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import os
 import posixpath
@@ -34,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions
+from portcheck.backends import PLATFORM_NAME_WORDS, name_words
 from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import (
     catches_import_error,
@@ -46,7 +48,7 @@ from portcheck.pyscan.context import (
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
-from portcheck.scanner import MAX_BYTES, per_file_ignored, prepare, project_path
+from portcheck.scanner import MAX_BYTES, as_info, other_platform_note, per_file_ignored, prepare, project_path
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
 from portcheck.suppress import skip_file
 
@@ -537,6 +539,9 @@ class Resolved:
     # Those of `fallback_only` whose every caller the pass has read (see `_fallback_only`): what runs in
     # them runs only where CUDA does.
     fallback_seen: FrozenSet[Symbol] = frozenset()
+    # Modules the project imports only from another platform's code (see `_other_platform_modules`), each
+    # with the function or module that names that platform.
+    other_platform: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 class Project:
@@ -723,8 +728,58 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
                 changed = True
     only, reached, seen = _fallback_only(project, bound, kernels)
     return Resolved(
-        frozenset(bound), frozenset(extensions), frozenset(kernels), frozenset(at_import), only, reached, seen
+        frozenset(bound),
+        frozenset(extensions),
+        frozenset(kernels),
+        frozenset(at_import),
+        only,
+        reached,
+        seen,
+        _other_platform_modules(project),
     )
+
+
+def _platform_name(name: str) -> bool:
+    """`patch_qwen3_5_forward_npu`, `NPUAttention`, `rocm_ops`: a name with a word for another platform."""
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
+    words = name_words(snake)
+    return any(w in PLATFORM_NAME_WORDS for w in words)
+
+
+def _other_platform_modules(project: "Project") -> Dict[str, str]:
+    """The modules the project imports only from another platform's code: every import of one (tests
+    aside, at least one) sits in a function or class whose name says so (LLaMA-Factory's vendored Triton
+    kernels, imported only by `patch_qwen3_5_forward_npu` for Ascend NPUs), in a module whose own name says
+    so, or in such a module. What runs in them runs on that platform only: no CUDA lock-in."""
+    importers: Dict[str, List[Tuple[str, str]]] = {}  # imported module -> (importer module, its function)
+    for (module, local), binding in project.binds.items():
+        if is_test_path(module.replace(".", "/") + ".py"):
+            continue
+        sym = project.target(module, local)
+        if sym is None or sym[0] == module or sym[0] not in project.modules:
+            continue
+        importers.setdefault(sym[0], []).append((module, owner(project.modules[module], binding.statement) or ""))
+    found: Dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for module, uses in importers.items():
+            if module in found:
+                continue
+            why = ""
+            for importer, function in uses:
+                if function and _platform_name(function):
+                    why = why or f"`{function}`"
+                elif _platform_name(importer.rsplit(".", 1)[-1]):
+                    why = why or f"`{importer}`"
+                elif importer in found:
+                    why = why or found[importer]
+                else:
+                    break
+            else:
+                found[module] = why
+                changed = True
+    return found
 
 
 def owner(summary: ModuleSummary, line: int) -> Optional[str]:
@@ -1194,9 +1249,14 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
     built: FrozenSet[str] = frozenset()  # sources it builds only there
     spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
+    other: Dict[str, str] = {}  # modules it imports only from another platform's code, and from where
+    platform_spans: Dict[str, List[Tuple[int, int]]] = {}  # functions named for another platform
     if state.index is not None:
         _, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
+        elsewhere = resolved.other_platform
+        other = {p: elsewhere[s.module] for p, s in summaries.items() if s.module in elsewhere}
+        platform_spans = {p: lines for p, s in summaries.items() if (lines := platform_code(s))}
         built = built_with_fallback(summaries, resolved)
         spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
     if entries and state.index is not None:
@@ -1217,7 +1277,18 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         extra = added.get(result.path, [])
         if result.kind == "python" and result.path in files:
             findings = [f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own))]
-        lowered = False
+        platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
+        if platform:
+            extra = as_info(extra, platform)  # `op_builder/hpu/builder.py`: its own findings already are
+        elif result.path in other:
+            note = IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path])
+            findings, extra = as_info(findings, note), as_info(extra, note)
+        elif result.path in platform_spans:
+            # `def patch_qwen3_5_forward_npu(model):` and what it imports: that platform's code
+            inside = platform_spans[result.path]
+            findings = _as_info_in(findings, PLATFORM_CODE_NOTE, inside)
+            extra = _as_info_in(extra, PLATFORM_CODE_NOTE, inside)
+        # (the lowerings below leave a finding already lowered as it is)
         if result.path in reached:
             findings = [_reached_with_fallback(f) for f in findings]
         elif result.path in built:
@@ -1234,10 +1305,26 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
 
 
 REACHED_NOTE = "lowered one level: the project imports this module only from code with a fallback"
+PLATFORM_CODE_NOTE = "lowered to info: in a function named for another platform, which runs there only"
+IMPORTED_FOR_PLATFORM_NOTE = (
+    "lowered to info: the project imports this module only from another platform's code ({where}); it is"
+    " no CUDA lock-in"
+)
 BUILT_NOTE = (
     "lowered one level: the project builds this file only in code it reaches under a CUDA check or with a"
     " fallback; elsewhere its reference path runs"
 )
+
+
+def platform_code(summary: ModuleSummary) -> List[Tuple[int, int]]:
+    """The lines of `summary`'s functions and classes named for another platform (`patch_..._npu`)."""
+    return [d.lines for d in summary.definitions if d.lines[0] and _platform_name(d.name)]
+
+
+def _as_info_in(findings: List[Finding], note: str, spans: List[Tuple[int, int]]) -> List[Finding]:
+    """`findings` in `spans` at `info`, with `note`; the others as they are."""
+    inside = [f for f in findings if any(a <= f.line <= b for a, b in spans)]
+    return [f for f in findings if f not in inside] + as_info(inside, note)
 
 
 def _lower(finding: Finding, note: str) -> Finding:

@@ -23,7 +23,14 @@ from portcheck.analyze import (
     match_module,
     parse_python,
 )
-from portcheck.backends import PLATFORM_MARKER, named_backends
+from portcheck.backends import (
+    OTHER_PLATFORM_WORDS,
+    PLATFORM_MARKER,
+    PLATFORM_NAME_WORDS,
+    name_words,
+    named_backends,
+    other_platform_part,
+)
 from portcheck.catalog import Catalog, CompiledRule, load_catalog, select_rules
 from portcheck.discover import Candidate, matches_any
 from portcheck.escape import path_text
@@ -111,22 +118,33 @@ def project_path(path: str, roots: Sequence[str]) -> str:
     return path[len(best) :]
 
 
-# A requirements file for another accelerator (`requirements_xpu.txt`, `requirements-rocm.txt`): what
-# it installs is that platform's setup, not a CUDA dependency of the code.
-_OTHER_ACCELERATOR_WORDS = frozenset(
-    "xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend".split()
-)
-
-
 def other_accelerator_requirements(path: str) -> bool:
-    name = re.split(r"[\\/]", path)[-1].lower()
-    words = re.split(r"[-_.]+", name.rsplit(".", 1)[0] if "." in name else name)
-    return "requirements" in words and any(w in _OTHER_ACCELERATOR_WORDS for w in words)
+    """A requirements file for another platform (`requirements_xpu.txt`, `requirements-rocm.txt`): what it
+    installs is that platform's setup, not a CUDA dependency of the code."""
+    name = re.split(r"[\\/]", path)[-1]
+    words = name_words(name.rsplit(".", 1)[0] if "." in name else name)
+    return "requirements" in words and any(w in OTHER_PLATFORM_WORDS for w in words)
 
 
 MARKER_NOTE = (
     "lowered one level: its environment marker installs it on some platforms only, so the project runs without it"
 )
+_SOURCE_PLATFORM_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "neuron"}
+OTHER_PLATFORM_NOTE = "lowered to info: `{part}` names another platform; what is here is its code, not CUDA lock-in"
+
+
+def other_platform_note(path: str, kind: str) -> str:
+    """The note for a file kept for another platform (`op_builder/npu/builder.py`, `device_tpu.py`,
+    `docker/rocm/Dockerfile`, ROCm's `csrc/attention/hip_fmha/*.cpp`), whose findings are all `info`;
+    "" for any other file. `path` is the project path."""
+    # in a C++ source's path `hip` means ROCm; in Python it may name a joint (`left_hip.py`)
+    words = _SOURCE_PLATFORM_WORDS if kind in ("cpp", "cuda") else PLATFORM_NAME_WORDS
+    part = other_platform_part(path, words)
+    return OTHER_PLATFORM_NOTE.format(part=part) if part else ""
+
+
+def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
+    return [replace(f, severity=Severity.INFO, guarded=True, note=note) for f in findings]
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -147,13 +165,13 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 message = entry.message.replace("{match}", label)
                 source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
                 marked = matcher.kind == "requirement" and bool(PLATFORM_MARKER.search(source))
+                sev, note = (severity.lowered(), MARKER_NOTE) if marked else (severity, "")
                 out.append(
                     Finding(
                         path=path, line=line, column=col, end_line=end_line, end_column=end_col,
                         code=rule.code, name=rule.name, category=rule.category,
-                        severity=severity.lowered() if marked else severity,
-                        message=message, fixable=False, fix_safety=rule.fix_safety,
-                        source_line=source, guarded=marked, note=MARKER_NOTE if marked else "",
+                        severity=sev, message=message, fixable=False, fix_safety=rule.fix_safety,
+                        source_line=source, guarded=marked, note=note,
                     )
                 )
     return apply_suppressions(out, lines)
@@ -275,6 +293,9 @@ def analyze_text_targets(
     else:
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
+    platform = other_platform_note(project_path(path, group[0].roots), kind)
+    if platform:
+        per_target = [as_info(found, platform) for found in per_target]
     ignored = per_file_ignored(path, group[0])
     if ignored:
         codes = tuple(c.upper() for c in ignored)

@@ -391,3 +391,37 @@ def test_an_import_also_used_as_a_value_is_not_lowered_by_its_guarded_calls(tmp_
     texts["pkg/ops/act.py"] += "\n\nLOADER = custom_ops\n"
     found = _fallback_findings(tmp_path, texts)
     assert not found[("pkg/ops/act.py", 3, "KRN009")].guarded
+
+
+# LLaMA-Factory's layout: vendored Triton kernels (one module importing the other at top level) that only
+# a patch for Ascend NPUs imports.
+PLATFORM_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/third_party/utils.py": "import triton\n\n\n\n@triton.jit\ndef helper(x):\n    pass\n",
+    "pkg/third_party/rule.py": (
+        "import triton\nfrom .utils import helper\n\n\n@triton.jit\ndef rule_kernel(x):\n    pass\n\n\n"
+        "def rule(x):\n    rule_kernel[(1,)](x)\n    return helper\n"
+    ),
+    "pkg/patcher.py": (
+        "import torch\n\n\ndef patch_forward_npu(model):\n    from .third_party.rule import rule\n\n"
+        "    model.rule = rule\n    torch.cuda.synchronize()\n\n\n"
+        "def patch_forward(model):\n    torch.cuda.synchronize()\n"
+    ),
+}
+
+
+def test_modules_imported_only_from_another_platforms_code_are_info(tmp_path: Path):
+    found = _fallback_findings(tmp_path, PLATFORM_PROJECT)
+    vendored = [f for (path, _, _), f in found.items() if path.startswith("pkg/third_party/")]
+    assert {p for p, _, _ in found} >= {"pkg/third_party/utils.py", "pkg/third_party/rule.py"}, sorted(found)
+    assert vendored and all(f.severity.value == "info" and "another platform" in f.note for f in vendored)
+    # inside the NPU patch: info; the same call in a function for every platform keeps its severity
+    assert found[("pkg/patcher.py", 8, "RT001")].severity.value == "info"
+    assert found[("pkg/patcher.py", 12, "RT001")].severity.value != "info"
+
+
+def test_a_module_also_imported_for_every_platform_keeps_its_severity(tmp_path: Path):
+    texts = dict(PLATFORM_PROJECT)
+    texts["pkg/model.py"] = "from .third_party.rule import rule\n\n\ndef forward(x):\n    return rule(x)\n"
+    found = _fallback_findings(tmp_path, texts)
+    assert found[("pkg/third_party/rule.py", 5, "KRN003")].severity.value == "blocker"

@@ -451,11 +451,43 @@ def _too_few_devices(test: ast.AST, imports: ImportTable) -> bool:
     )
 
 
+def _is_modulo(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Mod) and not isinstance(node.left, (ast.Constant, ast.JoinedStr))
+    return bool(getattr(node, MODULO_CALL_ATTR, False))
+
+
 def _has_modulo(node: ast.AST) -> bool:
-    return any(
-        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and not isinstance(n.left, (ast.Constant, ast.JoinedStr))
-        for n in ast.walk(node)
+    return any(_is_modulo(n) for n in ast.walk(node))
+
+
+# Set on a call of one of the module's own divisibility predicates (`def divisible_by(num, den): return
+# (num % den) == 0`, then `if divisible_by(step, validate_every):`): the call is a modulo test.
+MODULO_CALL_ATTR = "_portcheck_modulo"
+
+
+def _modulo_predicate(fn: ast.AST) -> bool:
+    """A module-level function whose whole body (docstring aside) returns a modulo test of its arguments."""
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return False
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Return)
+        and body[0].value is not None
+        and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(body[0].value))
     )
+
+
+def mark_modulo_calls(module: ast.Module) -> None:
+    """Mark every call of a module-level divisibility predicate (`MODULO_CALL_ATTR`), so that a branch on
+    it is periodic like `if step % k == 0:`."""
+    names = {fn.name for fn in module.body if _modulo_predicate(fn)}  # type: ignore[attr-defined]
+    if not names:
+        return
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            setattr(node, MODULO_CALL_ATTR, True)
 
 
 def _periodic_names(loop: ast.AST) -> FrozenSet[str]:

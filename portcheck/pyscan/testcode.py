@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -57,14 +57,55 @@ def _gpu_test_name(path: str) -> bool:
     return any(_GPU_WORD.match(w) for w in words)
 
 
-def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
-    """`pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `requires_cuda`, or a list of marks with one."""
+class LocalMarks(NamedTuple):
+    """What a test module itself defines that says "CUDA only": names bound to a CUDA-only mark
+    (`requires_cuda = pytest.mark.skipif(...)`), and names bound to a CUDA fact (`compute_capability =
+    torch.cuda.get_device_capability()` under `if torch.cuda.is_available():`) that skip conditions test."""
+
+    names: Set[str]
+    facts: Set[str]
+
+
+_SKIP_IF = frozenset({"skipif", "skipIf", "skipUnless"})
+_TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
+
+
+def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) -> bool:
+    """`pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `requires_cuda`, a skip on a CUDA fact
+    (`skipif(compute_capability < (8, 0))`), or a list of marks with one."""
     if isinstance(node, (ast.List, ast.Tuple)):
         return any(_cuda_only_marker(e, imports, local) for e in node.elts)
     if cuda_only_decorator(node, imports):
         return True
     name = dotted(node.func if isinstance(node, ast.Call) else node) or ""
-    return name in local
+    if name in local.names:
+        return True
+    if isinstance(node, ast.Call) and node.args and name.rsplit(".", 1)[-1] in _SKIP_IF and local.facts:
+        return any(isinstance(n, ast.Name) and n.id in local.facts for n in ast.walk(node.args[0]))
+    return False
+
+
+def _top_level_assigns(stmts: Iterable[ast.AST]) -> Iterator[ast.Assign]:
+    """Assignments a module runs at import: its own statements and those of its top-level `if`/`try`."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Assign):
+            yield stmt
+        elif isinstance(stmt, ast.If):
+            yield from _top_level_assigns(stmt.body + stmt.orelse)
+        elif isinstance(stmt, _TRY):
+            yield from _top_level_assigns(stmt.body + stmt.orelse)
+
+
+def _cuda_facts(module: ast.Module, imports: ImportTable) -> Set[str]:
+    """Module-level names some assignment binds to a value read from `torch.cuda`."""
+    facts: Set[str] = set()
+    for stmt in _top_level_assigns(module.body):
+        if any(
+            isinstance(n, ast.Call) and (imports.resolved(n.func) or "").startswith("torch.cuda.")
+            for n in ast.walk(stmt.value)
+        ):
+            facts.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return facts
 
 
 def _skips_module(stmts: Iterable[ast.AST]) -> bool:
@@ -97,13 +138,14 @@ def _imports_cuda_extension(module: ast.Module) -> bool:
     return False
 
 
-def local_markers(module: ast.Module, imports: ImportTable) -> Set[str]:
-    """Module-level names bound to a CUDA-only skip mark (`requires_cuda = pytest.mark.skipif(...)`)."""
-    found: Set[str] = set()
+def local_markers(module: ast.Module, imports: ImportTable) -> LocalMarks:
+    """Module-level names bound to a CUDA-only skip mark (`requires_cuda = pytest.mark.skipif(...)`,
+    `sm80_or_better_only = pytest.mark.skipif(compute_capability < (8, 0), ...)`) and the CUDA facts."""
+    found = LocalMarks(set(), _cuda_facts(module, imports))
     for stmt in module.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             if stmt.targets[0].id != "pytestmark" and _cuda_only_marker(stmt.value, imports, found):
-                found.add(stmt.targets[0].id)
+                found.names.add(stmt.targets[0].id)
     return found
 
 
@@ -213,10 +255,10 @@ def _cuda_kernel_test(module: ast.Module) -> bool:
 _NOT_EXTENSIONS = frozenset({"torch", "numpy", "np", "math", "F", "functools", "operator", "triton"})
 
 
-def _decorated(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
+def _decorated(node: ast.AST, imports: ImportTable, local: LocalMarks) -> bool:
     if skips_without_cuda(node, imports):
         return True
-    return any(_cuda_only_marker(d, imports, local) for d in getattr(node, "decorator_list", []) if local)
+    return any(_cuda_only_marker(d, imports, local) for d in getattr(node, "decorator_list", []))
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -302,7 +344,7 @@ def _is_test(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
 
 
-def _cuda_only_param(node: ast.AST, imports: ImportTable, local: Set[str]) -> bool:
+def _cuda_only_param(node: ast.AST, imports: ImportTable, local: LocalMarks) -> bool:
     """`pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a parametrised case that only
     runs with CUDA (`marks=` a CUDA-only mark, a name bound to one, or a list holding one)."""
     if not isinstance(node, ast.Call) or (imports.resolved(node.func) or dotted(node.func) or "") != "pytest.param":

@@ -180,20 +180,19 @@ def _children(
         typing_only = ctx._replace(annotation=True)
         return [(node.test, ctx)] + _block(node.body, typing_only, imports) + _block(node.orelse, ctx, imports)
     if isinstance(node, (ast.If, ast.IfExp)):
-        branch = ctx
         test_ctx = ctx
         cuda = is_cuda_check(node.test, imports)
         positive = cuda and not is_negative_cuda_check(node.test, imports)  # true where CUDA is there
-        if node.orelse and cuda:
-            branch = branch._replace(guarded=True, tried=False)
-        elif positive and isinstance(node, ast.If):
-            # `if use_cuda: x = x.cuda()` with no `else`: elsewhere the code skips the branch and carries on
-            # (the check itself reports where that silently keeps the CPU)
-            branch = branch._replace(guarded=True, tried=False)
+        # The CUDA side of the check is guarded: the body of `if use_cuda:` (with or without `else`: elsewhere
+        # the code skips it or takes the other branch), the `else` of `if not use_cuda:`. The other side is
+        # the path every other device runs (an `elif is_xla_installed():` arm included), not guarded.
+        cuda_branch = ctx._replace(guarded=True, tried=False)
+        body_branch = cuda_branch if positive else ctx
+        else_branch = cuda_branch if cuda and not positive else ctx
         if isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
-            branch = branch._replace(guarded=True, pure_guard=True, tried=False)
+            body_branch = else_branch = ctx._replace(guarded=True, pure_guard=True, tried=False)
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and cuda:
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
@@ -215,7 +214,8 @@ def _children(
             # Test code under `if torch.cuda.is_available():` tests the CUDA path where it exists.
             cuda_side = "body" if positive else "orelse"
         if is_availability_check(node.test):
-            branch = branch._replace(optional_import=True)
+            body_branch = body_branch._replace(optional_import=True)
+            else_branch = else_branch._replace(optional_import=True)
         xla_only = is_xla_device_check(node.test) or is_xla_probe(node.test)
         # `dispatch_arms` runs on every `if`: the first of a chain records the answer for the `elif`s below it.
         if isinstance(node, ast.If) and dispatch_arms(node, imports) and positive:
@@ -225,10 +225,11 @@ def _children(
             test_ctx = test_ctx._replace(guard_test=True)
             cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
-            branch = branch._replace(periodic=True)
+            body_branch = body_branch._replace(periodic=True)
+            else_branch = else_branch._replace(periodic=True)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
-        body_ctx = branch._replace(skipped=True) if cuda_side == "body" else branch
+        body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
         if once:
             body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
@@ -236,7 +237,7 @@ def _children(
         complex_side = asks_complex(node.test)
         if complex_side is True:
             body_ctx = body_ctx._replace(complex_branch=True)
-        else_ctx = branch._replace(skipped=True) if cuda_side == "orelse" else branch
+        else_ctx = else_branch._replace(skipped=True) if cuda_side == "orelse" else else_branch
         if is_negated_xla_option(node.test):
             else_ctx = else_ctx._replace(xla_branch=True)
         if complex_side is False:

@@ -1,0 +1,43 @@
+"""Which side of a CUDA check is guarded: the side that runs where CUDA is, and only that side."""
+
+from portcheck.config import Config
+from portcheck.runner import scan_paths
+
+
+def _notes(tmp_path, text):
+    (tmp_path / "train.py").write_text(text, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    return {(f.line, f.code): f.note for r in result.files for f in r.findings}
+
+
+LOOP = "    for batch in loader:\n        loss = model(batch)\n        loss.backward()\n        print(loss.item())\n"
+
+
+def test_the_body_of_a_positive_check_is_guarded_and_its_else_is_not(tmp_path):
+    notes = _notes(tmp_path, "import torch\nif torch.cuda.is_available():\n" + LOOP + "else:\n" + LOOP)
+    assert "CUDA check" in notes[(6, "XLA005")]
+    assert notes[(11, "XLA005")] == ""  # every other device runs the `else`
+
+
+def test_the_else_of_a_negative_check_is_guarded_and_its_body_is_not(tmp_path):
+    notes = _notes(tmp_path, "import torch\nif not torch.cuda.is_available():\n" + LOOP + "else:\n" + LOOP)
+    assert notes[(6, "XLA005")] == ""
+    assert "CUDA check" in notes[(11, "XLA005")]
+
+
+def test_an_xla_arm_after_a_cuda_check_is_the_xla_path(tmp_path):
+    text = (
+        "import torch\nimport torch_xla.core.xla_model as xm\n"
+        "if torch.cuda.is_available():\n    name = torch.cuda.get_device_name()\n"
+        "elif is_xla_installed():\n    name = xm.xla_device_hw(xm.xla_device())\n"
+    )
+    assert not [key for key in _notes(tmp_path, text) if key[0] == 6]
+
+
+def test_a_module_divisibility_helper_makes_a_branch_periodic(tmp_path):
+    text = (
+        "import torch\n\ndef divisible_by(num, den):\n    return (num % den) == 0\n\n"
+        "for i, batch in enumerate(loader):\n    loss = model(batch)\n    loss.backward()\n"
+        "    if divisible_by(i, 100):\n        print(loss.item())\n"
+    )
+    assert (10, "XLA005") not in _notes(tmp_path, text)
