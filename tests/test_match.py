@@ -447,6 +447,9 @@ def test_prefilter_keeps_every_invalid_example_of_a_rule(entry):
         ({"kind": "string", "pattern": "("}, "pattern"),
         ({"kind": "device-string", "devices": ["cuda"], "positions": ["nowhere"]}, "nowhere"),
         ({"kind": "nonsense"}, "nonsense"),
+        ({"kind": "reference", "names": ["a"], "in-guards": "no"}, "in-guards"),
+        ({"kind": "reference", "names": ["a"], "messages": "sometimes"}, "messages"),
+        ({"kind": "reference", "names": ["a"], "in_compare": 0}, "in_compare"),
     ],
 )
 def test_malformed_matcher_tables_name_the_problem(table, problem):

@@ -206,6 +206,16 @@ def _bool(params: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+def _bool_or_lower(params: Mapping[str, Any], key: str, default: bool) -> Tuple[bool, bool]:
+    """(matches there, one severity level lower) for a key that takes true, false or "lower"."""
+    value = params.get(key, default)
+    if value == "lower":
+        return True, True
+    if not isinstance(value, bool):
+        raise MatcherError(f"'{key}' must be true, false or \"lower\"")
+    return value, False
+
+
 def _outermost_chain(node: ast.AST, parent: Optional[ast.AST]) -> bool:
     return not (isinstance(parent, ast.Attribute) and parent.value is node)
 
@@ -305,19 +315,17 @@ class Matcher:
         if self.inside not in _INSIDE:
             raise MatcherError("'inside' must be 'loop', 'function', 'step-loop' or 'training-loop'")
         # `messages` and `in-display` also take "lower": match there, one severity level lower.
-        self.messages_lower = params.get("messages") == "lower"
-        self.messages = self.messages_lower or bool(params.get("messages", self.messages_default))
+        self.messages, self.messages_lower = _bool_or_lower(params, "messages", self.messages_default)
         self.requires = tuple(_str_list(params, "requires", required=False))
         self.given_tokens = _str_list(params, "tokens", required=False)
-        self.in_guard_tests = bool(params.get("in-guard-tests", True))
-        self.display_lower = params.get("in-display") == "lower"
-        self.in_display = self.display_lower or bool(params.get("in-display", True))
-        self.on_host = bool(params.get("on-host", True))
-        self.fp32_islands = bool(params.get("fp32-islands", True))
-        self.in_guards = bool(params.get("in-guards", True))
-        self.in_xla_branches = bool(params.get("in-xla-branches", True))
-        self.in_complex_branches = bool(params.get("in-complex-branches", True))
-        self.in_constructors = bool(params.get("in-constructors", True))
+        self.in_guard_tests = _bool(params, "in-guard-tests", True)
+        self.in_display, self.display_lower = _bool_or_lower(params, "in-display", True)
+        self.on_host = _bool(params, "on-host", True)
+        self.fp32_islands = _bool(params, "fp32-islands", True)
+        self.in_guards = _bool(params, "in-guards", True)
+        self.in_xla_branches = _bool(params, "in-xla-branches", True)
+        self.in_complex_branches = _bool(params, "in-complex-branches", True)
+        self.in_constructors = _bool(params, "in-constructors", True)
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -559,10 +567,10 @@ class ReferenceMatcher(Matcher):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
         # `in_compare = false`: `x.dtype == torch.float64`, `dtype in [torch.float32, torch.float64]` and
         # `isinstance(m, nn.DataParallel)` test a value and `{torch.float64: "f64"}` maps it; none creates one.
-        self.in_compare = bool(params.get("in_compare", True))
+        self.in_compare = _bool(params, "in_compare", True)
         # `in-tables = false`: `{"float64": torch.float64, ...}`, `[torch.float32, torch.complex64, ...]`: an
         # entry of a literal that names at least two other torch objects is a table of names, not a use.
-        self.in_tables = bool(params.get("in-tables", True))
+        self.in_tables = _bool(params, "in-tables", True)
         # `not-beside`: `[SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]` keeps the portable math backend.
         beside = _str_list(params, "not-beside", required=False)
         self.not_beside = NameSet(beside) if beside else None
@@ -700,7 +708,7 @@ class MethodMatcher(Matcher):
         self.names = frozenset(_str_list(params, "names"))
         # `x.pin_memory() if torch.accelerator.is_available() else x`: the call runs only where an
         # accelerator is, so it is not reported.
-        self.unless_available = bool(params.get("unless_available", False))
+        self.unless_available = _bool(params, "unless_available", False)
         self.min_args = _int(params, "min_args")
         self.max_args = _int(params, "max_args")
         self.receiver_not = frozenset(_str_list(params, "receiver_not", required=False))
