@@ -36,6 +36,7 @@ from portcheck.discover import Candidate, matches_any
 from portcheck.escape import path_text
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Rule, Severity, Target
 from portcheck.prefilter import Prefilter
+from portcheck.pyscan.matchers import SET_TO_NOTE
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
 
@@ -166,6 +167,8 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
                 marked = matcher.kind == "requirement" and bool(PLATFORM_MARKER.search(source))
                 sev, note = (severity.lowered(), MARKER_NOTE) if marked else (severity, "")
+                if not marked and matcher.lowers(source):
+                    marked, sev, note = True, severity.lowered(), SET_TO_NOTE
                 out.append(
                     Finding(
                         path=path, line=line, column=col, end_line=end_line, end_column=end_col,

@@ -147,22 +147,31 @@ class TextMatcher:
     def applies(self, kind: str) -> bool:
         return kind in self.files
 
+    def lowers(self, line: str) -> bool:
+        """Whether a hit on `line` is reported one level lower (`SET_TO_NOTE` says why)."""
+        return False
+
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
         raise NotImplementedError
 
 
 class LineMatcher(TextMatcher):
-    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it.
-    A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
+    """A regular expression searched on every line (comments removed); `exclude` skips lines that match it,
+    `lower` reports them one level lower (`CUDA_VISIBLE_DEVICES= python test.py` hides every GPU to run on
+    the CPU). A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
 
     kind = "line"
-    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude"})
+    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude", "lower"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         flags = re.IGNORECASE if params.get("ignore-case") else 0
         self.pattern = _regex(params, "pattern", flags, required=True)
         self.exclude = _regex(params, "exclude", flags, required=False)
+        self.lower = _regex(params, "lower", flags, required=False)
+
+    def lowers(self, line: str) -> bool:
+        return self.lower is not None and bool(self.lower.search(line))
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
         for number, text in _comment_free(lines, kind):
