@@ -16,7 +16,7 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import Ctx, is_display_module, mark_modulo_calls
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
-from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_path, mark_cuda_only, module_cuda_only
+from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_module, mark_cuda_only, module_cuda_only
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
@@ -177,7 +177,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
     if path and is_display_module(path):
         root = root._replace(display=True)
-    if path and is_test_path(path):
+    if path and is_test_module(path, module):
         skipped = module_cuda_only(module, imports, path) is not None
         if not skipped:
             mark_cuda_only(module, imports)

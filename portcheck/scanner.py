@@ -39,6 +39,7 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.matchers import SET_TO_NOTE
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
+from portcheck.textscan import cuda_extras
 
 MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
@@ -130,6 +131,10 @@ def other_accelerator_requirements(path: str) -> bool:
 MARKER_NOTE = (
     "lowered one level: its environment marker installs it on some platforms only, so the project runs without it"
 )
+EXTRA_NOTE = (
+    "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not"
+    " pull it"
+)
 _SOURCE_PLATFORM_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "neuron"}
 OTHER_PLATFORM_NOTE = "lowered to info: `{part}` names another platform; what is here is its code, not CUDA lock-in"
 
@@ -152,6 +157,7 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
     lines = python_lines(text)
     out: List[Finding] = []
     other_platform = kind == "requirements" and other_accelerator_requirements(path)
+    extras = cuda_extras(lines) if kind == "pyproject" else {}
     for entry in rules:
         rule = entry.rule
         severity = rule.severity_for(target)
@@ -169,6 +175,8 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 sev, note = (severity.lowered(), MARKER_NOTE) if marked else (severity, "")
                 if not marked and matcher.lowers(source):
                     marked, sev, note = True, severity.lowered(), SET_TO_NOTE
+                elif not marked and line in extras:
+                    marked, sev, note = True, severity.lowered(), EXTRA_NOTE.format(extra=extras[line])
                 out.append(
                     Finding(
                         path=path, line=line, column=col, end_line=end_line, end_column=end_col,

@@ -316,6 +316,36 @@ def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
             depth = rest.count("[") - rest.count("]")
 
 
+# An extra named for CUDA installs: `cu118only`, `cuda12`, `gpu`, `nvidia`, `cu121-torch240`.
+_CUDA_EXTRA = re.compile(r"(?i)(?:^|[-_.])(?:cu\d+\w*|cuda\w*|gpu|nvidia)(?:$|[-_.])|^cu\d+")
+
+
+def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
+    """Line number -> name, for the lines of a pyproject.toml's optional-dependency extras (and dependency
+    groups) whose name is for CUDA installs (`cu118only = [...]`): opt-in, not what a default install pulls."""
+    found: Dict[int, str] = {}
+    section = ""
+    extra = ""
+    depth = 0
+    for number, text in _comment_free(lines, "pyproject"):
+        if depth > 0:
+            if extra:
+                found[number] = extra
+            depth += text.count("[") - text.count("]")
+            continue
+        header = _TOML_HEADER.match(text)
+        if header:
+            section = header.group(1).strip().strip('"')
+            continue
+        key = _TOML_KEY.match(text)
+        if key and section in _PYPROJECT_ALL_ARRAYS and key.group(2).lstrip().startswith("["):
+            extra = key.group(1) if _CUDA_EXTRA.search(key.group(1)) else ""
+            if extra:
+                found[number] = extra
+            depth = key.group(2).count("[") - key.group(2).count("]")
+    return found
+
+
 def _setup_deps(lines: Sequence[str]) -> Iterator[Dep]:
     depth = 0
     for number, text in _comment_free(lines, "setup-py"):

@@ -108,3 +108,19 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
     module = ast.parse(text)
     why = module_cuda_only(module, ImportTable.from_module(module), "kernels/window/unit_test.py")
     assert (why is not None) is cuda_only
+
+
+@pytest.mark.parametrize(
+    "path,text,test_code",
+    [
+        ("tools/test.py", "import torch\n\ndef main():\n    model = Net().cuda()\n", False),  # an evaluation script
+        ("pkg/apis/test.py", "import torch\n\ndef single_gpu_test(model):\n    model = model.cuda()\n", False),
+        ("pkg/zero/test.py", "import torch\n\ndef test1():\n    x = torch.ones(2).cuda()\n", True),
+        ("tests/test.py", "import torch\n\ndef main():\n    model = Net().cuda()\n", True),
+    ],
+)
+def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path, text, test_code):
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_text(text, encoding="utf-8")
+    notes = _notes(tmp_path, tmp_path)
+    assert ("test code" in notes[(path, "DEV002")]) == test_code, notes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, FrozenSet, List, NamedTuple, Optional, Set, Tuple
+from typing import Callable, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -333,22 +333,58 @@ def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     return any(_launches_op(s) for s in node.body)
 
 
-def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
-    """`if input.device.type != "cuda": return False`, `if not x.is_cuda: return False`: a predicate that
-    answers "no custom op" for a tensor that is not on CUDA, so its caller takes the portable path on the
-    tensor's own device. Nothing falls back to the CPU and nothing needs changing."""
-    if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1:
+def _moves(stmts: Sequence[ast.AST], method: str) -> bool:
+    """Whether `stmts` move a value with `.cuda(...)` (`method` "cuda"), or with `.to(device)` to a device
+    held in a name or attribute, not a literal (`method` "to")."""
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method:
+                if method == "cuda" or (n.args and isinstance(n.args[0], (ast.Name, ast.Attribute))):
+                    return True
+    return False
+
+
+def is_device_move_choice(node: ast.AST, imports: ImportTable) -> bool:
+    """`if args.gpu is not None and device.type == "cuda": x = x.cuda(args.gpu, non_blocking=True) else: x =
+    x.to(device)`: the check only keeps `.cuda()` (reported on its own) where it works, and the `else` moves
+    the data to the resolved device on any other: nothing falls back to the CPU. (A check that keeps a
+    portable speed-up to CUDA, `x.pin_memory().to(device, non_blocking=True)`, is no such choice: the port
+    extends it.)"""
+    if not isinstance(node, ast.If) or not node.orelse or not node.body:
         return False
-    stmt = node.body[0]
-    if not (isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is False):
+    if not is_cuda_check(node.test, imports) or is_negative_cuda_check(node.test, imports):
+        return False
+    return _moves(node.body, "cuda") and _moves(node.orelse, "to")
+
+
+def _answers_no(stmt: ast.AST) -> bool:
+    """`return False`, `return None`, `return`, or `return "varlen attention requires a CUDA device"`: an
+    answer of "not here" (a reason is a message, with a space; `return "cpu"` is a device, and no answer)."""
+    if not isinstance(stmt, ast.Return):
+        return False
+    value = stmt.value
+    if value is None or isinstance(value, ast.JoinedStr):
+        return True
+    if not isinstance(value, ast.Constant):
+        return False
+    return value.value is None or value.value is False or (isinstance(value.value, str) and " " in value.value)
+
+
+def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
+    """`if input.device.type != "cuda": return False`, `if not x.is_cuda: return False`, `if device !=
+    "cuda": return None`, `if x.device.type != "cuda": return "needs a CUDA device"`: a predicate or probe
+    that answers "not here" for a device or tensor that is not CUDA, so its caller takes the portable path
+    on its own device. Nothing falls back to the CPU and nothing needs changing. (An availability probe,
+    `if not torch.cuda.is_available(): return None`, asks about the machine, not a device: not this.)"""
+    if not isinstance(node, ast.If) or node.orelse or len(node.body) != 1 or not _answers_no(node.body[0]):
         return False
     if not is_negative_cuda_check(node.test, imports):
         return False
     return any(
-        isinstance(n, ast.Attribute)
-        and (
-            n.attr == "is_cuda"
-            or (n.attr == "type" and isinstance(n.value, ast.Attribute) and n.value.attr == "device")
+        (isinstance(n, ast.Attribute) and n.attr == "is_cuda")
+        or (
+            isinstance(n, ast.Compare)
+            and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in [n.left, *n.comparators])
         )
         for n in ast.walk(node.test)
     )
@@ -365,7 +401,19 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
         and not node.orelse
         and bool(node.body)
         and isinstance(node.body[-1], ast.Raise)
-        and is_negative_cuda_check(node.test, imports)
+        and all(is_negative_cuda_check(t, imports) or _excludes_other_device(t) for t in and_terms(node.test))
+        and any(is_negative_cuda_check(t, imports) for t in and_terms(node.test))
+    )
+
+
+def _excludes_other_device(term: ast.AST) -> bool:
+    """`device.type != "xpu"`: a term that leaves out another accelerator (`if device.type != "cuda" and
+    device.type != "xpu": raise ...` requires CUDA or XPU)."""
+    return (
+        isinstance(term, ast.Compare)
+        and len(term.ops) == 1
+        and isinstance(term.ops[0], ast.NotEq)
+        and any(isinstance(c, ast.Constant) and device_type_of(c.value) for c in (term.left, term.comparators[0]))
     )
 
 

@@ -335,6 +335,47 @@ class DeviceIndexMatcher(Matcher):
         self.positions = _positions(params, self._ALLOWED)
 
 
+def _index_value(value: ast.AST) -> bool:
+    """What a device index is bound from: an integer, arithmetic (`rank % n`), `int(...)`, a rank-like name or
+    attribute, a subscript (`os.environ["LOCAL_RANK"]`), a call of a rank or device-index getter."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, int) and not isinstance(value.value, bool)
+    if isinstance(value, (ast.BinOp, ast.Subscript, ast.IfExp)):
+        return True
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return bool(RANKISH.match(value.id if isinstance(value, ast.Name) else value.attr))
+    if isinstance(value, ast.Call):
+        last = (dotted(value.func) or "").rsplit(".", 1)[-1]
+        return last in ("int", "get_rank", "get_local_rank", "current_device", "current_device_index") or bool(
+            RANKISH.match(last.replace("get_", ""))
+        )
+    return False
+
+
+def _bound_to_non_index(name: str, scope: ast.AST) -> bool:
+    """Whether `scope`'s own statements (nested functions aside) bind `name`, and only to values that are no
+    device index (`device_id = init_distributed_device(args)`, `device_id = torch.device(...)`)."""
+    values: List[ast.AST] = []
+    stack: List[ast.AST] = list(getattr(scope, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            values.append(node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            if node.target.id == name:
+                values.append(node.value if node.value is not None else ast.Constant(0))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.comprehension)):
+            targets = [node.target] if not isinstance(node, (ast.With, ast.AsyncWith)) else [
+                i.optional_vars for i in node.items if i.optional_vars is not None
+            ]
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                values.append(ast.Constant(0))  # a loop counter or a context value: may well be an index
+        stack.extend(ast.iter_child_nodes(node))
+    return bool(values) and not any(_index_value(v) for v in values)
+
+
 class IntDeviceMatcher(DeviceIndexMatcher):
     """An integer used as a CUDA device index, where the context makes it one."""
 
@@ -350,24 +391,30 @@ class IntDeviceMatcher(DeviceIndexMatcher):
         return out
 
     @staticmethod
-    def _index(expr: Optional[ast.AST]) -> bool:
+    def _index(expr: Optional[ast.AST], scope: Optional[ast.AST] = None) -> bool:
+        """An integer constant, or a name that reads as a device index (`local_rank`, `device_id`) and that
+        the enclosing function does not bind to anything else (`device_id = init_distributed_device(args)`
+        returns a `torch.device`)."""
         if expr is None:
             return False
         if isinstance(expr, ast.Constant):
             return isinstance(expr.value, int) and not isinstance(expr.value, bool)
         name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
-        return bool(name and RANKISH.match(name))
+        if not (name and RANKISH.match(name)):
+            return False
+        return not (isinstance(expr, ast.Name) and scope is not None and _bound_to_non_index(expr.id, scope))
 
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:
         pos = self.positions
+        scope = ctx.scope
         name = imports.resolved(node.func)
         func = node.func
         if "device-ids" in pos:
             for kw in node.keywords:
                 if kw.arg == "device_ids" and isinstance(kw.value, (ast.List, ast.Tuple)):
-                    if kw.value.elts and all(self._index(e) for e in kw.value.elts):
+                    if kw.value.elts and all(self._index(e, scope) for e in kw.value.elts):
                         yield kw.value, Label("`device_ids`", DEVICE_IDS, name)
-                elif kw.arg in ("output_device", "device_id") and self._index(kw.value):
+                elif kw.arg in ("output_device", "device_id") and self._index(kw.value, scope):
                     # FSDP's `device_id=local_rank` too, which takes a device
                     role = DEVICE_IDS if kw.arg == "output_device" else value_role(node, name, kw.value)
                     yield kw.value, Label(f"`{kw.arg}`", role, name)
@@ -377,20 +424,20 @@ class IntDeviceMatcher(DeviceIndexMatcher):
             for kw in node.keywords:
                 if kw.arg != "device_map":
                     continue
-                if self._index(kw.value):
+                if self._index(kw.value, scope):
                     yield kw.value, Label("`device_map`", DEVICE_MAP, name)
                 elif isinstance(kw.value, ast.Dict):
                     for key, value in zip(kw.value.keys, kw.value.values):
-                        if isinstance(key, ast.Constant) and key.value == "" and self._index(value):
+                        if isinstance(key, ast.Constant) and key.value == "" and self._index(value, scope):
                             yield value, Label("`device_map`", DEVICE_MAP, name)
         if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and name is None and node.args:
-            if self._index(node.args[0]) and not (isinstance(node.args[0], ast.Constant) and len(node.args) > 1):
+            if self._index(node.args[0], scope) and not (isinstance(node.args[0], ast.Constant) and len(node.args) > 1):
                 yield node.args[0], Label("`.to()`", value_role(node, name, node.args[0]), name)
-        if "device-call" in pos and name == "torch.device" and len(node.args) == 1 and self._index(node.args[0]):
+        if "device-call" in pos and name == "torch.device" and len(node.args) == 1 and self._index(node.args[0], scope):
             yield node.args[0], Label("`torch.device()`", value_role(node, name, node.args[0]), name)
         if "device-keyword" in pos and name != "torch.device":
             for kw in node.keywords:
-                if kw.arg == "device" and self._index(kw.value):
+                if kw.arg == "device" and self._index(kw.value, scope):
                     # an index passed as `device=` names a device, whatever the call
                     yield kw.value, Label("`device=`", DEVICE, name)
 

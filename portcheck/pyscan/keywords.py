@@ -65,6 +65,8 @@ class KeywordMatcher(Matcher):
             if not self.callees.search(name.rsplit(".", 1)[-1]):
                 return
         for kw in node.keywords:
+            if isinstance(kw.value, ast.Name) and kw.value.id == kw.arg:
+                continue  # `load_in_4bit=load_in_4bit`: a caller's choice passed on; reported where it is made
             if kw.arg in self.names and self._wanted(kw.value):
                 yield (kw if getattr(kw, "lineno", None) is not None else kw.value), f"{kw.arg}="
 

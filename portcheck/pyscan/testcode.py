@@ -39,6 +39,22 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_FILE.match(parts[-1])) or any(_TEST_DIR.match(p) for p in parts[:-1])
 
 
+def is_test_module(path: str, module: ast.Module) -> bool:
+    """`is_test_path`, except that a file named just `test.py` outside a test folder is test code only when
+    it defines tests (a top-level `test*` function or a `TestCase`): elsewhere it is a project's evaluation
+    script or API (`tools/test.py`, `mmseg/apis/test.py`), whose lock-in is the product's."""
+    if not is_test_path(path):
+        return False
+    parts = _parts(path)
+    if parts[-1] != "test.py" or any(_TEST_DIR.match(p) for p in parts[:-1]):
+        return True
+    return any(
+        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"))
+        or (isinstance(stmt, ast.ClassDef) and any((dotted(b) or "").endswith("TestCase") for b in stmt.bases))
+        for stmt in module.body
+    )
+
+
 def _gpu_test_folder(path: str) -> bool:
     return is_test_path(path) and any(_GPU_DIR.match(p) for p in _parts(path)[:-1])
 
@@ -396,7 +412,7 @@ def cuda_only_spans(module: ast.Module, imports: ImportTable, path: str) -> List
     """The line spans of a test module that only run with CUDA (for passes that see lines, not the
     walker's context): the whole module, CUDA-only definitions, CUDA branches, the rest of a block
     after an early exit without CUDA. [] for a file that is no test file."""
-    if not is_test_path(path):
+    if not is_test_module(path, module):
         return []
     if module_cuda_only(module, imports, path) is not None:
         return [(1, 1 << 30)]

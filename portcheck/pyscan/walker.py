@@ -28,6 +28,7 @@ from portcheck.pyscan.context import (
     is_cuda_requirement,
     is_dataset_class,
     is_device_exit,
+    is_device_move_choice,
     is_display_function,
     is_host_factory,
     is_init_only,
@@ -140,6 +141,11 @@ _TPU_NAME = re.compile(r"(?i)(?:^|_)tpu(?:_|$)")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
+# `x.to(device, non_blocking=(device.type == "cuda"))`: a copy hint chosen for CUDA; elsewhere the copy is
+# plainly synchronous or unpinned, which changes no result.
+_COPY_HINTS = frozenset({"non_blocking", "pin_memory"})
+
+
 def _plain_children(node: ast.AST) -> List[ast.AST]:
     """`ast.iter_child_nodes` as a list, minus the context markers every Name and Attribute carries."""
     fields = _FIELDS.get(type(node))
@@ -196,7 +202,11 @@ def _children(
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and cuda:
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
-        elif is_kernel_eligibility(node, imports) or is_device_exit(node, imports):
+        elif (
+            is_kernel_eligibility(node, imports)
+            or is_device_exit(node, imports)
+            or is_device_move_choice(node, imports)
+        ):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
@@ -364,6 +374,8 @@ def _children(
                     if k.arg in MESSAGE_KEYWORDS
                     else ctx._replace(host=True)
                     if host and k.arg == "dtype"
+                    else ctx._replace(guard_test=True)
+                    if k.arg in _COPY_HINTS
                     else ctx,
                 )
                 for k in node.keywords
