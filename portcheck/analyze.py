@@ -24,7 +24,7 @@ from portcheck.suppress import is_suppressed, suppressions
 GUARD_NOTE = "lowered one level: it sits under a CUDA check; other devices skip it or take the other branch"
 TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
-DISPLAY_NOTE = "lowered one level: the value is only shown (printed, logged or formatted for people)"
+DISPLAY_NOTE = "lowered to info: the value is only shown (printed, logged or formatted for people)"
 PRECISION_NOTE = (
     "lowered one level: the check picks a precision (dtype), not a device; nothing falls back to the CPU here"
 )
@@ -119,13 +119,17 @@ def _finding(
     for applies, why in (
         (ctx.precision_test and rule.category == "device", PRECISION_NOTE),
         (requirement, REQUIREMENT_NOTE),
-        (ctx.shown, DISPLAY_NOTE),
         (bool(ctx.lowered_by), ctx.lowered_by),
         (ctx.test_file, TEST_NOTE),
     ):
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
+    if ctx.shown:
+        # a figure printed or logged for people (an environment report, a memory log line) is worth knowing,
+        # not work: info, whatever else applies
+        severity = Severity.INFO
+        note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE
     node = cast(Located, reported)  # a matcher reports only what has a position
     line = node.lineno
     end_line = getattr(node, "end_lineno", None) or line
@@ -164,6 +168,9 @@ def _overlaps(a: Finding, b: Finding) -> bool:
 Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matcher, node, label, context)
 
 
+_VALUE_NODES = (ast.Constant, ast.JoinedStr, ast.keyword)
+
+
 def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], path: str = "") -> List[Match]:
     """Every match of `rules` in a parsed module, in one walk; the same for every target. `path` tells
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
@@ -184,6 +191,11 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(test_file=True, skipped=skipped)
     # The dispatch keys are the (rule index, from an import matcher) pairs given above.
     hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
+    if root.test_file and not imports.imports_any(("torch",)):
+        # A test module that imports no torch hands strings and flags to stubs, fakes and canned replies
+        # (`device = "cuda"` on a fake probe, `load_in_4bit=True` to a monkeypatched backend): test data, not
+        # a device or library it uses. Calls are still reported.
+        hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
