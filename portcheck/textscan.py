@@ -288,13 +288,16 @@ _PYPROJECT_KEYED = re.compile(
 )
 
 
-def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
+def _pyproject_keys(lines: Sequence[str]) -> Iterator[Tuple[int, str, str, Optional["re.Match[str]"], str]]:
+    """(line, table, key, the key line's match or None, text) for every key line of a pyproject.toml and
+    every line that continues a key's multi-line array; `match` is None on a continuation line."""
     section = ""
-    depth = 0  # bracket depth inside a dependency array
+    name = ""
+    depth = 0  # bracket depth inside an array
     for number, text in _comment_free(lines, "pyproject"):
         if depth > 0:
-            yield from _quoted_names(number, text)
             depth += text.count("[") - text.count("]")
+            yield number, section, name, None, text
             continue
         header = _TOML_HEADER.match(text)
         if header:
@@ -304,16 +307,24 @@ def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
         if not key:
             continue
         name, rest = key.group(1), key.group(2)
-        if _PYPROJECT_KEYED.match(section):
+        if rest.lstrip().startswith("["):
+            depth = rest.count("[") - rest.count("]")
+        yield number, section, name, key, text
+
+
+def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
+    for number, section, name, key, text in _pyproject_keys(lines):
+        wanted = name in _PYPROJECT_ARRAYS.get(section, ()) or section in _PYPROJECT_ALL_ARRAYS
+        if key is None:
+            if wanted:
+                yield from _quoted_names(number, text)
+        elif _PYPROJECT_KEYED.match(section):
             if normalize(name) != "python":
                 yield number, key.start(1), key.end(1), name
-            continue
-        wanted = name in _PYPROJECT_ARRAYS.get(section, ()) or section in _PYPROJECT_ALL_ARRAYS
-        if wanted and rest.lstrip().startswith("["):
+        elif wanted and key.group(2).lstrip().startswith("["):
             offset = key.start(2)
-            for dep in _quoted_names(number, rest):
+            for dep in _quoted_names(number, key.group(2)):
                 yield number, dep[1] + offset, dep[2] + offset, dep[3]
-            depth = rest.count("[") - rest.count("]")
 
 
 # An extra named for CUDA installs: `cu118only`, `cuda12`, `gpu`, `nvidia`, `cu121-torch240`.
@@ -323,27 +334,11 @@ _CUDA_EXTRA = re.compile(r"(?i)(?:^|[-_.])(?:cu\d+\w*|cuda\w*|gpu|nvidia)(?:$|[-
 def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
     """Line number -> name, for the lines of a pyproject.toml's optional-dependency extras (and dependency
     groups) whose name is for CUDA installs (`cu118only = [...]`): opt-in, not what a default install pulls."""
-    found: Dict[int, str] = {}
-    section = ""
-    extra = ""
-    depth = 0
-    for number, text in _comment_free(lines, "pyproject"):
-        if depth > 0:
-            if extra:
-                found[number] = extra
-            depth += text.count("[") - text.count("]")
-            continue
-        header = _TOML_HEADER.match(text)
-        if header:
-            section = header.group(1).strip().strip('"')
-            continue
-        key = _TOML_KEY.match(text)
-        if key and section in _PYPROJECT_ALL_ARRAYS and key.group(2).lstrip().startswith("["):
-            extra = key.group(1) if _CUDA_EXTRA.search(key.group(1)) else ""
-            if extra:
-                found[number] = extra
-            depth = key.group(2).count("[") - key.group(2).count("]")
-    return found
+    return {
+        number: name
+        for number, section, name, _key, _text in _pyproject_keys(lines)
+        if section in _PYPROJECT_ALL_ARRAYS and _CUDA_EXTRA.search(name)
+    }
 
 
 def _setup_deps(lines: Sequence[str]) -> Iterator[Dep]:
