@@ -116,6 +116,7 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
         ("tools/test.py", "import torch\n\ndef main():\n    model = Net().cuda()\n", False),  # an evaluation script
         ("pkg/apis/test.py", "import torch\n\ndef single_gpu_test(model):\n    model = model.cuda()\n", False),
         ("pkg/zero/test.py", "import torch\n\ndef test1():\n    x = torch.ones(2).cuda()\n", True),
+        ("models/ops/test.py", "import torch\n\ndef check_forward_equal():\n    x = torch.ones(2).cuda()\n", True),
         ("tests/test.py", "import torch\n\ndef main():\n    model = Net().cuda()\n", True),
     ],
 )

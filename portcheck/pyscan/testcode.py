@@ -41,15 +41,16 @@ def is_test_path(path: str) -> bool:
 
 def is_test_module(path: str, module: ast.Module) -> bool:
     """`is_test_path`, except that a file named just `test.py` outside a test folder is test code only when
-    it defines tests (a top-level `test*` function or a `TestCase`): elsewhere it is a project's evaluation
-    script or API (`tools/test.py`, `mmseg/apis/test.py`), whose lock-in is the product's."""
+    it defines tests (a top-level `test*` or `check_*` function, as in the kernel checks of Deformable-DETR's
+    `ops/test.py`, or a `TestCase`): elsewhere it is a project's evaluation script or API (`tools/test.py`,
+    `mmseg/apis/test.py`), whose lock-in is the product's."""
     if not is_test_path(path):
         return False
     parts = _parts(path)
     if parts[-1] != "test.py" or any(_TEST_DIR.match(p) for p in parts[:-1]):
         return True
     return any(
-        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"))
+        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith(("test", "check_")))
         or (isinstance(stmt, ast.ClassDef) and any((dotted(b) or "").endswith("TestCase") for b in stmt.bases))
         for stmt in module.body
     )

@@ -235,8 +235,7 @@ def _children(
             test_ctx = test_ctx._replace(guard_test=True)
             cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
-            body_branch = body_branch._replace(periodic=True)
-            else_branch = else_branch._replace(periodic=True)
+            body_branch = body_branch._replace(periodic=True)  # the `else` runs in the other k - 1 iterations
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
@@ -256,11 +255,13 @@ def _children(
             return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
         return [(node.test, test_ctx)] + _block(node.body, body_ctx, imports) + _block(node.orelse, else_ctx, imports)
     if isinstance(node, _LOOPS):
-        inner = ctx._replace(in_loop=True, loop=node, periodic=False)
+        # a loop inside a periodic branch (`if step % k == 0: for name, p in model.named_parameters(): ...`)
+        # runs once every k steps of the outer loop too
+        inner = ctx._replace(in_loop=True, loop=node, periodic=ctx.periodic)
         head = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
         return [(c, ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
     if isinstance(node, _COMPS):
-        inner = ctx._replace(in_loop=True, loop=node, periodic=False)
+        inner = ctx._replace(in_loop=True, loop=node, periodic=ctx.periodic)
         return [(c, inner) for c in _plain_children(node)]
     if isinstance(node, ast.ClassDef):
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
