@@ -30,6 +30,9 @@ _SINCE = {
     "torch.Stream": "2.4",
     "torch.Event": "2.4",
     "torch.get_device_module": "2.4",
+    # verified on 2.13.0 only (`torch.cuda.OutOfMemoryError is torch.OutOfMemoryError`); the first release
+    # with the top-level name was not pinned down, so the rename waits for min-torch 2.13
+    "torch.OutOfMemoryError": "2.13",
 }
 
 # `current_accelerator(check_available=True)` returns None instead of raising from 2.7 on.
