@@ -245,9 +245,12 @@ def test_the_cuda_or_cpu_ternary_is_one_availability_finding_not_a_device_string
     assert found.count("DEV005") == 1 and "DEV001" not in found
 
 
-def test_a_user_flag_ternary_keeps_the_device_string_lowered():
+def test_a_user_flag_ternary_is_a_choice_and_keeps_the_device_strings_severity():
+    # `--cuda` picks CUDA or the CPU: elsewhere the only choice is the CPU, and nothing else reports it
     (finding,) = only("device = 'cuda' if args.cuda else 'cpu'\n", "DEV001")
-    assert finding.guarded and finding.severity is severity("DEV001").lowered()
+    assert not finding.guarded and finding.severity is severity("DEV001")
+    (finding,) = only("device = 'cpu' if args.no_cuda else 'cuda'\n", "DEV001")
+    assert not finding.guarded and finding.severity is severity("DEV001")
 
 
 # -- optional imports -------------------------------------------------------------------------------

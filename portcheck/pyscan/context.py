@@ -168,6 +168,34 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     return False
 
 
+_OPTION_HOLDERS = re.compile(r"^(?:args|opt|opts|options|cfg|config|conf|hparams|flags|FLAGS|params)$")
+
+
+def _names_cpu(node: ast.AST) -> bool:
+    """`"cpu"`, `torch.device("cpu")`."""
+    if isinstance(node, ast.Constant):
+        return node.value == "cpu"
+    return isinstance(node, ast.Call) and len(node.args) == 1 and _names_cpu(node.args[0])
+
+
+def is_flag_device_choice(node: ast.AST) -> bool:
+    """`"cuda" if args.cuda else "cpu"` (or `not args.no_cuda`): a command-line switch between CUDA and the
+    CPU. It guards nothing: no rule reports the switch itself, and on any other accelerator the user's only
+    choice is the CPU, so the CUDA arm is the lock-in, reported at its own severity."""
+    if not isinstance(node, ast.IfExp):
+        return False
+    test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) else node.test
+    if not (
+        isinstance(test, ast.Attribute)
+        and _CUDA_FLAG.match(test.attr)
+        and isinstance(test.value, ast.Name)
+        and _OPTION_HOLDERS.match(test.value.id)
+    ):
+        return False
+    negated = (test is not node.test) != test.attr.lower().startswith("no")  # `not args.cuda`, `args.no_cuda`
+    return _names_cpu(node.body if negated else node.orelse)
+
+
 def and_terms(test: ast.AST) -> List[ast.AST]:
     """The terms of `a and b and c`, or `[test]` for any other test."""
     return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]

@@ -7,7 +7,7 @@ import ast
 import re
 from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
 
-from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check, is_host_value
+from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check, is_flag_device_choice, is_host_value
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import (
     Attr,
@@ -166,7 +166,7 @@ class DeviceStringMatcher(Matcher):
                 # `... if hasattr(torch, "accelerator") else "cuda"`: the CUDA spelling serves old torch only.
                 yield from self.strings(expr.orelse if not old_torch else expr.body, ctx, imports)
                 return
-            if is_cuda_check(expr.test, imports):
+            if is_cuda_check(expr.test, imports) and not is_flag_device_choice(expr):
                 # `"cuda" if torch.cuda.is_available() else "cpu"` is the availability idiom (its own
                 # rule fixes the whole ternary); any other CUDA-checked ternary has a non-CUDA branch.
                 if _asks_availability(expr.test, imports) and (

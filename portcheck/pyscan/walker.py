@@ -30,6 +30,7 @@ from portcheck.pyscan.context import (
     is_device_exit,
     is_device_move_choice,
     is_display_function,
+    is_flag_device_choice,
     is_host_factory,
     is_init_only,
     is_kernel_eligibility,
@@ -195,7 +196,9 @@ def _children(
         cuda_branch = ctx._replace(guarded=True, tried=False)
         body_branch = cuda_branch if positive else ctx
         else_branch = cuda_branch if cuda and not positive else ctx
-        if isinstance(node, ast.If) and is_pure_guard(node, imports):
+        if is_flag_device_choice(node):
+            body_branch = else_branch = ctx  # `"cuda" if args.cuda else "cpu"`: a choice, not a guard
+        elif isinstance(node, ast.If) and is_pure_guard(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
             body_branch = else_branch = ctx._replace(guarded=True, pure_guard=True, tried=False)
