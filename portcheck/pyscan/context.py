@@ -475,6 +475,46 @@ def is_precision_choice(test: ast.AST, imports: ImportTable) -> bool:
     )
 
 
+_PRECISION_FLAG = re.compile(r"(?i)(?:^|_)(?:half|fp16|bf16|float16|bfloat16|amp|mixed_?precision)(?:$|_)")
+
+
+def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
+    """(every statement sets a precision flag to a bool or a name to a literal list, at least one sets a
+    precision flag)."""
+    precision = False
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            ok, found = _sets_precision_only(stmt.body + stmt.orelse)
+            if not ok:
+                return False, False
+            precision = precision or found
+        elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                if not all(_PRECISION_FLAG.search(n) for n in names):
+                    return False, False
+                precision = True
+            elif not (
+                isinstance(value, (ast.List, ast.Tuple))
+                and all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Load)) for n in ast.walk(value))
+            ):
+                return False, False  # anything but a precision flag or a literal table (a device string) decides more
+        else:
+            return False, False
+    return True, precision
+
+
+def is_precision_branch(node: ast.AST) -> bool:
+    """`if torch.cuda.is_available(): no_half = ['1650', '1660']; if ...: use_half = True`: a CUDA check
+    whose branches only set a half-precision flag (and the literals that decide it). It picks a
+    precision, not a device; the device comes from elsewhere."""
+    if not isinstance(node, ast.If):
+        return False
+    ok, precision = _sets_precision_only(node.body + node.orelse)
+    return ok and precision
+
+
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
     """In `args.device == "cuda" and not torch.cuda.is_available()`, the terms that ask whether the device
     the user chose exists: the branch rejects (or replaces) a choice that cannot be met, the right thing

@@ -38,6 +38,7 @@ from portcheck.pyscan.context import (
     is_negated_xla_option,
     is_negative_cuda_check,
     is_periodic,
+    is_precision_branch,
     is_precision_choice,
     is_probe_function,
     is_pure_guard,
@@ -211,7 +212,7 @@ def _children(
             or is_device_move_choice(node, imports)
         ):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
-        elif is_precision_choice(node.test, imports):
+        elif is_precision_choice(node.test, imports) or is_precision_branch(node):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
         elif is_build_choice(node, imports):
             test_ctx = ctx._replace(build_test=True)
