@@ -46,7 +46,7 @@ from portcheck.pyscan.context import (
     is_message_call,
 )
 from portcheck.pyscan.fallbacks import continues
-from portcheck.pyscan.imports import ImportTable, dotted, import_statements
+from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
 from portcheck.scanner import MAX_BYTES, as_info, other_platform_note, per_file_ignored, prepare, project_path
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
@@ -66,7 +66,6 @@ _KERNEL_DECORATORS = frozenset(
     }
 )
 _KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
-_TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 # Files without any of these cannot define a CUDA-bound name (users are found by name later).
 DEFINER_TOKENS = ("triton", "cpp_extension", "_C", "_ext", "_cuda", "import_module")
 
@@ -201,7 +200,7 @@ class _Collector:
         stack: List[Tuple[ast.AST, bool, bool, bool]] = [(n, guarded, guarded, False) for n in reversed(body)]
         while stack:
             node, inside, conditional, optional = stack.pop()
-            if _TRY and isinstance(node, _TRY) and any(
+            if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS) and any(
                 catches_runtime_error(h) and continues(h) and not _keeps_error(h) for h in node.handlers
             ):
                 # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)`, then the CPU path: what
@@ -210,7 +209,7 @@ class _Collector:
                 stack.extend((c, inside, conditional, optional) for c in reversed(after))
                 stack.extend((c, True, True, True) for c in reversed(node.body))
                 continue
-            if fallbacks and _TRY and isinstance(node, _TRY):
+            if fallbacks and TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
                 if any(
                     catches_import_error(h) and continues(h) and not _keeps_error(h) and not _imports_again(node, h)
                     for h in node.handlers

@@ -130,6 +130,8 @@ def dotted(node: ast.AST) -> Optional[str]:
 
 
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+# `try` statements: `ast.Try`, and `ast.TryStar` (`except*`) where the Python has it.
+TRY_STATEMENTS = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 # Torch callables whose local aliases resolve like imports: renaming them is common, and a rule that
 # misses `amp_autocast = torch.cuda.amp.autocast; with amp_autocast():` misses the whole AMP setup.
 ALIASED_CALLABLES = frozenset({"autocast", "GradScaler", "custom_fwd", "custom_bwd"})

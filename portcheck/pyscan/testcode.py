@@ -14,7 +14,7 @@ import re
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
-from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
 _TEST_DIR = re.compile(r"(?i)^(?:tests?|testing|unit_?tests?|integration_?tests?)$")
@@ -84,7 +84,6 @@ class LocalMarks(NamedTuple):
 
 
 _SKIP_IF = frozenset({"skipif", "skipIf", "skipUnless"})
-_TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 
 
 def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) -> bool:
@@ -109,7 +108,7 @@ def _top_level_assigns(stmts: Iterable[ast.AST]) -> Iterator[ast.Assign]:
             yield stmt
         elif isinstance(stmt, ast.If):
             yield from _top_level_assigns(stmt.body + stmt.orelse)
-        elif isinstance(stmt, _TRY):
+        elif isinstance(stmt, TRY_STATEMENTS):
             yield from _top_level_assigns(stmt.body + stmt.orelse)
 
 

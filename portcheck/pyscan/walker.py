@@ -54,7 +54,7 @@ from portcheck.pyscan.context import (
     torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues
-from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
 from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, early_cuda_exit
@@ -68,7 +68,6 @@ Dispatch = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[Hit
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_TRY = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)
 _EXITS = (ast.Return, ast.Continue)
 ROOT_CTX = Ctx()  # the default context at module level (immutable, so one instance serves every walk)
 
@@ -131,7 +130,7 @@ _SPECIAL = (
     + _LOOPS
     + _COMPS
     + _FUNCS
-    + _TRY
+    + TRY_STATEMENTS
 )
 _SPECIAL_TYPES = frozenset(_SPECIAL)
 # Legacy tensor types of the CPU: calling one builds a tensor in host memory.
@@ -318,7 +317,7 @@ def _children(
         return out + ([(node.value, ctx)] if node.value is not None else [])
     if isinstance(node, ast.Module):
         return _block(node.body, ctx._replace(scope=node), imports)
-    if _TRY and isinstance(node, _TRY):
+    if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
         body_ctx = ctx
         if any(catches_runtime_error(h) and continues(h) for h in node.handlers):
             # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
