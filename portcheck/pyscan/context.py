@@ -587,12 +587,8 @@ def _modulo_predicate(fn: ast.AST) -> bool:
     if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
         return False
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    return (
-        len(body) == 1
-        and isinstance(body[0], ast.Return)
-        and body[0].value is not None
-        and any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(body[0].value))
-    )
+    value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    return value is not None and _has_modulo(value)
 
 
 def mark_modulo_calls(module: ast.Module) -> None:
