@@ -3,7 +3,8 @@
 A warm scan must not read, decode or summarize a file whose bytes did not change. What the project
 pass asks of a file depends on its text alone: whether it takes part at all (readable, not binary,
 decodable, not skipped), whether it may define a CUDA-bound name, the words on its import lines, its
-words (asked only of files that import a defining module), and its `ModuleSummary`. Each is kept in
+words (asked only of files that import a defining module), what it loads and whether it runs as a
+script (portcheck.pyscan.loading), and its `ModuleSummary`. Each is kept in
 the cache's project table (`Cache.project_table`), under the file's absolute path, with the digest of
 the bytes it was computed from; facts asked for the first time are computed then and kept too.
 
@@ -31,11 +32,13 @@ from portcheck.project_index import (
     Site,
     SiteFindings,
     Sources,
+    import_words,
     may_define,
     python_text,
     read_python,
     summarize_or_none,
 )
+from portcheck.pyscan.loading import loading_facts
 
 # The summary's fields that hold tuples of these records; every other field is a plain value.
 _RECORDS = {"imports": Binding, "definitions": Definition, "sites": Site}
@@ -67,8 +70,8 @@ class _Facts:
     """One file's facts: from the table, or computed from its text (then `changed`)."""
 
     __slots__ = (
-        "path", "display", "digest", "included", "may_define", "import_words", "words", "state", "summary",
-        "text", "changed",
+        "path", "display", "digest", "included", "may_define", "import_words", "words", "loading", "state",
+        "summary", "text", "changed",
     )
 
     def __init__(self, path: str, display: str, digest: bytes, text: Optional[str]) -> None:
@@ -78,19 +81,21 @@ class _Facts:
         self.text = text
         self.included = text is not None
         self.may_define = text is not None and may_define(text)
-        self.import_words: Optional[FrozenSet[str]] = None
+        # Asked of every module the application pass reaches: cheap text searches, made while the text is here.
+        self.import_words: Optional[FrozenSet[str]] = import_words(text) if text is not None else None
         self.words: Optional[FrozenSet[str]] = None
+        self.loading: Optional[FrozenSet[str]] = loading_facts(text) if text is not None else None
         self.state = _UNKNOWN
         self.summary: Optional[ModuleSummary] = None
         self.changed = True
 
     @classmethod
     def decode(cls, path: str, entry: tuple) -> "_Facts":
-        digest, display, included, may, import_words, words, state, summary = entry
+        digest, display, included, may, import_words, words, loading, state, summary = entry
         facts = cls.__new__(cls)
         facts.path, facts.display, facts.digest = path, display, digest
         facts.included, facts.may_define = included, may
-        facts.import_words, facts.words = import_words, words
+        facts.import_words, facts.words, facts.loading = import_words, words, loading
         facts.state = state
         facts.summary = decode_summary(summary) if state == _SUMMARIZED else None
         facts.text = None
@@ -100,16 +105,16 @@ class _Facts:
     def encode(self) -> tuple:
         summary = encode_summary(self.summary) if self.summary is not None else None
         return (
-            self.digest, self.display, self.included, self.may_define, self.import_words, self.words, self.state,
-            summary,
+            self.digest, self.display, self.included, self.may_define, self.import_words, self.words, self.loading,
+            self.state, summary,
         )
 
 
 def _valid(entry: tuple) -> bool:
     return (
-        len(entry) == 8 and isinstance(entry[1], str) and isinstance(entry[2], bool) and isinstance(entry[3], bool)
-        and isinstance(entry[4], (frozenset, type(None))) and isinstance(entry[5], (frozenset, type(None)))
-        and entry[6] in (_UNKNOWN, _SUMMARIZED, _UNPARSABLE) and (entry[6] == _SUMMARIZED) == (entry[7] is not None)
+        len(entry) == 9 and isinstance(entry[1], str) and isinstance(entry[2], bool) and isinstance(entry[3], bool)
+        and all(isinstance(entry[i], (frozenset, type(None))) for i in (4, 5, 6))
+        and entry[7] in (_UNKNOWN, _SUMMARIZED, _UNPARSABLE) and (entry[7] == _SUMMARIZED) == (entry[8] is not None)
     )
 
 
@@ -182,6 +187,9 @@ class CachedSources(Sources):
 
     def words(self, path: str) -> FrozenSet[str]:
         return self._remembered(path, "words", super().words)
+
+    def loading_facts(self, path: str) -> FrozenSet[str]:
+        return self._remembered(path, "loading", super().loading_facts)
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         facts = self.files[path]

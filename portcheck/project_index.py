@@ -47,6 +47,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
+from portcheck.pyscan.loading import loading_facts
 from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
 from portcheck.scanner import MAX_BYTES, as_info, other_platform_note, per_file_ignored, prepare, project_path
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
@@ -969,7 +970,7 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 _IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
 
 
-def _import_words(text: str) -> FrozenSet[str]:
+def import_words(text: str) -> FrozenSet[str]:
     """The names spelled on the lines that start an import statement (module and package names)."""
     return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in _WORD.findall(line))
 
@@ -1001,10 +1002,15 @@ class Sources:
         return may_define(self.text(path))
 
     def import_words(self, path: str) -> FrozenSet[str]:
-        return _import_words(self.text(path))
+        return import_words(self.text(path))
 
     def words(self, path: str) -> FrozenSet[str]:
         return frozenset(_WORD.findall(self.text(path)))
+
+    def loading_facts(self, path: str) -> FrozenSet[str]:
+        """Whether the module runs code at module level and what it loads by computed name
+        (portcheck.pyscan.loading)."""
+        return loading_facts(self.text(path))
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         """The file's summary, or None when it does not parse."""
@@ -1035,6 +1041,7 @@ class TextSources(Sources):
         self.cache = summary_cache if summary_cache is not None else {}
         self._import_words: Dict[str, FrozenSet[str]] = {}
         self._words: Dict[str, FrozenSet[str]] = {}
+        self._loading: Dict[str, FrozenSet[str]] = {}
 
     def paths(self) -> Sequence[str]:
         return list(self.texts)
@@ -1052,6 +1059,12 @@ class TextSources(Sources):
         found = self._words.get(path)
         if found is None:
             found = self._words[path] = super().words(path)
+        return found
+
+    def loading_facts(self, path: str) -> FrozenSet[str]:
+        found = self._loading.get(path)
+        if found is None:
+            found = self._loading[path] = super().loading_facts(path)
         return found
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
@@ -1189,6 +1202,8 @@ class ProjectPass:
     own: "Project"
     index: Optional[Tuple["Project", "Resolved", Dict[str, ModuleSummary]]]
     _sites: Optional[Dict[str, List[ProjectSite]]] = None
+    # Modules of an application nothing runs (see portcheck.reach), each with the note for its findings.
+    unreached: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
@@ -1277,7 +1292,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         if result.kind == "python" and result.path in files:
             findings = [f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own))]
         platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
-        if platform:
+        if result.path in state.unreached:
+            note = state.unreached[result.path]
+            findings, extra = as_info(findings, note), as_info(extra, note)
+        elif platform:
             extra = as_info(extra, platform)  # `op_builder/hpu/builder.py`: its own findings already are
         elif result.path in other:
             note = IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path])

@@ -16,6 +16,7 @@ from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
 from portcheck.project_index import ProjectPass, project_findings
+from portcheck.reach import is_application, unreached
 from portcheck.scanner import (
     MAX_BYTES,
     Settings,
@@ -178,6 +179,18 @@ def run_targets(
     return [[r for r in per_target if r is not None] for per_target in results]
 
 
+def _notebook_texts(candidates: Sequence[Candidate]) -> List[str]:
+    """The texts of the scan's notebooks, for what they import (an unreadable one counts as empty)."""
+    out = []
+    for candidate in candidates:
+        if candidate.kind == "notebook":
+            try:
+                out.append(candidate.path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+    return out
+
+
 def scan_paths(
     paths: Sequence[Path],
     config,
@@ -227,6 +240,8 @@ def scan_paths_targets(
         shared = ProjectPass.of(CachedSources.read(candidates, displays, usable, digests))
     else:
         shared = ProjectPass.read(candidates, displays)
+    if is_application(paths):
+        shared.unreached = unreached(shared.sources, _notebook_texts(candidates))
     out = []
     for settings, results in zip(group, per_target):
         merged = project_findings(results, candidates, displays, settings, shared)

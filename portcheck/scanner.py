@@ -24,6 +24,7 @@ from portcheck.analyze import (
     parse_python,
 )
 from portcheck.backends import (
+    DEPLOYMENT_WORDS,
     OTHER_PLATFORM_WORDS,
     PLATFORM_MARKER,
     PLATFORM_NAME_WORDS,
@@ -137,6 +138,10 @@ EXTRA_NOTE = (
 )
 _SOURCE_PLATFORM_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "neuron"}
 OTHER_PLATFORM_NOTE = "lowered to info: `{part}` names another platform; what is here is its code, not CUDA lock-in"
+DEPLOYMENT_NOTE = (
+    "lowered to info: `{part}` is TensorRT deployment code, NVIDIA-only by design; a port replaces that path"
+    " (torch-neuronx, ONNX Runtime) rather than changing it"
+)
 
 
 def other_platform_note(path: str, kind: str) -> str:
@@ -146,7 +151,10 @@ def other_platform_note(path: str, kind: str) -> str:
     # in a C++ source's path `hip` means ROCm; in Python it may name a joint (`left_hip.py`)
     words = _SOURCE_PLATFORM_WORDS if kind in ("cpp", "cuda") else PLATFORM_NAME_WORDS
     part = other_platform_part(path, words)
-    return OTHER_PLATFORM_NOTE.format(part=part) if part else ""
+    if not part:
+        return ""
+    note = DEPLOYMENT_NOTE if set(name_words(part.rsplit(".", 1)[0])) & DEPLOYMENT_WORDS else OTHER_PLATFORM_NOTE
+    return note.format(part=part)
 
 
 def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:

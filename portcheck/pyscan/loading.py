@@ -1,0 +1,73 @@
+"""How a module takes part in a run, from its text alone: whether it does work at module level (a
+script run by path), and which modules it loads by computed name. `portcheck.reach` closes over these
+facts; the project cache keeps them per file.
+
+The facts are strings, so a frozenset of them fits the cache: `runs`, `main` (an `if __name__ ==
+"__main__":` guard), `loads-any` (a computed import
+without a literal package, or a loader that may load anything: Hydra's `instantiate`), and
+`loads:<prefix>` for each literal prefix (`import_module(f"basicsr.archs.{name}")` gives
+`loads:basicsr.archs.`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, Set
+
+RUNS = "runs"
+MAIN = "main"
+LOADS_ANY = "loads-any"
+LOADS = "loads:"
+
+# Calls that load modules by a computed name: with a literal prefix, below it only.
+PREFIXED_LOADERS = frozenset({"import_module", "__import__"})
+# Calls that may load any module (a dotted name from a config file, a path).
+ANY_LOADERS = frozenset(
+    {
+        "instantiate",  # hydra.utils.instantiate(cfg): `_target_: pkg.mod.Class` in a YAML file
+        "locate",  # pydoc.locate, hydra's _locate
+        "get_class",
+        "get_method",
+        "import_string",
+        "spec_from_file_location",
+        "run_path",
+        "run_module",
+        "load_source",
+        "load_entry_point",
+        "entry_points",
+        "SourceFileLoader",
+    }
+)
+LOADER_WORDS = PREFIXED_LOADERS | ANY_LOADERS
+_PREFIXED_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{1,2})?(['\"]?)([\w.]*)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def loading_facts(text: str) -> FrozenSet[str]:
+    """Text searches only (no parse), so the cache can keep them for every file it reads."""
+    out: Set[str] = set()
+    words = set(_WORD.findall(text)) & LOADER_WORDS if _LOADER_HINT.search(text) else set()
+    if words & ANY_LOADERS:
+        out.add(LOADS_ANY)
+    if words & PREFIXED_LOADERS:
+        for found in _PREFIXED_CALL.finditer(text):
+            quote, prefix = found.group(1), found.group(2)
+            if quote and prefix.strip("."):
+                out.add(LOADS + prefix)
+            else:
+                out.add(LOADS_ANY)  # `import_module(name)`: any module
+    if _MAIN_GUARD.search(text):
+        out.add(MAIN)
+    if _MODULE_LEVEL_WORK.search(text):
+        out.add(RUNS)
+    return frozenset(out)
+
+
+_LOADER_HINT = re.compile("|".join(sorted(LOADER_WORDS)))
+_MAIN_GUARD = re.compile(
+    r"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__)", re.MULTILINE
+)
+# A statement at column 0 that does work when the module runs: a loop, a `with`, or a call that is not
+# assigned (`main()`, `app.run()`, `sys.path.append(...)`). A line of a string at column 0 may look like
+# one: the answer then leans to "runs", which only keeps code reached.
+_MODULE_LEVEL_WORK = re.compile(r"^(?:(?:for|while|with|async)\b|[A-Za-z_][\w.]*\s*\()", re.MULTILINE)

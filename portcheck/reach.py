@@ -1,0 +1,159 @@
+"""Which modules of an application nothing runs: no script, test or notebook imports them, directly or
+through other modules, and nothing loads modules by computed names.
+
+An application repository (CodeFormer, ControlNet: scripts at the top, no packaging metadata) often
+carries a vendored library whose CUDA ops it never imports (`basicsr/ops/fused_act`, `upfirdn2d`). A
+porting engineer drops or ignores that code; its findings are `info` with a note. A library (packaging
+metadata at its top) is left alone: each of its modules may be what its users import.
+
+The answer leans to "reached": a module counts as imported wherever its last name is spelt on an import
+line of a reached file, every package above a reached module is reached, a module that does work at
+module level is a script, and one computed import (`importlib.import_module(name)`, Hydra's
+`instantiate`) without a literal package prefix makes every module reached. It reads per-file facts
+only (`Sources.import_words`, `Sources.loading_facts`), which the project cache keeps.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Set
+
+from portcheck.project_index import Sources, module_name
+from portcheck.pyscan.loading import LOADS, LOADS_ANY, MAIN, RUNS
+from portcheck.pyscan.testcode import is_test_path
+
+UNREACHED_NOTE = (
+    "lowered to info: no script, test or notebook of this application imports this module, directly or"
+    " through others; it is vendored or unused code a port can leave as it is"
+)
+
+# Packaging metadata: a folder holding one of these is a library's top, whose modules are public.
+_PACKAGING_FILES = ("setup.py", "setup.cfg")
+_PYPROJECT_TABLES = re.compile(r"^\s*\[(?:project|build-system|tool\.poetry)\]", re.MULTILINE)
+# Files whose name says they run as scripts or are loaded by a tool, not imported.
+_ENTRY_NAMES = frozenset({"__main__", "setup", "conftest", "hubconf", "manage", "app", "main"})
+
+
+def is_application(paths: Sequence[Path]) -> bool:
+    """Every scanned path is a folder, and neither one nor a folder above it, up to the repository's top
+    (the folder holding `.git`), carries packaging metadata. A scan of single files (a pre-commit hook)
+    sees part of the project only: no module can be called unreached there."""
+    if not paths:
+        return False
+    for path in paths:
+        if not path.is_dir():
+            return False
+        folder: Optional[Path] = path.resolve()
+        while folder is not None:
+            if _packaging(folder):
+                return False
+            if (folder / ".git").exists() or folder.parent == folder:
+                break
+            folder = folder.parent
+    return True
+
+
+def _packaging(folder: Path) -> bool:
+    if any((folder / name).is_file() for name in _PACKAGING_FILES):
+        return True
+    pyproject = folder / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
+    try:
+        text = pyproject.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # unreadable: assume a library
+    return bool(_PYPROJECT_TABLES.search(text))
+
+
+def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]:
+    """The display paths of the Python modules nothing runs, each with the note for its findings.
+    `notebooks`: the texts of the project's notebooks, whose imports count like a script's."""
+    paths = list(sources.paths())
+    names: Dict[str, str] = {}  # dotted module -> path
+    packages: Set[str] = set()
+    for path in paths:
+        module, package = module_name(path)
+        names[module] = path
+        if package:
+            packages.add(module)
+    by_last: Dict[str, List[str]] = {}
+    for module in names:
+        by_last.setdefault(module.rsplit(".", 1)[-1], []).append(module)
+
+    def script(module: str) -> bool:
+        """Run, not imported: outside every package, named like an entry point, a test, or guarded by
+        `if __name__ == "__main__":`."""
+        path = names[module]
+        # In no package (a namespace folder inside one is a package too); a package's `__init__` is imported.
+        parts = module.split(".")
+        outside = not any(".".join(parts[:i]) in packages for i in range(1, len(parts) + 1))
+        if outside or module.rsplit(".", 1)[-1] in _ENTRY_NAMES or is_test_path(path):
+            return True
+        return MAIN in sources.loading_facts(path)
+
+    reached: Set[str] = set()
+    pending: List[str] = []
+
+    def reach(module: str) -> None:
+        while module and module not in reached:
+            if module in names:
+                reached.add(module)
+                pending.append(module)
+            module = module.rsplit(".", 1)[0] if "." in module else ""  # its packages run first
+
+    def reach_words(words: Iterable[str]) -> None:
+        for word in words:
+            for module in by_last.get(word, ()):
+                reach(module)
+
+    def reach_below(prefix: str) -> None:
+        dotted = "." + prefix.strip(".") + "."
+        for module in names:
+            if dotted in "." + module + ".":
+                reach(module)
+
+    for module in names:
+        if script(module):
+            reach(module)
+    for text in notebooks:
+        reach_words(_WORD.findall(text))
+    checked: Set[str] = set()
+    while True:
+        while pending:
+            module = pending.pop()
+            path = names[module]
+            reach_words(sources.import_words(path))
+            facts = sources.loading_facts(path)
+            if LOADS_ANY in facts:
+                return {}
+            for fact in facts:
+                if fact.startswith(LOADS):
+                    reach_below(fact[len(LOADS) :])
+        # A module with code at module level (a call, a loop) is a script run by path, whatever its
+        # folder: what it imports is reached too.
+        # Only where it could tell (see below): a package nothing else reaches keeps every module.
+        late = [m for m in names if m not in reached and m not in checked and _top(m, packages) in reached]
+        checked.update(late)
+        found = [m for m in late if RUNS in sources.loading_facts(names[m])]
+        if not found:
+            break
+        for module in found:
+            reach(module)
+    # Only a package the application uses elsewhere: a package nothing imports at all is no sign of
+    # dead code (a library folder beside the scripts, a project read in part).
+    return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, packages) in reached}
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _top(module: str, packages: Set[str]) -> str:
+    """The outermost package holding `module` (`basicsr` for `basicsr.ops.fused_act`); the module itself
+    when none does."""
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        if ".".join(parts[:i]) in packages:
+            return ".".join(parts[:i])
+    return module

@@ -1,0 +1,114 @@
+"""Modules of an application nothing runs: their findings are `info`, with the note that says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from portcheck.cache import Cache
+from portcheck.catalog import load_catalog
+from portcheck.config import Config
+from portcheck.project_index import TextSources
+from portcheck.pyscan.loading import LOADS_ANY, MAIN, RUNS, loading_facts
+from portcheck.reach import UNREACHED_NOTE, is_application, unreached
+from portcheck.runner import scan_paths
+
+OP = "import torch\n\n\ndef fused(x):\n    torch.cuda.synchronize()\n    return x.cuda()\n"
+
+# CodeFormer's layout: scripts at the top, a vendored library whose op folders the scripts never import,
+# and a registry that imports its architectures by computed name below a literal package.
+APP = {
+    "inference.py": "from vendor.utils import load\nfrom vendor.archs import build\n\nbuild(load())\n",
+    "vendor/__init__.py": "",
+    "vendor/utils.py": "def load():\n    return 1\n",
+    "vendor/archs/__init__.py": (
+        "import importlib\n\nNAMES = ['net_arch']\n"
+        "_mods = [importlib.import_module(f'vendor.archs.{n}') for n in NAMES]\n\n\ndef build(x):\n    return x\n"
+    ),
+    "vendor/archs/net_arch.py": "from vendor.ops.dcn import deform\n\n\ndef net(x):\n    return deform(x)\n",
+    "vendor/ops/__init__.py": "",
+    "vendor/ops/dcn.py": OP.replace("fused", "deform"),
+    "vendor/ops/fused_act/__init__.py": "from .fused_act import fused\n",
+    "vendor/ops/fused_act/fused_act.py": OP,
+}
+
+
+def _scan(root: Path, files: Dict[str, str], paths=(".",)):
+    (root / ".git").mkdir(parents=True, exist_ok=True)  # the repository's top: nothing above it counts
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    result = scan_paths([root / p for p in paths], Config(respect_gitignore=False), target="neuron", cwd=root, jobs=1)
+    return {(r.path, f.line, f.code): f for r in result.files for f in r.findings}
+
+
+def _severities(found, path):
+    return {(line, code): f.severity.value for (p, line, code), f in found.items() if p == path}
+
+
+def test_a_vendored_op_no_script_imports_is_info_and_the_one_a_model_uses_is_not(tmp_path: Path):
+    found = _scan(tmp_path, APP)
+    unused = _severities(found, "vendor/ops/fused_act/fused_act.py")
+    assert unused == {(5, "RT001"): "info", (6, "DEV002"): "info"}, unused
+    assert all(f.note == UNREACHED_NOTE for (p, _, _), f in found.items() if p.startswith("vendor/ops/fused_act/"))
+    # imported through the registry's computed import: as reported without the pass
+    used = _severities(found, "vendor/ops/dcn.py")
+    assert used and "info" not in used.values(), used
+
+
+def test_a_notebook_or_a_script_that_imports_the_op_reaches_it(tmp_path: Path):
+    notebook = '{"cells": [{"cell_type": "code", "source": ["from vendor.ops.fused_act import fused\\n"]}]}'
+    found = _scan(tmp_path, {**APP, "demo.ipynb": notebook})
+    assert "info" not in _severities(found, "vendor/ops/fused_act/fused_act.py").values()
+    runs = {**APP, "vendor/tools/bench.py": "from vendor.ops.fused_act import fused\n\nprint(fused(1))\n"}
+    found = _scan(tmp_path / "b", runs)
+    assert "info" not in _severities(found, "vendor/ops/fused_act/fused_act.py").values()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"pyproject.toml": "[project]\nname = 'vendor'\n"}, id="a library"),
+        pytest.param({"setup.py": "from setuptools import setup\nsetup()\n"}, id="a library with setup.py"),
+        pytest.param({"vendor/utils.py": "import importlib\nload = lambda name: importlib.import_module(name)\n"},
+                     id="a computed import"),
+        pytest.param({"vendor/utils.py": "from hydra.utils import instantiate\nload = lambda c: instantiate(c)\n"},
+                     id="hydra"),
+        pytest.param({"inference.py": "print('no import of the package')\n"}, id="a package nothing imports"),
+    ],
+)
+def test_nothing_is_called_unreached_where_any_module_may_be_imported(tmp_path: Path, change):
+    found = _scan(tmp_path, {**APP, **change})
+    assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) - {"info"}
+
+
+def test_a_scan_of_single_files_sees_part_of_the_project_only(tmp_path: Path):
+    found = _scan(tmp_path, APP, paths=("vendor/ops/fused_act/fused_act.py", "inference.py"))
+    severities = _severities(found, "vendor/ops/fused_act/fused_act.py")
+    assert severities and "info" not in severities.values(), severities
+    assert not is_application([tmp_path / "inference.py"])
+
+
+def test_a_warm_scan_gives_what_a_cold_one_does(tmp_path: Path, monkeypatch):
+    _scan(tmp_path, APP)
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=tmp_path)
+    runs = [
+        scan_paths([Path(".")], config, target="neuron", jobs=1, cache=Cache(tmp_path, load_catalog().digest))
+        for _ in range(2)
+    ]
+    fresh = scan_paths([Path(".")], config, target="neuron", jobs=1, cache=None)
+    assert runs[0] == runs[1] == fresh
+    assert any(f.note == UNREACHED_NOTE for r in fresh.files for f in r.findings)
+
+
+def test_per_file_facts():
+    assert loading_facts("import importlib\nm = importlib.import_module(f'pkg.archs.{n}')\n") == {"loads:pkg.archs."}
+    assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(name)\n")
+    assert loading_facts("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
+    assert loading_facts("import torch\n\n\ndef f(x):\n    return g(x)\n") == frozenset()
+    assert loading_facts("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS}
+    sources = TextSources({"pkg/__init__.py": "", "pkg/a.py": "", "run.py": "import pkg\n"})
+    assert unreached(sources) == {"pkg/a.py": UNREACHED_NOTE}
