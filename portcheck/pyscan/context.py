@@ -49,6 +49,7 @@ _MODEL_CALLEE = re.compile(
     re.IGNORECASE,
 )
 _LOADER = re.compile(r"loader|batches", re.IGNORECASE)
+_DATA = re.compile(r"loader|batch|data", re.IGNORECASE)  # what an evaluation loop iterates
 STEP_TOKENS = (
     "backward",
     "zero_grad",
@@ -115,6 +116,7 @@ class Ctx(NamedTuple):
     requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
     lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
+    info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -654,7 +656,7 @@ def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
-def _iterates_loader(loop: ast.AST) -> bool:
+def _iterates_loader(loop: ast.AST, names: re.Pattern = _LOADER) -> bool:
     if isinstance(loop, (ast.For, ast.AsyncFor)):
         sources = [loop.iter]
     elif isinstance(loop, _COMPREHENSIONS):
@@ -662,7 +664,7 @@ def _iterates_loader(loop: ast.AST) -> bool:
     else:
         return False
     return any(
-        isinstance(n, (ast.Name, ast.Attribute)) and _LOADER.search(n.id if isinstance(n, ast.Name) else n.attr)
+        isinstance(n, (ast.Name, ast.Attribute)) and names.search(n.id if isinstance(n, ast.Name) else n.attr)
         for source in sources
         for n in ast.walk(source)
     )
@@ -724,6 +726,14 @@ def is_training_loop(loop: Optional[ast.AST]) -> bool:
     """True when a loop's own body trains: a backward pass, `zero_grad` or an optimizer's `step`. An
     evaluation, sampling or export loop that copies its results to the host for the caller is not one."""
     return _loop_calls(loop, "_portcheck_train", _is_train_call, devices=False)
+
+
+def is_evaluation_loop(loop: Optional[ast.AST]) -> bool:
+    """A loop over a data loader or a dataset that does not train (`for x, y in test_loader:`, `for batch
+    in tqdm(validation_data):` under `no_grad`): evaluation or batch inference, where one read per batch
+    is what the loop is for. A decoding or sampling loop (`for _ in range(n):`, `for t in timesteps:`)
+    is not one."""
+    return loop is not None and _iterates_loader(loop, _DATA) and not is_training_loop(loop)
 
 
 def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call], bool], devices: bool) -> bool:

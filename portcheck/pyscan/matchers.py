@@ -27,7 +27,14 @@ from typing import (
 )
 
 from portcheck.backends import in_other_backend
-from portcheck.pyscan.context import STEP_TOKENS, Ctx, is_fp32_island, is_step_loop, is_training_loop
+from portcheck.pyscan.context import (
+    STEP_TOKENS,
+    Ctx,
+    is_evaluation_loop,
+    is_fp32_island,
+    is_step_loop,
+    is_training_loop,
+)
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
@@ -269,6 +276,16 @@ def _shown(ctx: Ctx) -> Ctx:
     return ctx._replace(shown=True)
 
 
+EVALUATION_NOTE = (
+    "lowered one level: an evaluation or inference loop over a data loader, which trains nothing; a sync per"
+    " batch costs its throughput, not the training step's"
+)
+
+
+def _evaluated(ctx: Ctx) -> Ctx:
+    return ctx if ctx.lowered_by else ctx._replace(lowered_by=EVALUATION_NOTE)
+
+
 class Matcher:
     """Base class. Shared keys: `inside` ("loop", "function", "step-loop": a loop that runs a model
     step, or "training-loop": a loop that takes a training step; neither in an `except` handler),
@@ -406,6 +423,8 @@ class Matcher:
                 mark = _declined
             elif (ctx.message and messages_lower) or (ctx.display and display_lower):
                 mark = _shown  # matched one level lower, the value being only shown
+            elif inside == "step-loop" and is_evaluation_loop(ctx.loop):
+                mark = _evaluated
             else:
                 return match(node, parent, ctx, imports)
             hits = match(node, parent, ctx, imports)
