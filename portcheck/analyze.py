@@ -14,6 +14,7 @@ from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import Ctx, is_display_module, mark_modulo_calls
+from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_module, mark_cuda_only, module_cuda_only
@@ -125,7 +126,10 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
-    if ctx.shown:
+    if ctx.info_note:
+        severity = Severity.INFO
+        note = f"{note}; {ctx.info_note}" if note else ctx.info_note
+    elif ctx.shown:
         # a figure printed or logged for people (an environment report, a memory log line) is worth knowing,
         # not work: info, whatever else applies
         severity = Severity.INFO
@@ -196,6 +200,13 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # (`device = "cuda"` on a fake probe, `load_in_4bit=True` to a monkeypatched backend): test data, not
         # a device or library it uses. Calls are still reported.
         hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
+    if builds_cpp_only(text):
+        # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply.
+        kernel = {i for i, entry in enumerate(rules) if entry.rule.category == "kernel"}
+        hits = (
+            (key, node, label, ctx._replace(info_note=CPP_ONLY_NOTE) if key[0] in kernel else ctx)
+            for key, node, label, ctx in hits
+        )
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.

@@ -45,6 +45,7 @@ from portcheck.pyscan.context import (
     is_display_module,
     is_message_call,
 )
+from portcheck.pyscan.extensions import builds_cpp_only
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import loading_facts
@@ -441,6 +442,10 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
     if collector.guarded_imports:
         bindings = [replace(b, guarded=True) if b.statement in collector.guarded_imports else b for b in bindings]
+    if builds_cpp_only(text):
+        # `CppExtension`s from `*.cpp` only (YOLOX's `JitOp`): what it builds and loads is plain C++.
+        definitions = [replace(d, loader=False, extension=False) for d in definitions]
+        at_import = False
     sources, values = _literals_and_values(tree, {b.local for b in bindings})
     # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
     return ModuleSummary(

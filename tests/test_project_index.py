@@ -425,3 +425,21 @@ def test_a_module_also_imported_for_every_platform_keeps_its_severity(tmp_path: 
     texts["pkg/model.py"] = "from .third_party.rule import rule\n\n\ndef forward(x):\n    return rule(x)\n"
     found = _fallback_findings(tmp_path, texts)
     assert found[("pkg/third_party/rule.py", 5, "KRN003")].severity.value == "blocker"
+
+
+def test_a_loader_that_builds_cpp_only_binds_nothing(tmp_path: Path):
+    # YOLOX: `JitOp` builds `CppExtension`s from `*.cpp` and hands generic nvcc flags to `load()`
+    jit = (
+        "import glob\nfrom torch.utils.cpp_extension import CppExtension, load\n\n\nclass JitOp:\n"
+        "    def build_op(self):\n        return CppExtension('op', sources=self.sources())\n\n"
+        "    def jit_load(self):\n        return load('op', sources=self.sources(), extra_cuda_cflags=['-O3'])\n\n"
+        "    def sources(self):\n        return glob.glob('pkg/cocoeval/*.cpp')\n"
+    )
+    texts = {"pkg/__init__.py": "from .jit_ops import JitOp\n", "pkg/jit_ops.py": jit}
+    found = _fallback_findings(tmp_path, texts)
+    assert not [key for key in found if key[2] == "KRN009"], sorted(found)
+    assert found[("pkg/jit_ops.py", 10, "KRN001")].severity.value == "info"
+    # the same loader with a CUDA source is an extension its importers depend on
+    cuda = {"pkg/__init__.py": texts["pkg/__init__.py"], "pkg/jit_ops.py": jit.replace("*.cpp", "*.cu")}
+    found = _fallback_findings(tmp_path / "cuda", cuda)
+    assert ("pkg/__init__.py", 1, "KRN009") in found, sorted(found)
