@@ -17,7 +17,13 @@ from portcheck.pyscan.context import Ctx, is_display_module, mark_modulo_calls
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
-from portcheck.pyscan.testcode import imports_cuda_runtime, is_test_module, mark_cuda_only, module_cuda_only
+from portcheck.pyscan.testcode import (
+    imports_cuda_runtime,
+    is_evaluation_path,
+    is_test_module,
+    mark_cuda_only,
+    module_cuda_only,
+)
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
@@ -37,6 +43,10 @@ REQUIREMENT_MESSAGE = (
 )
 BUILD_NOTE = (
     "lowered one level: the build condition selects the CUDA build, which has a build without CUDA as alternative"
+)
+EVALUATION_NOTE = (
+    "lowered one level: evaluation code, off the training step; a graph break or recompile there costs"
+    " evaluation time"
 )
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
 # Categories that say nothing about test code: XLA's graph breaks and host syncs cost time, and tests
@@ -122,6 +132,7 @@ def _finding(
         (requirement, REQUIREMENT_NOTE),
         (bool(ctx.lowered_by), ctx.lowered_by),
         (ctx.test_file, TEST_NOTE),
+        (ctx.evaluation_file and rule.category == "xla", EVALUATION_NOTE),
     ):
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
@@ -188,6 +199,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
     if path and is_display_module(path):
         root = root._replace(display=True)
+    if path and is_evaluation_path(path):
+        root = root._replace(evaluation_file=True)
     if path and is_test_module(path, module):
         skipped = module_cuda_only(module, imports, path) is not None
         if not skipped:

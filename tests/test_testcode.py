@@ -3,7 +3,7 @@
 import pytest
 
 from portcheck.config import Config
-from portcheck.pyscan.testcode import is_test_path
+from portcheck.pyscan.testcode import is_evaluation_path, is_test_path
 from portcheck.runner import scan_paths
 from portcheck.scanner import project_path
 
@@ -125,3 +125,20 @@ def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path,
     (tmp_path / path).write_text(text, encoding="utf-8")
     notes = _notes(tmp_path, tmp_path)
     assert ("test code" in notes[(path, "DEV002")]) == test_code, notes
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        ("dinov2/eval/linear.py", True),
+        ("utils/metrics.py", False),  # often the training losses
+        ("evaluations/th_evaluator.py", True),
+        ("eval_retrieval_video.py", True),
+        ("open_flamingo/eval/utils.py", True),
+        ("train.py", False),
+        ("models/retrieval.py", False),  # `eval` only as part of a word
+        ("evaluate_model_card.md", True),
+    ],
+)
+def test_evaluation_paths(path, expected):
+    assert is_evaluation_path(path) is expected

@@ -102,6 +102,7 @@ class Ctx(NamedTuple):
     shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
+    evaluation_file: bool = False  # in evaluation code (`eval/`, `evaluate.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)

@@ -13,6 +13,7 @@ import ast
 import re
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
+from portcheck.backends import name_words
 from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 
@@ -37,6 +38,20 @@ def is_test_path(path: str) -> bool:
     if not parts:
         return False
     return bool(_TEST_FILE.match(parts[-1])) or any(_TEST_DIR.match(p) for p in parts[:-1])
+
+
+# Not `metrics`: a metrics module often computes the training losses (pytorch3d's implicitron).
+_EVALUATION_WORDS = frozenset({"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator"})
+
+
+def is_evaluation_path(path: str) -> bool:
+    """A file of evaluation code, by a folder or file-name word (`dinov2/eval/linear.py`,
+    `evaluations/th_evaluator.py`, `eval_retrieval.py`): it scores a model on a dataset, off the
+    training step."""
+    parts = _parts(path)
+    if parts:
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(w in _EVALUATION_WORDS for part in parts for w in name_words(part))
 
 
 def is_test_module(path: str, module: ast.Module) -> bool:
