@@ -389,6 +389,7 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     collector = _Collector(tree, imports)
     definitions: List[Definition] = []
     global_loads: Dict[str, str] = {}  # name -> how it was bound (`<load>`, `<kernel>`, a callee)
+    aliases: Dict[str, str] = {}  # `near_far = _NearFar.apply` at module level: name -> what it names
     for assign, declared in _global_assignments(tree, "global " in text):
         # `x = load(...)`, `x = loader(...)` at module level, or in a function that declares `global x`.
         target = assign.targets[0]
@@ -396,6 +397,10 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             how = _bound_by_load(assign.value, imports)
             if how is not None:
                 global_loads.setdefault(target.id, how)
+            elif declared is None and isinstance(assign.value, (ast.Name, ast.Attribute)):
+                named = dotted(assign.value)
+                if named:
+                    aliases.setdefault(target.id, named)
     at_import = False  # module-level code builds or loads an extension: importing the module does
     top_names: Set[str] = set()
     for stmt in tree.body:
@@ -430,6 +435,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             # module imports without the extension, and what it tries is optional, as in a function.
             _, loads = collector.uses([stmt], record_sites=True, fallbacks=True)
             at_import = at_import or loads
+    for local, named in sorted(aliases.items()):
+        if local not in top_names and local not in global_loads and named.split(".", 1)[0] != local:
+            definitions.append(Definition(local, False, False, False, (named,)))  # used as what it names
     for local, how in sorted(global_loads.items()):
         if local in top_names:
             continue
@@ -568,6 +576,13 @@ class Project:
             (s.module, d.name): d for s in self.modules.values() for d in s.definitions
         }
         self.binds: Dict[Symbol, Binding] = {(s.module, b.local): b for s in self.modules.values() for b in s.imports}
+        # Names bound by more than one import (`try: import _raymarching as _backend` / `except ImportError:
+        # from .backend import _backend`): the others, tried when the last one leads nowhere.
+        self.other_binds: Dict[Symbol, List[Binding]] = {}
+        for summary in self.modules.values():
+            for b in summary.imports:
+                if self.binds[(summary.module, b.local)] is not b:
+                    self.other_binds.setdefault((summary.module, b.local), []).append(b)
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
 
@@ -617,6 +632,15 @@ class Project:
         binding = self.binds.get(key)
         if binding is None:
             return None
+        found = self._bound(module, binding, seen)
+        for other in self.other_binds.get(key, ()):
+            if found is not None:
+                break
+            found = self._bound(module, other, seen)
+        return found
+
+    def _bound(self, module: str, binding: Binding, seen: Set[Symbol]) -> Optional[Symbol]:
+        """What one import binding of `module` refers to (see `target`)."""
         absolute = self.absolute(binding, module)
         if binding.name is None:  # `import a.b` binds `a`; `import a.b as c` binds `a.b`
             found = self.find_module(absolute, module)
@@ -1270,12 +1294,18 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
     other: Dict[str, str] = {}  # modules it imports only from another platform's code, and from where
     platform_spans: Dict[str, List[Tuple[int, int]]] = {}  # functions named for another platform
+    wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # functions and classes that call an extension
     if state.index is not None:
         _, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
         elsewhere = resolved.other_platform
         other = {p: elsewhere[s.module] for p, s in summaries.items() if s.module in elsewhere}
         platform_spans = {p: lines for p, s in summaries.items() if (lines := platform_code(s))}
+        project = state.index[0]
+        for p, s in summaries.items():
+            wrapped = [] if is_test_path(p) else extension_wrappers(s, project, resolved)
+            if wrapped:
+                wrappers[p] = wrapped
         built = built_with_fallback(summaries, resolved)
         spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
     if entries and state.index is not None:
@@ -1310,6 +1340,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             inside = platform_spans[result.path]
             findings = _as_info_in(findings, PLATFORM_CODE_NOTE, inside)
             extra = _as_info_in(extra, PLATFORM_CODE_NOTE, inside)
+        if result.path in wrappers:
+            findings = _in_wrappers(findings, wrappers[result.path])
         # (the lowerings below leave a finding already lowered as it is)
         if result.path in reached:
             findings = [_reached_with_fallback(f) for f in findings]
@@ -1338,9 +1370,49 @@ BUILT_NOTE = (
 )
 
 
+WRAPPER_NOTE = (
+    "lowered to info: inside a wrapper of the CUDA extension `{name}` (an autograd Function or op around"
+    " it); the port replaces or re-targets the op as a whole, reported where the extension is built or imported"
+)
+# What stays as it is inside an op wrapper: the extension itself, kernel libraries, and autocast
+# decorators (`custom_fwd`), which a port keeps around its own kernel and `portcheck fix` rewrites.
+_WRAPPER_KEEPS = frozenset({"kernel", "package", "amp"})
+
+
+def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[Tuple[int, int, str]]:
+    """The lines of `summary`'s functions and classes that call an extension directly, outside CUDA
+    checks (torch-ngp's `_near_far_from_aabb(Function)` around `_backend.near_far_from_aabb`, which
+    moves its inputs with `.cuda()` first), each with the extension's name."""
+    out: List[Tuple[int, int, str]] = []
+    for definition in summary.definitions:
+        if not definition.lines[0]:
+            continue
+        for use in definition.uses:
+            if use.startswith("<"):
+                continue
+            sym = project.reference(summary.module, use)
+            # a compiled `_C` may be plain C++ with CUDA beside it (pytorch3d's): only a CUDA one counts
+            if sym is not None and sym in resolved.extensions and (sym[0] != "<ext>" or "cuda" in sym[1].lower()):
+                out.append((definition.lines[0], definition.lines[1], use.split(".", 1)[0]))
+                break
+    return out
+
+
 def platform_code(summary: ModuleSummary) -> List[Tuple[int, int]]:
     """The lines of `summary`'s functions and classes named for another platform (`patch_..._npu`)."""
     return [d.lines for d in summary.definitions if d.lines[0] and _platform_name(d.name)]
+
+
+def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
+    """`findings` inside an extension's wrappers at `info` with the wrapper note, but for the kinds a
+    wrapper keeps (`_WRAPPER_KEEPS`)."""
+    out = []
+    for finding in findings:
+        inside = next((name for a, b, name in spans if a <= finding.line <= b), None)
+        if inside is not None and finding.category not in _WRAPPER_KEEPS and finding.severity is not Severity.INFO:
+            finding = as_info([finding], WRAPPER_NOTE.format(name=inside))[0]
+        out.append(finding)
+    return out
 
 
 def _as_info_in(findings: List[Finding], note: str, spans: List[Tuple[int, int]]) -> List[Finding]:

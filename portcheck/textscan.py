@@ -110,7 +110,8 @@ def strip_comment(line: str, kind: str) -> str:
 
 
 def _comment_free(lines: Sequence[str], kind: str) -> Iterator[Tuple[int, str]]:
-    """(1-based line number, text without comments), skipping C-style block comments in C++/CUDA."""
+    """(1-based line number, text without comments), skipping C-style block comments in C++/CUDA and shell
+    lines that only print."""
     in_block = False
     for number, line in enumerate(lines, 1):
         if kind in _SLASH_COMMENTS:
@@ -125,8 +126,17 @@ def _comment_free(lines: Sequence[str], kind: str) -> Iterator[Tuple[int, str]]:
                 line = line[:start]
                 in_block = True
         text = strip_comment(line, kind)
-        if text.strip():
+        if text.strip() and not (kind == "shell" and _prints_only(text)):
             yield number, text
+
+
+# `echo "Compiling kernels by nvcc..."`: a shell line that only prints is prose. One that writes what it
+# prints somewhere (`echo "export CUDA_HOME=..." >> ~/.bashrc`, `| tee`) is configuration and stays.
+_PRINTS = re.compile(r"^\s*(?:echo|printf)\b[^>|]*$")
+
+
+def _prints_only(text: str) -> bool:
+    return bool(_PRINTS.match(text))
 
 
 class TextMatcher:

@@ -443,3 +443,35 @@ def test_a_loader_that_builds_cpp_only_binds_nothing(tmp_path: Path):
     cuda = {"pkg/__init__.py": texts["pkg/__init__.py"], "pkg/jit_ops.py": jit.replace("*.cpp", "*.cu")}
     found = _fallback_findings(tmp_path / "cuda", cuda)
     assert ("pkg/__init__.py", 1, "KRN009") in found, sorted(found)
+
+
+# torch-ngp's layout: the op module imports a prebuilt extension or, failing that, the JIT-built one, and
+# wraps each op in an autograd Function that moves its inputs to CUDA first.
+WRAPPER_PROJECT = {
+    "raymarching/__init__.py": "from .raymarching import near_far\n",
+    "raymarching/backend.py": (
+        "from torch.utils.cpp_extension import load\n\n_backend = load(name='_rm', sources=['src/rm.cu'])\n"
+    ),
+    "raymarching/raymarching.py": (
+        "import torch\nfrom torch.autograd import Function\n\ntry:\n    import _raymarching as _backend\n"
+        "except ImportError:\n    from .backend import _backend\n\n\nclass _NearFar(Function):\n"
+        "    @staticmethod\n    def forward(ctx, rays):\n        if not rays.is_cuda:\n            rays = rays.cuda()\n"
+        "        return _backend.near_far(rays)\n\n\nnear_far = _NearFar.apply\n\n\n"
+        "def helper(x):\n    return x.cuda()\n"
+    ),
+    "train.py": "from raymarching import near_far\n\n\ndef step(rays):\n    return near_far(rays)\n",
+}
+
+
+def test_details_inside_an_extensions_wrapper_are_info_and_the_extension_is_reported(tmp_path: Path):
+    found = _fallback_findings(tmp_path, WRAPPER_PROJECT)
+    inside = {key: f for key, f in found.items() if key[0] == "raymarching/raymarching.py" and 10 <= key[1] <= 15}
+    assert {(line, code) for _, line, code in inside} >= {(13, "DEV004"), (14, "DEV002"), (15, "KRN009")}, sorted(found)
+    for (_, line, code), f in inside.items():
+        if code == "KRN009":
+            assert f.severity.value == "blocker"  # the call into the extension: what the port replaces
+        else:
+            assert f.severity.value == "info" and "wrapper of the CUDA extension `_backend`" in f.note, (line, code)
+    # outside the wrapper, and where the application calls it
+    assert found[("raymarching/raymarching.py", 22, "DEV002")].severity.value != "info"
+    assert ("train.py", 1, "KRN009") in found, sorted(found)

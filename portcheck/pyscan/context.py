@@ -50,6 +50,7 @@ _MODEL_CALLEE = re.compile(
 )
 _LOADER = re.compile(r"loader|batches", re.IGNORECASE)
 _DATA = re.compile(r"loader|batch|data", re.IGNORECASE)  # what an evaluation loop iterates
+_TRAINING_DATA = re.compile(r"train", re.IGNORECASE)
 STEP_TOKENS = (
     "backward",
     "zero_grad",
@@ -733,8 +734,15 @@ def is_evaluation_loop(loop: Optional[ast.AST]) -> bool:
     """A loop over a data loader or a dataset that does not train (`for x, y in test_loader:`, `for batch
     in tqdm(validation_data):` under `no_grad`): evaluation or batch inference, where one read per batch
     is what the loop is for. A decoding or sampling loop (`for _ in range(n):`, `for t in timesteps:`)
-    is not one."""
-    return loop is not None and _iterates_loader(loop, _DATA) and not is_training_loop(loop)
+    is not one, nor a loop over training data or one that puts a model in training mode (`for x in
+    train_loader: trainer.train(); trainer.update()`: its training step may be a call away)."""
+    if loop is None or not _iterates_loader(loop, _DATA) or _iterates_loader(loop, _TRAINING_DATA):
+        return False
+    return not is_training_loop(loop) and not _loop_calls(loop, "_portcheck_train_mode", _is_train_mode, False)
+
+
+def _is_train_mode(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "train" and not node.args
 
 
 def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call], bool], devices: bool) -> bool:

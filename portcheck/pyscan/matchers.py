@@ -276,16 +276,6 @@ def _shown(ctx: Ctx) -> Ctx:
     return ctx._replace(shown=True)
 
 
-EVALUATION_NOTE = (
-    "lowered one level: an evaluation or inference loop over a data loader, which trains nothing; a sync per"
-    " batch costs its throughput, not the training step's"
-)
-
-
-def _evaluated(ctx: Ctx) -> Ctx:
-    return ctx if ctx.lowered_by else ctx._replace(lowered_by=EVALUATION_NOTE)
-
-
 class Matcher:
     """Base class. Shared keys: `inside` ("loop", "function", "step-loop": a loop that runs a model
     step, or "training-loop": a loop that takes a training step; neither in an `except` handler),
@@ -418,13 +408,15 @@ class Matcher:
                     return iter(())
             if requires and not imports.imports_any(requires):
                 return iter(())
+            if inside == "step-loop" and is_evaluation_loop(ctx.loop):
+                # evaluation or batch inference over a dataset: reading each batch's result to the host is
+                # what the loop is for, as `.cpu()` is in a loop that does not train
+                declined = True
             mark: Callable[[Ctx], Ctx]
             if declined:
                 mark = _declined
             elif (ctx.message and messages_lower) or (ctx.display and display_lower):
                 mark = _shown  # matched one level lower, the value being only shown
-            elif inside == "step-loop" and is_evaluation_loop(ctx.loop):
-                mark = _evaluated
             else:
                 return match(node, parent, ctx, imports)
             hits = match(node, parent, ctx, imports)
