@@ -142,3 +142,22 @@ def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path,
 )
 def test_evaluation_paths(path, expected):
     assert is_evaluation_path(path) is expected
+
+
+@pytest.mark.parametrize(
+    "source,cuda_only",
+    [
+        ("import torch\nimport tinycudann as tcnn\n", True),  # torch-ngp's testing/test_ffmlp.py
+        ("import torch\nfrom flash_attn import flash_attn_func\n", True),
+        ("import torch\ntry:\n    import tinycudann as tcnn\nexcept ImportError:\n    tcnn = None\n", False),
+        ("import torch\nimport numpy as np\n", False),
+    ],
+)
+def test_a_test_module_that_imports_a_cuda_only_library_only_runs_with_cuda(source, cuda_only):
+    import ast
+
+    from portcheck.pyscan.imports import ImportTable
+    from portcheck.pyscan.testcode import module_cuda_only
+
+    module = ast.parse(source)
+    assert (module_cuda_only(module, ImportTable.from_module(module), "testing/test_ffmlp.py") is not None) is cuda_only

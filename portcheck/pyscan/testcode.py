@@ -156,6 +156,24 @@ def _skips_module(stmts: Iterable[ast.AST]) -> bool:
     return False
 
 
+# Libraries that import and run only with CUDA: a test module that imports one unconditionally (torch-ngp's
+# `testing/test_ffmlp.py` times its extension against `tinycudann`) is a CUDA-only benchmark or check.
+_CUDA_ONLY_LIBRARIES = frozenset({"tinycudann", "pycuda", "cupy", "flash_attn", "nvdiffrast"})
+
+
+def _imports_cuda_only_library(module: ast.Module) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, ast.Import):
+            names = [a.name for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            names = [stmt.module]
+        else:
+            continue
+        if any(n.split(".", 1)[0] in _CUDA_ONLY_LIBRARIES for n in names):
+            return True
+    return False
+
+
 def _imports_cuda_extension(module: ast.Module) -> bool:
     for stmt in module.body:
         if isinstance(stmt, ast.Import):
@@ -216,6 +234,8 @@ def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Opt
             return "module skip"
     if _imports_cuda_extension(module):
         return "extension"
+    if _imports_cuda_only_library(module):
+        return "library"
     if _cuda_kernel_test(module):
         return "kernel test"
     return None
