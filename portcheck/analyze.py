@@ -220,11 +220,39 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             (key, node, label, ctx._replace(info_note=CPP_ONLY_NOTE) if key[0] in kernel else ctx)
             for key, node, label, ctx in hits
         )
+    if not path.endswith("__init__.py"):
+        hits = iter(_mark_unused_imports(list(hits), module, rules))
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
         return [(index, True, node, label, ctx) for (index, is_import), node, label, ctx in hits if is_import]
     return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
+
+
+UNUSED_IMPORT_NOTE = "lowered to info: imported but never used in this module; the import goes, nothing else changes"
+
+
+def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[CompiledRule]) -> List:
+    """Import hits of API rules (`from torch.cuda.amp import autocast, GradScaler` in a module that only
+    uses `accelerator.autocast()`) whose names the module never uses: `info`, with a note. A package's
+    import keeps its severity (importing it fails where it is missing), and so does a module that
+    re-exports (`__all__`)."""
+    marked = [
+        i
+        for i, ((index, is_import), node, _label, _ctx) in enumerate(hits)
+        if is_import and isinstance(node, (ast.Import, ast.ImportFrom)) and rules[index].rule.category != "package"
+    ]
+    if not marked:
+        return hits
+    used = {n.id for n in ast.walk(module) if isinstance(n, ast.Name)}
+    if "__all__" in used:
+        return hits
+    for i in marked:
+        key, node, label, ctx = hits[i]
+        bound = [(a.asname or a.name).split(".", 1)[0] for a in node.names]
+        if "*" not in bound and not any(name in used for name in bound):
+            hits[i] = (key, node, label, ctx._replace(info_note=UNUSED_IMPORT_NOTE))
+    return hits
 
 
 def findings_for(
