@@ -943,6 +943,9 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     if negative and not node.orelse:
         # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work.
         return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
+    # `gc.collect()` beside `torch.cuda.empty_cache()` is part of the cleanup the check guards; alone, it
+    # is work other devices skip.
+    branch = [s for s in branch if not _collects_garbage(s)]
     if not branch:
         return False
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
@@ -955,6 +958,15 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # The other branch may do the same thing another way (print without the CUDA figure, another
     # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
     return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+
+
+def _collects_garbage(stmt: ast.AST) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and dotted(stmt.value.func) in ("gc.collect", "collect")
+        and not stmt.value.args
+    )
 
 
 def _guarded_work(block, bound: set) -> bool:
