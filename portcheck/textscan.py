@@ -12,7 +12,7 @@ import shlex
 from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, overload
 
 from portcheck.filetypes import KINDS
-from portcheck.pyscan.matchers import MatcherError, _str_list
+from portcheck.pyscan.matchers import MatcherError, _bool, _str_list
 
 # (line, column, end_line, end_column, label); 1-based lines, 1-based columns, end column exclusive
 TextHit = Tuple[int, int, int, int, str]
@@ -171,7 +171,7 @@ class LineMatcher(TextMatcher):
     the CPU). A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
 
     kind = "line"
-    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude", "lower"})
+    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude", "lower", "once"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -179,6 +179,9 @@ class LineMatcher(TextMatcher):
         self.pattern = _regex(params, "pattern", flags, required=True)
         self.exclude = _regex(params, "exclude", flags, required=False)
         self.lower = _regex(params, "lower", flags, required=False)
+        # `once = true`: the first matching line of a file only (a header's CUDA includes are one port of
+        # that file, not one per include)
+        self.once = _bool(params, "once", False)
 
     def lowers(self, line: str) -> bool:
         return self.lower is not None and bool(self.lower.search(line))
@@ -189,6 +192,8 @@ class LineMatcher(TextMatcher):
             if m and not (self.exclude is not None and self.exclude.search(text)):
                 at = "at" if "at" in self.pattern.groupindex and m.group("at") is not None else 0
                 yield number, m.start(at) + 1, number, m.end(at) + 1, excerpt(text, m.start(at), m.end(at))
+                if self.once:
+                    return
 
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
