@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from portcheck.backends import name_words
 from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
@@ -162,16 +162,7 @@ _CUDA_ONLY_LIBRARIES = frozenset({"tinycudann", "pycuda", "cupy", "flash_attn", 
 
 
 def _imports_cuda_only_library(module: ast.Module) -> bool:
-    for stmt in module.body:
-        if isinstance(stmt, ast.Import):
-            names = [a.name for a in stmt.names]
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-            names = [stmt.module]
-        else:
-            continue
-        if any(n.split(".", 1)[0] in _CUDA_ONLY_LIBRARIES for n in names):
-            return True
-    return False
+    return _imports_at_top(module, _CUDA_ONLY_LIBRARIES)
 
 
 def _imports_cuda_extension(module: ast.Module) -> bool:
@@ -207,6 +198,11 @@ CUDA_RUNTIMES = frozenset({"tensorrt", "torch_tensorrt", "tensorrt_llm"})
 def imports_cuda_runtime(module: ast.Module) -> bool:
     """Whether a module's own top level (no `try`, no `if`) imports a CUDA-only runtime (`import tensorrt as
     trt`, `from torch_tensorrt import Input`)."""
+    return _imports_at_top(module, CUDA_RUNTIMES)
+
+
+def _imports_at_top(module: ast.Module, packages: FrozenSet[str]) -> bool:
+    """Whether the module's own top level (no `try`, no `if`) imports one of `packages` (or a submodule)."""
     for stmt in module.body:
         if isinstance(stmt, ast.Import):
             names = [a.name for a in stmt.names]
@@ -214,7 +210,7 @@ def imports_cuda_runtime(module: ast.Module) -> bool:
             names = [stmt.module]
         else:
             continue
-        if any(n.split(".", 1)[0] in CUDA_RUNTIMES for n in names):
+        if any(n.split(".", 1)[0] in packages for n in names):
             return True
     return False
 
