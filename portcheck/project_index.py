@@ -53,6 +53,7 @@ from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_
 from portcheck.scanner import MAX_BYTES, as_info, other_platform_note, per_file_ignored, prepare, project_path
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
 from portcheck.suppress import skip_file
+from portcheck.vendored import folder_of, under
 
 # A compiled extension module, by the names projects give them: `_C`, `_ext`, `fused_cuda`,
 # `selective_scan_cuda`, `fused_layer_norm_cuda`, `wkv_cuda_ext`.
@@ -1233,6 +1234,8 @@ class ProjectPass:
     _sites: Optional[Dict[str, List[ProjectSite]]] = None
     # Modules of an application nothing runs (see portcheck.reach), each with the note for its findings.
     unreached: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Folders that hold a copy of another project (see portcheck.vendored), each with its note.
+    vendored: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
@@ -1286,6 +1289,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     state = project_pass if project_pass is not None else ProjectPass.read(candidates, displays)
     files = set(state.sources.paths())
     own = state.own
+    # modules of copied projects: importing one is a dependency, not the project's own module
+    copies = frozenset(module_name(p)[0] for p in files if under(p, state.vendored)) if state.vendored else frozenset()
     if not files:
         return list(results)
     added: Dict[str, List[Finding]] = {}
@@ -1325,9 +1330,15 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         findings = list(result.findings)
         extra = added.get(result.path, [])
         if result.kind == "python" and result.path in files:
-            findings = [f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own))]
+            findings = [
+                f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own, copies))
+            ]
         platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
-        if result.path in state.unreached:
+        copy = folder_of(result.path, list(state.vendored))
+        if copy:
+            note = state.vendored[copy]
+            findings, extra = as_info(findings, note), as_info(extra, note)
+        elif result.path in state.unreached:
             note = state.unreached[result.path]
             findings, extra = as_info(findings, note), as_info(extra, note)
         elif platform:
@@ -1496,12 +1507,14 @@ def _imports_only(tree: ast.Module, line: int, names: Set[str]) -> bool:
     return False
 
 
-def _imports_own(source_line: str, own: Project) -> bool:
-    """Whether an import line names one of the project's own modules (a package finding there is moot)."""
+def _imports_own(source_line: str, own: Project, copies: FrozenSet[str] = frozenset()) -> bool:
+    """Whether an import line names one of the project's own modules (a package finding there is moot);
+    a module of a copied project (`copies`, see portcheck.vendored) is not the project's own."""
     m = _IMPORT_LINE.match(source_line)
     if not m:
         return False
     name = m.group(1) if m.group(1) is not None else m.group(2)
     if name.startswith("."):
         return True  # relative imports are always the project's own
-    return bool(name) and own.find_module(name.split(".", 1)[0]) is not None
+    found = own.find_module(name.split(".", 1)[0]) if name else None
+    return found is not None and found not in copies

@@ -26,6 +26,7 @@ from portcheck.scanner import (
     scan_one_targets,
     settings_from,
 )
+from portcheck.vendored import vendored_folders
 
 if TYPE_CHECKING:
     from portcheck.cache import FileKey
@@ -242,6 +243,7 @@ def scan_paths_targets(
         shared = ProjectPass.read(candidates, displays)
     if is_application(paths):
         shared.unreached = unreached(shared.sources, _notebook_texts(candidates))
+    shared.vendored = vendored_folders(zip(displays, (str(c.path) for c in candidates)), roots)
     out = []
     for settings, results in zip(group, per_target):
         merged = project_findings(results, candidates, displays, settings, shared)

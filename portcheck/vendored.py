@@ -1,0 +1,74 @@
+"""Which folders of a repository hold a copy of another project.
+
+jukebox carries NVIDIA's apex and tensorboardX as folders beside its own package, each with its own
+`setup.py` and `LICENSE`: another distribution, copied in. A porting engineer does not port apex line by
+line; the project's own imports of it say what the port needs (drop it, or take an upstream release
+that supports the target). Findings inside such a folder are `info` with a note, and an import of it
+from the project's own code is a package dependency like any other, not an import of the project's own
+module.
+
+A folder counts when it is below the scanned root, holds packaging metadata (`setup.py`,
+`pyproject.toml`) and a licence file, is not inside one of the project's Python packages (flash-attn's
+`flash_attn/cute/` is the library's own subpackage), and the scan has Python code outside every such
+folder (in a monorepo of such folders, each is the product).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from typing import Dict, Iterable, Sequence, Tuple
+
+_PACKAGING = ("setup.py", "pyproject.toml")
+VENDORED_NOTE = (
+    "lowered to info: `{folder}/` is a copy of another project (its own packaging and licence); a port takes"
+    " upstream's support for the target or drops it, and the project's imports of it say which"
+)
+
+
+def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()) -> Dict[str, str]:
+    """`files`: (display path, path on disk) of every scanned file; `roots`: the display paths of the
+    scanned folders (the scan's own packaging is no copy). The display paths of the folders that hold
+    another project, each with the note for its findings."""
+    pairs = list(files)
+    displays = [d for d, _ in pairs]
+    packages = {posixpath.dirname(d) for d in displays if posixpath.basename(d) == "__init__.py"}
+    found: Dict[str, str] = {}
+    for display, disk in pairs:
+        if posixpath.basename(display) not in _PACKAGING:
+            continue
+        folder = posixpath.dirname(display)
+        if not folder or folder in roots or folder in found or _inside_package(folder, packages):
+            continue
+        if _has_licence(os.path.dirname(disk)):
+            found[folder] = VENDORED_NOTE.format(folder=folder)
+    if not found:
+        return {}
+    own = [d for d in displays if d.endswith(".py") and not under(d, found)]
+    return found if own else {}
+
+
+def under(path: str, folders: Iterable[str]) -> bool:
+    return any(path.startswith(folder + "/") for folder in folders)
+
+
+def folder_of(path: str, folders: Sequence[str]) -> str:
+    """The folder of `folders` that holds `path`, or ""."""
+    return next((folder for folder in folders if path.startswith(folder + "/")), "")
+
+
+def _inside_package(folder: str, packages: set) -> bool:
+    parent = posixpath.dirname(folder)
+    while parent:
+        if parent in packages:
+            return True
+        parent = posixpath.dirname(parent)
+    return False
+
+
+def _has_licence(folder: str) -> bool:
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return False
+    return any(n.lower().startswith(("license", "licence", "copying")) for n in names)
