@@ -492,6 +492,8 @@ def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
             if not ok:
                 return False, False
             precision = precision or found
+        elif isinstance(stmt, ast.Return) and _precision_value(stmt.value):
+            precision = True  # `return "bf16-mixed" if training else "bf16-true"` (TinyLlama)
         elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
             value = stmt.value
@@ -507,6 +509,26 @@ def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
         else:
             return False, False
     return True, precision
+
+
+def is_precision_flag_assignment(node: ast.Assign) -> bool:
+    """`opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a condition stored in a precision
+    flag (`half`, `use_fp16`, `amp`); it picks a precision, the device comes from elsewhere."""
+    names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets]
+    condition = isinstance(node.value, (ast.BoolOp, ast.Call))
+    return condition and bool(names) and all(_PRECISION_FLAG.search(n) for n in names)
+
+
+_PRECISION_VALUE = re.compile(r"(?i)^(?:bf16|fp16|fp32|16|32|64)(?:-(?:mixed|true))?$")
+
+
+def _precision_value(value: Optional[ast.AST]) -> bool:
+    """`"bf16-mixed"`, `"16-true"`, `"fp16"` (Lightning's precision names), or a ternary of them."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return bool(_PRECISION_VALUE.match(value.value))
+    if isinstance(value, ast.IfExp):
+        return _precision_value(value.body) and _precision_value(value.orelse)
+    return False
 
 
 def is_precision_branch(node: ast.AST) -> bool:

@@ -40,6 +40,7 @@ from portcheck.pyscan.context import (
     is_periodic,
     is_precision_branch,
     is_precision_choice,
+    is_precision_flag_assignment,
     is_probe_function,
     is_pure_guard,
     is_single_iteration,
@@ -169,6 +170,15 @@ def _is_type_test(node: ast.Call) -> bool:
         and len(node.args) == 2
         and not node.keywords
     )
+
+
+def _short_circuits_off_cuda(op: ast.boolop, value: ast.AST, imports: ImportTable) -> bool:
+    """Whether the terms after `value` in a `BoolOp` run only where CUDA is: `value` is a positive CUDA
+    check in an `and`, or a negative one in an `or`."""
+    if not is_cuda_check(value, imports):
+        return False
+    negative = is_negative_cuda_check(value, imports)
+    return negative if isinstance(op, ast.Or) else not negative
 
 
 def _children(
@@ -311,6 +321,9 @@ def _children(
             return [(target, ctx), (node.value, ctx._replace(display=True))]
         # `os.environ["CUDA_VISIBLE_DEVICES"] = ""`: the key's matchers may ask what it is set to.
         given: List[Tuple[ast.AST, Ctx]] = [(t, ctx._replace(assigned=node.value)) for t in node.targets]
+        if is_precision_flag_assignment(node):
+            # `opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a precision, not a device
+            return given + [(node.value, ctx._replace(precision_test=True))]
         return given + [(node.value, ctx)]
     if isinstance(node, ast.AnnAssign):
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
@@ -400,7 +413,16 @@ def _children(
         if asked:
             question = ctx._replace(guard_test=True)
             return [(v, question if any(v is a for a in asked) else ctx) for v in node.values]
-        return [(c, ctx) for c in _plain_children(node)]
+        # `torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8`, `not
+        # torch.cuda.is_available() or torch.cuda.is_bf16_supported()`: what comes after the check is
+        # evaluated only where CUDA is (the check itself is reported as it is).
+        terms: List[Tuple[ast.AST, Ctx]] = []
+        current = ctx
+        for value in node.values:
+            terms.append((value, current))
+            if current is ctx and _short_circuits_off_cuda(node.op, value, imports):
+                current = ctx._replace(guarded=True)
+        return terms
     if isinstance(node, ast.BinOp):
         # `"%.3gG" % (torch.cuda.memory_reserved() / 1e9)`: a number formatted for people, like an f-string's
         # `{...:.3g}` (a `"cuda:%d" % rank` builds a device and is no display).
