@@ -41,3 +41,42 @@ def test_a_module_divisibility_helper_makes_a_branch_periodic(tmp_path):
         "    if divisible_by(i, 100):\n        print(loss.item())\n"
     )
     assert (10, "XLA005") not in _notes(tmp_path, text)
+
+
+BLOCK = """\
+import torch
+
+
+class Block:
+    def _optimized(self, x):
+        s = torch.cuda.Stream()
+        return x
+
+    def forward(self, x):
+        if x.size(1) == 1 and x.device.type == "cuda":
+            return self._optimized(x)
+        return x
+"""
+
+
+def test_a_method_used_only_on_the_cuda_side_of_checks_is_guarded(tmp_path):
+    # petals' `_optimized_apply_rotary`: CUDA graphs built only where `x.device.type == "cuda"`
+    assert "CUDA check" in _notes(tmp_path, BLOCK)[(6, "RT006")]
+    # one use elsewhere, and it runs wherever that does
+    unguarded = BLOCK + "\n    def warmup(self, x):\n        return self._optimized(x)\n"
+    assert _notes(tmp_path, unguarded)[(6, "RT006")] == ""
+    # a public module function may be used by other modules: not marked
+    public = (
+        "import torch\n\n\ndef optimized(x):\n    s = torch.cuda.Stream()\n    return x\n\n\n"
+        "def forward(x):\n    if x.device.type == 'cuda':\n        return optimized(x)\n    return x\n"
+    )
+    assert _notes(tmp_path, public)[(5, "RT006")] == ""
+
+
+def test_the_terms_after_a_cuda_check_in_an_and_are_guarded(tmp_path):
+    text = "import torch\nok = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8\n"
+    assert "CUDA check" in _notes(tmp_path, text)[(2, "RT007")]
+    text = "import torch\nok = not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] >= 8\n"
+    assert "CUDA check" in _notes(tmp_path, text)[(2, "RT007")]
+    text = "import torch\nok = torch.cuda.get_device_capability()[0] >= 8 and torch.cuda.is_available()\n"
+    assert _notes(tmp_path, text)[(2, "RT007")] == ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -626,6 +626,78 @@ def mark_modulo_calls(module: ast.Module) -> None:
     for node in ast.walk(module):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
             setattr(node, MODULO_CALL_ATTR, True)
+
+
+CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check
+
+
+def mark_cuda_side_helpers(module: ast.Module, imports: ImportTable) -> None:
+    """Mark (`CUDA_SIDE_ATTR`) the methods and private module functions every use of which in the module
+    sits on the CUDA side of a CUDA check, or in such a helper (petals' `_optimized_apply_rotary`, called
+    only under `if ... and x.device.type == "cuda":`): what runs in them runs only where CUDA is, as in
+    the check's own body. A public function may be used elsewhere, and a name defined twice is ambiguous:
+    neither is marked."""
+    defs: Dict[str, List[ast.AST]] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.name.startswith("__"):
+                    defs.setdefault(stmt.name, []).append(stmt)
+    for stmt in module.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("_"):
+            if not stmt.name.startswith("__"):
+                defs.setdefault(stmt.name, []).append(stmt)
+    candidates = {name: nodes[0] for name, nodes in defs.items() if len(nodes) == 1}
+    if not candidates:
+        return
+    marked: Set[str] = set()
+    for _ in range(3):  # helpers of helpers
+        uses: Dict[str, List[bool]] = {}
+        _cuda_side_uses(module, imports, False, candidates, marked, uses)
+        found = {name for name, sides in uses.items() if name in candidates and sides and all(sides)}
+        if found <= marked:
+            break
+        marked |= found
+    for name in marked:
+        setattr(candidates[name], CUDA_SIDE_ATTR, True)
+
+
+def _cuda_side_uses(
+    node: ast.AST,
+    imports: ImportTable,
+    cuda_side: bool,
+    candidates: Dict[str, ast.AST],
+    marked: Set[str],
+    uses: Dict[str, List[bool]],
+) -> None:
+    """Record, for each candidate name used under `node`, whether each use is on the CUDA side."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidates.get(node.name) is node:
+        cuda_side = cuda_side or node.name in marked
+    if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
+        negative = is_negative_cuda_check(node.test, imports)
+        _cuda_side_uses(node.test, imports, cuda_side, candidates, marked, uses)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+        for stmt in body:
+            _cuda_side_uses(stmt, imports, cuda_side or not negative, candidates, marked, uses)
+        for stmt in orelse:
+            _cuda_side_uses(stmt, imports, cuda_side or negative, candidates, marked, uses)
+        return
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        side = cuda_side
+        for value in node.values:
+            _cuda_side_uses(value, imports, side, candidates, marked, uses)
+            side = side or (is_cuda_check(value, imports) and not is_negative_cuda_check(value, imports))
+        return
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in candidates:
+        uses.setdefault(node.id, []).append(cuda_side)
+    elif isinstance(node, ast.Attribute) and node.attr in candidates:
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            uses.setdefault(node.attr, []).append(cuda_side)
+        else:
+            uses.setdefault(node.attr, []).append(False)  # `other.name`: some other object's, or this one's
+    for sub in ast.iter_child_nodes(node):
+        _cuda_side_uses(sub, imports, cuda_side, candidates, marked, uses)
 
 
 def _periodic_names(loop: ast.AST) -> FrozenSet[str]:

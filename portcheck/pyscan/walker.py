@@ -12,6 +12,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
+    CUDA_SIDE_ATTR,
     HOST_ARRAY_METHODS,
     MESSAGE_KEYWORDS,
     Ctx,
@@ -290,6 +291,8 @@ def _children(
         )
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
+        elif getattr(node, CUDA_SIDE_ATTR, False):
+            inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
         if not isinstance(node, ast.Lambda):
             inner = inner._replace(scope=node)
         if is_test_function(node):
