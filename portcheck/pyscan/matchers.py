@@ -408,9 +408,12 @@ class Matcher:
                     return iter(())
             if requires and not imports.imports_any(requires):
                 return iter(())
-            if inside == "step-loop" and (ctx.evaluation_file or is_evaluation_loop(ctx.loop)):
-                # evaluation or batch inference over a dataset (or any loop of an evaluation script): reading
-                # each result to the host is what the loop is for, as `.cpu()` is in a loop that does not train
+            if inside == "step-loop" and (
+                (ctx.evaluation_file and not is_training_loop(ctx.loop)) or is_evaluation_loop(ctx.loop)
+            ):
+                # evaluation or batch inference over a dataset (or a loop of an evaluation script that trains
+                # nothing; swav's `eval_linear.py` trains a probe): reading each result to the host is what the
+                # loop is for, as `.cpu()` is in a loop that does not train
                 declined = True
             mark: Callable[[Ctx], Ctx]
             if declined:
