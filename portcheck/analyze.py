@@ -13,7 +13,13 @@ from typing import Iterator, List, Optional, Sequence, Tuple, cast
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
-from portcheck.pyscan.context import Ctx, is_display_module, mark_cuda_side_helpers, mark_modulo_calls
+from portcheck.pyscan.context import (
+    Ctx,
+    is_display_module,
+    mark_cuda_flags,
+    mark_cuda_side_helpers,
+    mark_modulo_calls,
+)
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
@@ -191,6 +197,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
     imports = ImportTable.from_module(module)
     mark_modulo_calls(module)
+    mark_cuda_flags(module, imports)
     mark_cuda_side_helpers(module, imports)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher)

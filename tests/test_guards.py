@@ -80,3 +80,16 @@ def test_the_terms_after_a_cuda_check_in_an_and_are_guarded(tmp_path):
     assert "CUDA check" in _notes(tmp_path, text)[(2, "RT007")]
     text = "import torch\nok = torch.cuda.get_device_capability()[0] >= 8 and torch.cuda.is_available()\n"
     assert _notes(tmp_path, text)[(2, "RT007")] == ""
+
+
+def test_a_name_bound_once_to_a_cuda_check_is_a_check(tmp_path):
+    # MODNet: `GPU = True if torch.cuda.device_count() > 0 else False`, then `if GPU: x = x.cuda()`
+    text = "import torch\nGPU = True if torch.cuda.device_count() > 0 else False\nif GPU:\n    x = x.cuda()\n"
+    assert "CUDA check" in _notes(tmp_path, text)[(4, "DEV002")]
+    text = "import torch\nok = torch.cuda.is_available()\nif ok:\n    x = x.cuda()\n"
+    assert "CUDA check" in _notes(tmp_path, text)[(4, "DEV002")]
+    # bound twice, or a parameter of the same name elsewhere: no longer that check's answer
+    twice = "import torch\nok = torch.cuda.is_available()\nok = False\nif ok:\n    x = x.cuda()\n"
+    assert _notes(tmp_path, twice)[(5, "DEV002")] == ""
+    param = "import torch\nok = torch.cuda.is_available()\n\n\ndef f(x, ok):\n    if ok:\n        x = x.cuda()\n"
+    assert _notes(tmp_path, param)[(7, "DEV002")] == ""

@@ -169,7 +169,70 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
                     return True
         elif isinstance(node, ast.Name) and _CUDA_FLAG.match(node.id) and node.id not in imports.aliases:
             return True
+        elif isinstance(node, ast.Name) and getattr(node, CUDA_FLAG_ATTR, False):
+            return True  # `GPU = torch.cuda.device_count() > 0`, then `if GPU:` (see `mark_cuda_flags`)
     return False
+
+
+CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
+
+
+def mark_cuda_flags(module: ast.Module, imports: ImportTable) -> None:
+    """Mark (`CUDA_FLAG_ATTR`) every read of a name the module binds exactly once, to a CUDA check or to
+    `True if <check> else False` (MODNet's `GPU = True if torch.cuda.device_count() > 0 else False`): a
+    test on it asks what the check asked."""
+    bound: Dict[str, int] = {}
+    flags: Set[str] = set()
+    for node in ast.walk(module):
+        targets: List[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets.extend(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            targets.append(node.target)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets.extend(i.optional_vars for i in node.items if i.optional_vars is not None)
+        if isinstance(node, ast.arg):  # a parameter of the same name is another binding
+            bound[node.arg] = bound.get(node.arg, 0) + 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                bound[local] = bound.get(local, 0) + 1
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bound[name.id] = bound.get(name.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.IfExp) and _is_bool(value.body, True) and _is_bool(value.orelse, False):
+                value = value.test
+            if _asks_device_presence(value, imports):
+                flags.add(node.targets[0].id)
+    flags = {name for name in flags if bound.get(name) == 1 and not _CUDA_FLAG.match(name)}
+    if not flags:
+        return
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
+            setattr(node, CUDA_FLAG_ATTR, True)
+
+
+def _is_bool(node: ast.AST, value: bool) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+_COUNT_CALLS = frozenset({"torch.cuda.device_count"})
+
+
+def _asks_device_presence(value: ast.AST, imports: ImportTable) -> bool:
+    """`torch.cuda.is_available()` (any CUDA check), or `torch.cuda.device_count() > 0`."""
+    if is_cuda_check(value, imports):
+        return True
+    return (
+        isinstance(value, ast.Compare)
+        and isinstance(value.left, ast.Call)
+        and imports.resolve(value.left.func) in _COUNT_CALLS
+        and len(value.ops) == 1
+        and isinstance(value.ops[0], (ast.Gt, ast.GtE, ast.NotEq))
+    )
 
 
 _OPTION_HOLDERS = re.compile(r"^(?:args|opt|opts|options|cfg|config|conf|hparams|flags|FLAGS|params)$")
