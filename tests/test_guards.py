@@ -1,5 +1,7 @@
 """Which side of a CUDA check is guarded: the side that runs where CUDA is, and only that side."""
 
+import pytest
+
 from portcheck.config import Config
 from portcheck.runner import scan_paths
 
@@ -73,23 +75,32 @@ def test_a_method_used_only_on_the_cuda_side_of_checks_is_guarded(tmp_path):
     assert _notes(tmp_path, public)[(5, "RT006")] == ""
 
 
-def test_the_terms_after_a_cuda_check_in_an_and_are_guarded(tmp_path):
-    text = "import torch\nok = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8\n"
-    assert "CUDA check" in _notes(tmp_path, text)[(2, "RT007")]
-    text = "import torch\nok = not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] >= 8\n"
-    assert "CUDA check" in _notes(tmp_path, text)[(2, "RT007")]
-    text = "import torch\nok = torch.cuda.get_device_capability()[0] >= 8 and torch.cuda.is_available()\n"
-    assert _notes(tmp_path, text)[(2, "RT007")] == ""
-
-
-def test_a_name_bound_once_to_a_cuda_check_is_a_check(tmp_path):
-    # MODNet: `GPU = True if torch.cuda.device_count() > 0 else False`, then `if GPU: x = x.cuda()`
-    text = "import torch\nGPU = True if torch.cuda.device_count() > 0 else False\nif GPU:\n    x = x.cuda()\n"
-    assert "CUDA check" in _notes(tmp_path, text)[(4, "DEV002")]
-    text = "import torch\nok = torch.cuda.is_available()\nif ok:\n    x = x.cuda()\n"
-    assert "CUDA check" in _notes(tmp_path, text)[(4, "DEV002")]
+CAPABILITY = "torch.cuda.get_device_capability()[0] >= 8"
+GUARDED_BY_A_CHECK = [
+    # what comes after a CUDA check in `and` (or after a negative one in `or`) runs only where CUDA is
+    (f"import torch\nok = torch.cuda.is_available() and {CAPABILITY}\n", 2, "RT007", True),
+    (f"import torch\nok = not torch.cuda.is_available() or {CAPABILITY}\n", 2, "RT007", True),
+    (f"import torch\nok = {CAPABILITY} and torch.cuda.is_available()\n", 2, "RT007", False),
+    # a name bound once to a check is the check (MODNet's `GPU = True if ... device_count() > 0 else False`)
+    (
+        "import torch\nGPU = True if torch.cuda.device_count() > 0 else False\nif GPU:\n    x = x.cuda()\n",
+        4,
+        "DEV002",
+        True,
+    ),
+    ("import torch\nok = torch.cuda.is_available()\nif ok:\n    x = x.cuda()\n", 4, "DEV002", True),
     # bound twice, or a parameter of the same name elsewhere: no longer that check's answer
-    twice = "import torch\nok = torch.cuda.is_available()\nok = False\nif ok:\n    x = x.cuda()\n"
-    assert _notes(tmp_path, twice)[(5, "DEV002")] == ""
-    param = "import torch\nok = torch.cuda.is_available()\n\n\ndef f(x, ok):\n    if ok:\n        x = x.cuda()\n"
-    assert _notes(tmp_path, param)[(7, "DEV002")] == ""
+    ("import torch\nok = torch.cuda.is_available()\nok = False\nif ok:\n    x = x.cuda()\n", 5, "DEV002", False),
+    (
+        "import torch\nok = torch.cuda.is_available()\n\n\ndef f(x, ok):\n    if ok:\n        x = x.cuda()\n",
+        7,
+        "DEV002",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize("text,line,code,guarded", GUARDED_BY_A_CHECK)
+def test_what_a_check_guards_through_and_or_and_names(tmp_path, text, line, code, guarded):
+    note = _notes(tmp_path, text)[(line, code)]
+    assert ("CUDA check" in note) is guarded, note
