@@ -197,14 +197,17 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
     imports = ImportTable.from_module(module)
     mark_modulo_calls(module)
-    mark_cuda_flags(module, imports)
-    mark_cuda_side_helpers(module, imports)
+    cuda_context = bool(_CUDA_CONTEXT.search(text))
+    if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
+        nodes = list(ast.walk(module))  # one walk for both
+        mark_cuda_flags(nodes, imports)
+        mark_cuda_side_helpers(module, nodes, imports)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher)
         for index, entry in enumerate(rules)
         for matcher in entry.matchers
     )
-    root = Ctx(cuda_context=bool(_CUDA_CONTEXT.search(text)))
+    root = Ctx(cuda_context=cuda_context)
     if path and is_display_module(path):
         root = root._replace(display=True)
     if path and is_evaluation_path(path):

@@ -177,13 +177,32 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
 
 
-def mark_cuda_flags(module: ast.Module, imports: ImportTable) -> None:
+def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     """Mark (`CUDA_FLAG_ATTR`) every read of a name the module binds exactly once, to a CUDA check or to
     `True if <check> else False` (MODNet's `GPU = True if torch.cuda.device_count() > 0 else False`): a
-    test on it asks what the check asked."""
-    bound: Dict[str, int] = {}
+    test on it asks what the check asked. `nodes`: every node of the module (`ast.walk`)."""
     flags: Set[str] = set()
-    for node in ast.walk(module):
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.IfExp) and _is_bool(value.body, True) and _is_bool(value.orelse, False):
+                value = value.test
+            if _asks_device_presence(value, imports) and not _CUDA_FLAG.match(node.targets[0].id):
+                flags.add(node.targets[0].id)
+    if not flags:
+        return
+    bound = _binding_counts(nodes)
+    flags = {name for name in flags if bound.get(name) == 1}
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
+            setattr(node, CUDA_FLAG_ATTR, True)
+
+
+def _binding_counts(nodes: Sequence[ast.AST]) -> Dict[str, int]:
+    """How many times the module (`nodes`, all of its nodes) binds each name: assignment and loop targets,
+    `with ... as`, parameters, imports."""
+    bound: Dict[str, int] = {}
+    for node in nodes:
         targets: List[ast.AST] = []
         if isinstance(node, ast.Assign):
             targets.extend(node.targets)
@@ -201,18 +220,7 @@ def mark_cuda_flags(module: ast.Module, imports: ImportTable) -> None:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
                     bound[name.id] = bound.get(name.id, 0) + 1
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            if isinstance(value, ast.IfExp) and _is_bool(value.body, True) and _is_bool(value.orelse, False):
-                value = value.test
-            if _asks_device_presence(value, imports):
-                flags.add(node.targets[0].id)
-    flags = {name for name in flags if bound.get(name) == 1 and not _CUDA_FLAG.match(name)}
-    if not flags:
-        return
-    for node in ast.walk(module):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
-            setattr(node, CUDA_FLAG_ATTR, True)
+    return bound
 
 
 def _is_bool(node: ast.AST, value: bool) -> bool:
@@ -694,14 +702,14 @@ def mark_modulo_calls(module: ast.Module) -> None:
 CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check
 
 
-def mark_cuda_side_helpers(module: ast.Module, imports: ImportTable) -> None:
+def mark_cuda_side_helpers(module: ast.Module, nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     """Mark (`CUDA_SIDE_ATTR`) the methods and private module functions every use of which in the module
     sits on the CUDA side of a CUDA check, or in such a helper (petals' `_optimized_apply_rotary`, called
     only under `if ... and x.device.type == "cuda":`): what runs in them runs only where CUDA is, as in
     the check's own body. A public function may be used elsewhere, and a name defined twice is ambiguous:
-    neither is marked."""
+    neither is marked. `nodes`: every node of the module (`ast.walk`)."""
     defs: Dict[str, List[ast.AST]] = {}
-    for node in ast.walk(module):
+    for node in nodes:
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.name.startswith("__"):
@@ -710,14 +718,19 @@ def mark_cuda_side_helpers(module: ast.Module, imports: ImportTable) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("_"):
             if not stmt.name.startswith("__"):
                 defs.setdefault(stmt.name, []).append(stmt)
-    candidates = {name: nodes[0] for name, nodes in defs.items() if len(nodes) == 1}
+    candidates = {name: found[0] for name, found in defs.items() if len(found) == 1}
     if not candidates:
         return
+    # Every use once, with the candidates whose bodies hold it; a use inside a marked helper is on the CUDA
+    # side too, so the marks grow to a fixed point over the recorded uses (helpers of helpers).
+    uses: List[Tuple[str, bool, Tuple[str, ...]]] = []
+    _cuda_side_uses(module, imports, False, (), candidates, uses)
     marked: Set[str] = set()
-    for _ in range(3):  # helpers of helpers
-        uses: Dict[str, List[bool]] = {}
-        _cuda_side_uses(module, imports, False, candidates, marked, uses)
-        found = {name for name, sides in uses.items() if name in candidates and sides and all(sides)}
+    for _ in range(3):
+        sides: Dict[str, List[bool]] = {}
+        for name, side, within in uses:
+            sides.setdefault(name, []).append(side or any(w in marked for w in within))
+        found = {name for name, each in sides.items() if all(each)}
         if found <= marked:
             break
         marked |= found
@@ -729,38 +742,47 @@ def _cuda_side_uses(
     node: ast.AST,
     imports: ImportTable,
     cuda_side: bool,
+    within: Tuple[str, ...],
     candidates: Dict[str, ast.AST],
-    marked: Set[str],
-    uses: Dict[str, List[bool]],
+    uses: List[Tuple[str, bool, Tuple[str, ...]]],
 ) -> None:
-    """Record, for each candidate name used under `node`, whether each use is on the CUDA side."""
+    """Record each use of a candidate name under `node`: (name, on the CUDA side of a check, the candidates
+    whose bodies hold it)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidates.get(node.name) is node:
-        cuda_side = cuda_side or node.name in marked
+        within = within + (node.name,)
     if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
         negative = is_negative_cuda_check(node.test, imports)
-        _cuda_side_uses(node.test, imports, cuda_side, candidates, marked, uses)
+        _cuda_side_uses(node.test, imports, cuda_side, within, candidates, uses)
         body = node.body if isinstance(node.body, list) else [node.body]
         orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
         for stmt in body:
-            _cuda_side_uses(stmt, imports, cuda_side or not negative, candidates, marked, uses)
+            _cuda_side_uses(stmt, imports, cuda_side or not negative, within, candidates, uses)
         for stmt in orelse:
-            _cuda_side_uses(stmt, imports, cuda_side or negative, candidates, marked, uses)
+            _cuda_side_uses(stmt, imports, cuda_side or negative, within, candidates, uses)
         return
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         side = cuda_side
         for value in node.values:
-            _cuda_side_uses(value, imports, side, candidates, marked, uses)
-            side = side or (is_cuda_check(value, imports) and not is_negative_cuda_check(value, imports))
+            _cuda_side_uses(value, imports, side, within, candidates, uses)
+            side = side or short_circuits_off_cuda(node.op, value, imports)
         return
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in candidates:
-        uses.setdefault(node.id, []).append(cuda_side)
+        uses.append((node.id, cuda_side, within))
     elif isinstance(node, ast.Attribute) and node.attr in candidates:
-        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
-            uses.setdefault(node.attr, []).append(cuda_side)
-        else:
-            uses.setdefault(node.attr, []).append(False)  # `other.name`: some other object's, or this one's
+        # `self.name`/`cls.name`: this class's; `other.name`: some other object's, or this one's
+        this = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+        uses.append((node.attr, cuda_side and this, within if this else ()))
     for sub in ast.iter_child_nodes(node):
-        _cuda_side_uses(sub, imports, cuda_side, candidates, marked, uses)
+        _cuda_side_uses(sub, imports, cuda_side, within, candidates, uses)
+
+
+def short_circuits_off_cuda(op: ast.boolop, value: ast.AST, imports: ImportTable) -> bool:
+    """Whether the terms after `value` in a `BoolOp` run only where CUDA is: `value` is a positive CUDA
+    check in an `and`, or a negative one in an `or`."""
+    if not is_cuda_check(value, imports):
+        return False
+    negative = is_negative_cuda_check(value, imports)
+    return negative if isinstance(op, ast.Or) else not negative
 
 
 def _periodic_names(loop: ast.AST) -> FrozenSet[str]:

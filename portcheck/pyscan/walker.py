@@ -51,6 +51,7 @@ from portcheck.pyscan.context import (
     is_xla_probe,
     mark_init_only_methods,
     on_host_array,
+    short_circuits_off_cuda,
     shown_names,
     skips_without_cuda,
     torch_call_on_host,
@@ -171,15 +172,6 @@ def _is_type_test(node: ast.Call) -> bool:
         and len(node.args) == 2
         and not node.keywords
     )
-
-
-def _short_circuits_off_cuda(op: ast.boolop, value: ast.AST, imports: ImportTable) -> bool:
-    """Whether the terms after `value` in a `BoolOp` run only where CUDA is: `value` is a positive CUDA
-    check in an `and`, or a negative one in an `or`."""
-    if not is_cuda_check(value, imports):
-        return False
-    negative = is_negative_cuda_check(value, imports)
-    return negative if isinstance(op, ast.Or) else not negative
 
 
 def _children(
@@ -423,7 +415,7 @@ def _children(
         current = ctx
         for value in node.values:
             terms.append((value, current))
-            if current is ctx and _short_circuits_off_cuda(node.op, value, imports):
+            if current is ctx and short_circuits_off_cuda(node.op, value, imports):
                 current = ctx._replace(guarded=True)
         return terms
     if isinstance(node, ast.BinOp):
