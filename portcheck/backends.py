@@ -132,14 +132,16 @@ def in_other_backend(name: str) -> bool:
 PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_machine|os_name|implementation_name)\b")
 
 
-# Words that name a platform other than CUDA in a file, folder or function name (`requirements_xpu.txt`,
-# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`): what lives there is that platform's code.
-OTHER_PLATFORM_WORDS = frozenset(
-    "xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend".split()
-) | frozenset({"tensorrt", "trt", "trtllm"})
 # NVIDIA's inference runtime (`demo/TensorRT/`, `flux/trt/`, `trtllm_causallms.py`): CUDA-only by design,
 # a deployment path a port replaces (torch-neuronx, ONNX Runtime) instead of changing it.
 DEPLOYMENT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+
+
+# Words that name a platform other than CUDA in a file, folder or function name (`requirements_xpu.txt`,
+# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`): what lives there is that platform's code.
+OTHER_PLATFORM_WORDS = (
+    frozenset("xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend".split()) | DEPLOYMENT_WORDS
+)
 
 
 # The same words, less those that also name other things in code (`left_hip`, `neuron.py` of a spiking

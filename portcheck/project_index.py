@@ -1301,12 +1301,11 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     platform_spans: Dict[str, List[Tuple[int, int]]] = {}  # functions named for another platform
     wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # functions and classes that call an extension
     if state.index is not None:
-        _, resolved, summaries = state.index
+        project, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
         elsewhere = resolved.other_platform
         other = {p: elsewhere[s.module] for p, s in summaries.items() if s.module in elsewhere}
         platform_spans = {p: lines for p, s in summaries.items() if (lines := platform_code(s))}
-        project = state.index[0]
         for p, s in summaries.items():
             wrapped = [] if is_test_path(p) else extension_wrappers(s, project, resolved)
             if wrapped:
@@ -1335,12 +1334,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             ]
         platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
         copy = folder_of(result.path, list(state.vendored))
-        if copy:
-            note = state.vendored[copy]
-            findings, extra = as_info(findings, note), as_info(extra, note)
-        elif result.path in state.unreached:
-            note = state.unreached[result.path]
-            findings, extra = as_info(findings, note), as_info(extra, note)
+        whole = state.vendored[copy] if copy else state.unreached.get(result.path, "")  # the whole file
+        if whole:
+            findings, extra = as_info(findings, whole), as_info(extra, whole)
         elif platform:
             extra = as_info(extra, platform)  # `op_builder/hpu/builder.py`: its own findings already are
         elif result.path in other:
