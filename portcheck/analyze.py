@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Iterator, List, Optional, Sequence, Tuple, cast
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, cast
 
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
@@ -231,6 +231,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             (key, node, label, ctx._replace(info_note=CPP_ONLY_NOTE) if key[0] in kernel else ctx)
             for key, node, label, ctx in hits
         )
+    hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
     if imports_cuda_runtime(module):
@@ -238,6 +239,33 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
         return [(index, True, node, label, ctx) for (index, is_import), node, label, ctx in hits if is_import]
     return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
+
+
+def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterator:
+    """One hit per rule and decorated definition: `@triton.autotune(...)`, `@triton.heuristics(...)` and
+    `@triton.jit` over one function are one Triton kernel, reported at the decorator nearest the `def`."""
+    owner: Dict[int, int] = {}  # id of a node inside a decorator -> id of the definition it decorates
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and len(node.decorator_list) > 1:
+            for decorator in node.decorator_list:
+                for sub in ast.walk(decorator):
+                    owner[id(sub)] = id(node)
+    if not owner:
+        return hits
+    listed = list(hits)
+    last: Dict[Tuple[int, int], int] = {}  # (rule index, definition) -> position of its lowest hit
+    for position, (key, node, _label, _ctx) in enumerate(listed):
+        definition = owner.get(id(node))
+        if definition is None:
+            continue
+        kept = last.get((key[0], definition))
+        if kept is None or getattr(listed[kept][1], "lineno", 0) <= getattr(node, "lineno", 0):
+            last[(key[0], definition)] = position
+    return iter(
+        hit
+        for position, hit in enumerate(listed)
+        if (definition := owner.get(id(hit[1]))) is None or last[(hit[0][0], definition)] == position
+    )
 
 
 UNUSED_IMPORT_NOTE = "lowered to info: imported but never used in this module; the import goes, nothing else changes"

@@ -26,6 +26,7 @@ the persistent cache, where a warm scan finds the facts and summaries of unchang
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import hashlib
 import os
@@ -404,11 +405,12 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                     aliases.setdefault(target.id, named)
     at_import = False  # module-level code builds or loads an extension: importing the module does
     top_names: Set[str] = set()
-    for stmt in tree.body:
+    statements = _top_level(tree)
+    for stmt in statements:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             top_names.add(stmt.name)
     display_module = is_display_module(path)
-    for stmt in tree.body:
+    for stmt in statements:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if display_module or is_display_function(stmt):
                 # `collect_env_info()`, `print_system_info()`: it reads the extension's version or the
@@ -460,6 +462,25 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     return ModuleSummary(
         name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import, sources, values
     )
+
+
+def _top_level(tree: ast.Module) -> List[ast.stmt]:
+    """The module's top-level statements, with the functions and classes defined in a top-level `try` body
+    (`try: import triton` / `@triton.jit def kernel(...)` / `except ImportError: ...`, GPTQ-for-LLaMa's
+    kernel modules) taken out of it as definitions of their own, and the `try` kept with the rest."""
+    out: List[ast.stmt] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Try) and any(isinstance(s, _DEFINITIONS) for s in stmt.body):
+            out.extend(s for s in stmt.body if isinstance(s, _DEFINITIONS))
+            rest = copy.copy(stmt)
+            rest.body = [s for s in stmt.body if not isinstance(s, _DEFINITIONS)] or [ast.Pass()]
+            out.append(rest)
+        else:
+            out.append(stmt)
+    return out
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 # A literal naming a C++/CUDA source or header, relative to the module's folder or to the repository.
@@ -1299,7 +1320,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
     other: Dict[str, str] = {}  # modules it imports only from another platform's code, and from where
     platform_spans: Dict[str, List[Tuple[int, int]]] = {}  # functions named for another platform
-    wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # functions and classes that call an extension
+    wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # definitions that call an extension or launch a kernel
     if state.index is not None:
         project, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
@@ -1381,15 +1402,21 @@ WRAPPER_NOTE = (
     "lowered to info: inside a wrapper of the CUDA extension `{name}` (an autograd Function or op around"
     " it); the port replaces or re-targets the op as a whole, reported where the extension is built or imported"
 )
+LAUNCHER_NOTE = (
+    "lowered to info: inside code that launches the Triton kernel `{name}` (its wrapper or module); the port"
+    " replaces the kernel and what drives it as a whole, reported where the kernel is defined"
+)
 # What stays as it is inside an op wrapper: the extension itself, kernel libraries, and autocast
 # decorators (`custom_fwd`), which a port keeps around its own kernel and `portcheck fix` rewrites.
 _WRAPPER_KEEPS = frozenset({"kernel", "package", "amp"})
 
 
 def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[Tuple[int, int, str]]:
-    """The lines of `summary`'s functions and classes that call an extension directly, outside CUDA
-    checks (torch-ngp's `_near_far_from_aabb(Function)` around `_backend.near_far_from_aabb`, which
-    moves its inputs with `.cuda()` first), each with the extension's name."""
+    """The lines of `summary`'s functions and classes that call an extension or launch a Triton kernel
+    directly, outside CUDA checks (torch-ngp's `_near_far_from_aabb(Function)` around
+    `_backend.near_far_from_aabb`, which moves its inputs with `.cuda()` first; GPTQ's `QuantLlamaMLP`,
+    which launches `fusedmatmul_248_kernel[grid](...)` and moves its weights with `.cuda()` for it), each
+    with the note for the findings inside."""
     out: List[Tuple[int, int, str]] = []
     for definition in summary.definitions:
         if not definition.lines[0]:
@@ -1398,9 +1425,15 @@ def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resol
             if use.startswith("<"):
                 continue
             sym = project.reference(summary.module, use)
+            if sym is None:
+                continue
+            name = use.split(".", 1)[0]
             # a compiled `_C` may be plain C++ with CUDA beside it (pytorch3d's): only a CUDA one counts
-            if sym is not None and sym in resolved.extensions and (sym[0] != "<ext>" or "cuda" in sym[1].lower()):
-                out.append((definition.lines[0], definition.lines[1], use.split(".", 1)[0]))
+            if sym in resolved.extensions and (sym[0] != "<ext>" or "cuda" in sym[1].lower()):
+                out.append((definition.lines[0], definition.lines[1], WRAPPER_NOTE.format(name=name)))
+                break
+            if sym in resolved.kernels:
+                out.append((definition.lines[0], definition.lines[1], LAUNCHER_NOTE.format(name=name)))
                 break
     return out
 
@@ -1411,13 +1444,13 @@ def platform_code(summary: ModuleSummary) -> List[Tuple[int, int]]:
 
 
 def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
-    """`findings` inside an extension's wrappers at `info` with the wrapper note, but for the kinds a
-    wrapper keeps (`_WRAPPER_KEEPS`)."""
+    """`findings` inside an extension's wrappers or a kernel's launchers at `info` with their note, but for
+    the kinds a wrapper keeps (`_WRAPPER_KEEPS`)."""
     out = []
     for finding in findings:
-        inside = next((name for a, b, name in spans if a <= finding.line <= b), None)
+        inside = next((note for a, b, note in spans if a <= finding.line <= b), None)
         if inside is not None and finding.category not in _WRAPPER_KEEPS and finding.severity is not Severity.INFO:
-            finding = as_info([finding], WRAPPER_NOTE.format(name=inside))[0]
+            finding = as_info([finding], inside)[0]
         out.append(finding)
     return out
 

@@ -475,3 +475,27 @@ def test_details_inside_an_extensions_wrapper_are_info_and_the_extension_is_repo
     # outside the wrapper, and where the application calls it
     assert found[("raymarching/raymarching.py", 22, "DEV002")].severity.value != "info"
     assert ("train.py", 1, "KRN009") in found, sorted(found)
+
+
+# GPTQ-for-LLaMa's kernel modules: the kernels are defined inside `try: import triton`, and the layer that
+# launches them moves its own weights with `.cuda()` for them.
+TRY_KERNEL_PROJECT = {
+    "quant/__init__.py": "from .fused import FusedMLP\n",
+    "quant/fused.py": (
+        "import torch\n\n"
+        "try:\n    import triton\n\n    @triton.jit\n    def fused_kernel(a_ptr, n):\n        pass\n"
+        "except ImportError:\n    print('triton not installed.')\n\n\n"
+        "class FusedMLP(torch.nn.Module):\n"
+        "    def forward(self, x):\n        fused_kernel[(1,)](x, 1)\n        return x\n\n"
+        "    def to_cuda(self):\n        self.weight = self.weight.cuda()\n"
+    ),
+    "run.py": "from quant import FusedMLP\n\nmodel = FusedMLP()\nmodel.to_cuda()\n",
+}
+
+
+def test_a_kernel_defined_in_a_try_is_launched_across_modules_and_its_launcher_details_are_info(tmp_path: Path):
+    found = _fallback_findings(tmp_path, TRY_KERNEL_PROJECT)
+    assert ("quant/fused.py", 15, "KRN009") in found, sorted(found)  # the launch `fused_kernel[(1,)](...)`
+    assert ("quant/__init__.py", 1, "KRN009") in found, sorted(found)  # the import of the launcher
+    moved = found[("quant/fused.py", 19, "DEV002")]
+    assert moved.severity.value == "info" and "launches the Triton kernel `fused_kernel`" in moved.note

@@ -405,34 +405,52 @@ DISPATCH_ATTR = "_portcheck_dispatch"
 
 
 def _launches_op(stmt: ast.AST) -> bool:
-    """A statement that runs a custom op: `Fn.apply(...)` of a `torch.autograd.Function` class, or a call
-    that only works with CUDA (`_C.op(...)`, `fused_cuda.run(...)`)."""
+    """A statement that runs a custom op: `Fn.apply(...)` of a `torch.autograd.Function` class, a call
+    that only works with CUDA (`_C.op(...)`, `fused_cuda.run(...)`), or one named for Triton
+    (`dequant_nvfp4_triton(...)`)."""
     if _cuda_only_call(stmt):
         return True
     for sub in ast.walk(stmt):
-        if (
-            isinstance(sub, ast.Call)
-            and isinstance(sub.func, ast.Attribute)
-            and sub.func.attr == "apply"
-            and isinstance(sub.func.value, ast.Name)
-            and sub.func.value.id[:1].isupper()
-        ):
+        if not isinstance(sub, ast.Call):
+            continue
+        func = sub.func
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name):
+            if func.value.id[:1].isupper():
+                return True
+        name = dotted(func) or ""
+        if _TRITON_NAMED.search(name.rsplit(".", 1)[-1]):
             return True
     return False
+
+
+_TRITON_NAMED = re.compile(r"(?:^|_)triton(?:_|$)", re.IGNORECASE)
+
+
+def _returns_launch(stmts: Sequence[ast.AST]) -> bool:
+    """Whether `stmts` return a custom op's result (`return dequant_triton(w)`, in a nested `if` too)."""
+    return any(
+        isinstance(sub, ast.Return) and sub.value is not None and _launches_op(sub.value)
+        for stmt in stmts
+        for sub in ast.walk(stmt)
+    )
 
 
 def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     """`if torch.cuda.is_available() and value.is_cuda: out = KernelFunction.apply(value, ...) else: out =
     reference(value, ...)`: the test asks where the tensor already is, picks a CUDA kernel for a CUDA
     tensor, and otherwise runs the reference path on the tensor's own device. Nothing falls back to the
-    CPU and nothing needs changing; the kernel is reported where it is defined."""
-    if not isinstance(node, ast.If) or not node.orelse or not node.body:
+    CPU and nothing needs changing; the kernel is reported where it is defined. Without an `else`, the
+    body returns the kernel's result (`if w.is_cuda: return dequant_triton(w)`) and the code after the
+    `if` is the reference path."""
+    if not isinstance(node, ast.If) or not node.body:
         return False
     terms = and_terms(node.test)
     if not all(is_cuda_check(t, imports) and not is_negative_cuda_check(t, imports) for t in terms):
         return False
     if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
         return False
+    if not node.orelse:
+        return _returns_launch(node.body)
     return any(_launches_op(s) for s in node.body)
 
 
@@ -458,6 +476,44 @@ def is_device_move_choice(node: ast.AST, imports: ImportTable) -> bool:
     if not is_cuda_check(node.test, imports) or is_negative_cuda_check(node.test, imports):
         return False
     return _moves(node.body, "cuda") and _moves(node.orelse, "to")
+
+
+def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:
+    """`if use_deepspeed and torch.cuda.is_available(): import deepspeed; self.engine =
+    deepspeed.init_inference(self.model) else: self.model = self.model.eval()`: the check switches on an
+    optional library that needs CUDA (imported in its branch) and picks no device on either side; off
+    CUDA the plain path runs on the model's own device. Nothing falls back to the CPU; the library is
+    reported where it is imported."""
+    if not isinstance(node, ast.If) or not is_cuda_check(node.test, imports):
+        return False
+    if is_negative_cuda_check(node.test, imports):
+        return False
+    imported = any(
+        isinstance(sub, ast.Import) and all(a.name.split(".", 1)[0] != "torch" for a in sub.names)
+        or isinstance(sub, ast.ImportFrom) and not sub.level and (sub.module or "").split(".", 1)[0] != "torch"
+        for stmt in node.body
+        for sub in ast.walk(stmt)
+    )
+    return imported and not _picks_device(node.body) and not _picks_device(node.orelse)
+
+
+def _picks_device(stmts: Sequence[ast.AST]) -> bool:
+    """Whether `stmts` name or move to a device: a device string, `torch.device(...)`, `.to(...)`,
+    `.cuda()`, `.cpu()`, a `device=` keyword."""
+    for stmt in stmts:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _DEVICE_WORD.match(sub.value):
+                return True
+            if isinstance(sub, ast.keyword) and sub.arg in ("device", "device_map"):
+                return True
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "cpu", "device"):
+                    return True
+    return False
+
+
+_DEVICE_WORD = re.compile(r"^(?:cpu|cuda|mps|xla|xpu|neuron|meta)(?::\d+)?$")
 
 
 def _answers_no(stmt: ast.AST) -> bool:

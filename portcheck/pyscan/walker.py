@@ -38,6 +38,7 @@ from portcheck.pyscan.context import (
     is_message_call,
     is_negated_xla_option,
     is_negative_cuda_check,
+    is_optional_library,
     is_periodic,
     is_precision_branch,
     is_precision_choice,
@@ -212,6 +213,7 @@ def _children(
             is_kernel_eligibility(node, imports)
             or is_device_exit(node, imports)
             or is_device_move_choice(node, imports)
+            or is_optional_library(node, imports)
         ):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports) or is_precision_branch(node):
