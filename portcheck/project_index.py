@@ -1345,6 +1345,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                 made = _site_findings(path, found, state.sources.text(path), entries, target, settings)
                 kept.put(path, found, made)
             added[path] = made
+    standing = _standing_for_copies(results, added, list(state.vendored))
     merged = []
     for result in results:
         findings = list(result.findings)
@@ -1356,7 +1357,13 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
         copy = folder_of(result.path, list(state.vendored))
         whole = state.vendored[copy] if copy else state.unreached.get(result.path, "")  # the whole file
-        if whole:
+        if copy:
+            # a copy of another project: one finding stands for it, at info; the rest are its own workings
+            stand = standing.get(copy)
+            alone = [f for f in list(findings) + list(extra) if stand is not None and f is stand[0]]
+            findings = as_info(alone, whole.format(count=stand[1] if stand else 0))
+            extra = []
+        elif whole:
             findings, extra = as_info(findings, whole), as_info(extra, whole)
         elif platform:
             extra = as_info(extra, platform)  # `op_builder/hpu/builder.py`: its own findings already are
@@ -1384,6 +1391,26 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             result = replace(result, findings=tuple(findings))
         merged.append(result)
     return merged
+
+
+def _standing_for_copies(
+    results: Sequence, added: Mapping[str, List[Finding]], copies: List[str]
+) -> Dict[str, Tuple[Finding, int]]:
+    """For each folder of `copies` (copies of other projects) with findings: the one that stands for the
+    copy (the most severe, then the first by path and line) and how many it has."""
+    out: Dict[str, Tuple[Finding, int]] = {}
+    if not copies:
+        return out
+    for result in results:
+        copy = folder_of(result.path, copies)
+        if not copy:
+            continue
+        for finding in list(result.findings) + list(added.get(result.path, [])):
+            best, count = out.get(copy, (finding, 0))
+            if (-finding.severity.rank, finding.sort_key()) < (-best.severity.rank, best.sort_key()):
+                best = finding
+            out[copy] = (best, count + 1)
+    return out
 
 
 REACHED_NOTE = "lowered one level: the project imports this module only from code with a fallback"

@@ -3,9 +3,10 @@
 jukebox carries NVIDIA's apex and tensorboardX as folders beside its own package, each with its own
 `setup.py` and `LICENSE`: another distribution, copied in. A porting engineer does not port apex line by
 line; the project's own imports of it say what the port needs (drop it, or take an upstream release
-that supports the target). Findings inside such a folder are `info` with a note, and an import of it
-from the project's own code is a package dependency like any other, not an import of the project's own
-module.
+that supports the target). One finding stands for such a folder, at `info`, with a note that counts the
+rest (its most severe, first by path and line); the others are its own workings and are not listed (a
+scan of the folder itself lists them: the scanned root is never a copy). An import of it from the
+project's own code is a package dependency like any other, not an import of the project's own module.
 
 A folder counts when it is below the scanned root, holds packaging metadata (`setup.py`,
 `pyproject.toml`) and a licence file, is not inside one of the project's Python packages (flash-attn's
@@ -21,15 +22,16 @@ from typing import Dict, Iterable, Sequence, Tuple
 
 _PACKAGING = ("setup.py", "pyproject.toml")
 VENDORED_NOTE = (
-    "lowered to info: `{folder}/` is a copy of another project (its own packaging and licence); a port takes"
-    " upstream's support for the target or drops it, and the project's imports of it say which"
+    "lowered to info: `{folder}/` is a copy of another project (its own packaging and licence); this finding"
+    " stands for all {{count}} of its findings, which are not listed (scan the folder on its own for them);"
+    " a port takes upstream's support for the target or drops it, and the project's imports of it say which"
 )
 
 
 def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()) -> Dict[str, str]:
     """`files`: (display path, path on disk) of every scanned file; `roots`: the display paths of the
     scanned folders (the scan's own packaging is no copy). The display paths of the folders that hold
-    another project, each with the note for its findings."""
+    another project, each with the note for the one finding that stands for it (`{count}` left to fill)."""
     pairs = list(files)
     displays = [d for d, _ in pairs]
     packages = {posixpath.dirname(d) for d in displays if posixpath.basename(d) == "__init__.py"}
