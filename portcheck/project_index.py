@@ -26,7 +26,6 @@ the persistent cache, where a warm scan finds the facts and summaries of unchang
 from __future__ import annotations
 
 import ast
-import copy
 import dataclasses
 import hashlib
 import os
@@ -472,9 +471,9 @@ def _top_level(tree: ast.Module) -> List[ast.stmt]:
     for stmt in tree.body:
         if isinstance(stmt, ast.Try) and any(isinstance(s, _DEFINITIONS) for s in stmt.body):
             out.extend(s for s in stmt.body if isinstance(s, _DEFINITIONS))
-            rest = copy.copy(stmt)
-            rest.body = [s for s in stmt.body if not isinstance(s, _DEFINITIONS)] or [ast.Pass()]
-            out.append(rest)
+            body = [s for s in stmt.body if not isinstance(s, _DEFINITIONS)] or [ast.Pass()]
+            rest = ast.Try(body=body, handlers=stmt.handlers, orelse=stmt.orelse, finalbody=stmt.finalbody)
+            out.append(ast.copy_location(rest, stmt))
         else:
             out.append(stmt)
     return out
