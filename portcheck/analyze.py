@@ -231,7 +231,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             (key, node, label, ctx._replace(info_note=CPP_ONLY_NOTE) if key[0] in kernel else ctx)
             for key, node, label, ctx in hits
         )
-    hits = _one_per_decorated_definition(hits, module)
+    if len(_DECORATOR_LINE.findall(text)) > 1:  # no definition has two decorators otherwise: skip the walk
+        hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
     if imports_cuda_runtime(module):
@@ -239,6 +240,9 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
         return [(index, True, node, label, ctx) for (index, is_import), node, label, ctx in hits if is_import]
     return [(index, is_import, node, label, ctx) for (index, is_import), node, label, ctx in hits]
+
+
+_DECORATOR_LINE = re.compile(r"^[ \t]*@", re.MULTILINE)
 
 
 def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterator:
