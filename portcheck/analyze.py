@@ -248,6 +248,10 @@ _DECORATOR_LINE = re.compile(r"^[ \t]*@", re.MULTILINE)
 def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterator:
     """One hit per rule and decorated definition: `@triton.autotune(...)`, `@triton.heuristics(...)` and
     `@triton.jit` over one function are one Triton kernel, reported at the decorator nearest the `def`."""
+    listed = list(hits)
+    rules = [key[0] for key, _node, _label, _ctx in listed]
+    if len(set(rules)) == len(rules):
+        return iter(listed)  # no rule matched twice: nothing to fold, no walk
     owner: Dict[int, int] = {}  # id of a node inside a decorator -> id of the definition it decorates
     for node in ast.walk(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and len(node.decorator_list) > 1:
@@ -255,8 +259,7 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
                 for sub in ast.walk(decorator):
                     owner[id(sub)] = id(node)
     if not owner:
-        return hits
-    listed = list(hits)
+        return iter(listed)
     last: Dict[Tuple[int, int], int] = {}  # (rule index, definition) -> position of its lowest hit
     for position, (key, node, _label, _ctx) in enumerate(listed):
         definition = owner.get(id(node))

@@ -469,10 +469,10 @@ def _top_level(tree: ast.Module) -> List[ast.stmt]:
     kernel modules) taken out of it as definitions of their own, and the `try` kept with the rest."""
     out: List[ast.stmt] = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.Try) and any(isinstance(s, _DEFINITIONS) for s in stmt.body):
+        if isinstance(stmt, TRY_STATEMENTS) and any(isinstance(s, _DEFINITIONS) for s in stmt.body):
             out.extend(s for s in stmt.body if isinstance(s, _DEFINITIONS))
             body = [s for s in stmt.body if not isinstance(s, _DEFINITIONS)] or [ast.Pass()]
-            rest = ast.Try(body=body, handlers=stmt.handlers, orelse=stmt.orelse, finalbody=stmt.finalbody)
+            rest = type(stmt)(body=body, handlers=stmt.handlers, orelse=stmt.orelse, finalbody=stmt.finalbody)
             out.append(ast.copy_location(rest, stmt))
         else:
             out.append(stmt)
@@ -1344,17 +1344,25 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                 made = _site_findings(path, found, state.sources.text(path), entries, target, settings)
                 kept.put(path, found, made)
             added[path] = made
-    standing = _standing_for_copies(results, added, list(state.vendored))
+    # each file's own findings, less package findings on imports of the project's own modules
+    own_findings = {
+        r.path: [
+            f
+            for f in r.findings
+            if not (r.kind == "python" and r.path in files and f.category == "package")
+            or not _imports_own(f.source_line, own, copies)
+        ]
+        for r in results
+    }
+    folders = list(state.vendored)
+    copy_of = {r.path: c for r in results if (c := folder_of(r.path, folders))} if folders else {}
+    standing = _standing_for_copies(own_findings, added, copy_of)
     merged = []
     for result in results:
-        findings = list(result.findings)
+        findings = own_findings[result.path]
         extra = added.get(result.path, [])
-        if result.kind == "python" and result.path in files:
-            findings = [
-                f for f in findings if not (f.category == "package" and _imports_own(f.source_line, own, copies))
-            ]
         platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
-        copy = folder_of(result.path, list(state.vendored))
+        copy = copy_of.get(result.path, "")
         whole = state.vendored[copy] if copy else state.unreached.get(result.path, "")  # the whole file
         if copy:
             # a copy of another project: one finding stands for it, at info; the rest are its own workings
@@ -1393,18 +1401,14 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
 
 
 def _standing_for_copies(
-    results: Sequence, added: Mapping[str, List[Finding]], copies: List[str]
+    findings: Mapping[str, List[Finding]], added: Mapping[str, List[Finding]], copy_of: Mapping[str, str]
 ) -> Dict[str, Tuple[Finding, int]]:
-    """For each folder of `copies` (copies of other projects) with findings: the one that stands for the
-    copy (the most severe, then the first by path and line) and how many it has."""
+    """For each copy of another project with findings (`copy_of`: a file's path -> the copy's folder), from
+    each file's `findings` and the project pass's `added` ones: the finding that stands for the copy (the
+    most severe, then the first by path and line) and how many it has."""
     out: Dict[str, Tuple[Finding, int]] = {}
-    if not copies:
-        return out
-    for result in results:
-        copy = folder_of(result.path, copies)
-        if not copy:
-            continue
-        for finding in list(result.findings) + list(added.get(result.path, [])):
+    for path, copy in copy_of.items():
+        for finding in list(findings.get(path, [])) + list(added.get(path, [])):
             best, count = out.get(copy, (finding, 0))
             if (-finding.severity.rank, finding.sort_key()) < (-best.severity.rank, best.sort_key()):
                 best = finding

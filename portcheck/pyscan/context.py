@@ -7,7 +7,7 @@ import re
 from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
-from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -480,10 +480,10 @@ def is_device_move_choice(node: ast.AST, imports: ImportTable) -> bool:
 
 def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:
     """`if use_deepspeed and torch.cuda.is_available(): import deepspeed; self.engine =
-    deepspeed.init_inference(self.model) else: self.model = self.model.eval()`: the check switches on an
-    optional library that needs CUDA (imported in its branch) and picks no device on either side; off
-    CUDA the plain path runs on the model's own device. Nothing falls back to the CPU; the library is
-    reported where it is imported."""
+    deepspeed.init_inference(self.model) else: self.model = self.model.eval()`: the check switches on a
+    library it imports in its CUDA branch (any but torch; DeepSpeed's inference kernels here) and picks
+    no device on either side; off CUDA the plain path runs on the model's own device. Nothing falls back
+    to the CPU; the library, if it is CUDA lock-in, is reported where it is imported."""
     if not isinstance(node, ast.If) or not is_cuda_check(node.test, imports):
         return False
     if is_negative_cuda_check(node.test, imports):
@@ -492,7 +492,7 @@ def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:
         isinstance(sub, ast.Import) and all(a.name.split(".", 1)[0] != "torch" for a in sub.names)
         or isinstance(sub, ast.ImportFrom) and not sub.level and (sub.module or "").split(".", 1)[0] != "torch"
         for stmt in node.body
-        for sub in ast.walk(stmt)
+        for sub in import_statements(stmt)
     )
     return imported and not _picks_device(node.body) and not _picks_device(node.orelse)
 
