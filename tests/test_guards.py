@@ -75,6 +75,13 @@ def test_a_method_used_only_on_the_cuda_side_of_checks_is_guarded(tmp_path):
     assert _notes(tmp_path, public)[(5, "RT006")] == ""
 
 
+def test_a_long_expression_beside_the_helper_marks_is_analysed(tmp_path):
+    # a 1,200-term `+` chain nests 1,200 deep: walking it must not exhaust the recursion limit
+    chain = "TABLE = " + " + ".join(["[0]"] * 1200) + "\n"
+    notes = _notes(tmp_path, BLOCK + "\n\n" + chain)
+    assert "CUDA check" in notes[(6, "RT006")]
+
+
 CAPABILITY = "torch.cuda.get_device_capability()[0] >= 8"
 GUARDED_BY_A_CHECK = [
     # what comes after a CUDA check in `and` (or after a negative one in `or`) runs only where CUDA is

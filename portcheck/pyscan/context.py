@@ -780,7 +780,7 @@ def mark_cuda_side_helpers(module: ast.Module, nodes: Sequence[ast.AST], imports
     # Every use once, with the candidates whose bodies hold it; a use inside a marked helper is on the CUDA
     # side too, so the marks grow to a fixed point over the recorded uses (helpers of helpers).
     uses: List[Tuple[str, bool, Tuple[str, ...]]] = []
-    _cuda_side_uses(module, imports, False, (), candidates, uses)
+    _cuda_side_uses(module, imports, candidates, uses)
     marked: Set[str] = set()
     for _ in range(3):
         sides: Dict[str, List[bool]] = {}
@@ -795,41 +795,42 @@ def mark_cuda_side_helpers(module: ast.Module, nodes: Sequence[ast.AST], imports
 
 
 def _cuda_side_uses(
-    node: ast.AST,
+    root: ast.AST,
     imports: ImportTable,
-    cuda_side: bool,
-    within: Tuple[str, ...],
     candidates: Dict[str, ast.AST],
     uses: List[Tuple[str, bool, Tuple[str, ...]]],
 ) -> None:
-    """Record each use of a candidate name under `node`: (name, on the CUDA side of a check, the candidates
-    whose bodies hold it)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidates.get(node.name) is node:
-        within = within + (node.name,)
-    if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
-        negative = is_negative_cuda_check(node.test, imports)
-        _cuda_side_uses(node.test, imports, cuda_side, within, candidates, uses)
-        body = node.body if isinstance(node.body, list) else [node.body]
-        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
-        for stmt in body:
-            _cuda_side_uses(stmt, imports, cuda_side or not negative, within, candidates, uses)
-        for stmt in orelse:
-            _cuda_side_uses(stmt, imports, cuda_side or negative, within, candidates, uses)
-        return
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        side = cuda_side
-        for value in node.values:
-            _cuda_side_uses(value, imports, side, within, candidates, uses)
-            side = side or short_circuits_off_cuda(node.op, value, imports)
-        return
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in candidates:
-        uses.append((node.id, cuda_side, within))
-    elif isinstance(node, ast.Attribute) and node.attr in candidates:
-        # `self.name`/`cls.name`: this class's; `other.name`: some other object's, or this one's
-        this = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-        uses.append((node.attr, cuda_side and this, within if this else ()))
-    for sub in ast.iter_child_nodes(node):
-        _cuda_side_uses(sub, imports, cuda_side, within, candidates, uses)
+    """Record each use of a candidate name under `root`: (name, on the CUDA side of a check, the candidates
+    whose bodies hold it). An explicit stack, not recursion: a long `a + b + ...` chain nests as deep as
+    it is long."""
+    stack: List[Tuple[ast.AST, bool, Tuple[str, ...]]] = [(root, False, ())]
+    while stack:
+        node, cuda_side, within = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and candidates.get(node.name) is node:
+            within = within + (node.name,)
+        if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
+            negative = is_negative_cuda_check(node.test, imports)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            parts: List[Tuple[ast.AST, bool]] = [(node.test, cuda_side)]
+            parts += [(stmt, cuda_side or not negative) for stmt in body]
+            parts += [(stmt, cuda_side or negative) for stmt in orelse]
+            stack.extend((part, side, within) for part, side in reversed(parts))
+            continue
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            side, terms = cuda_side, []
+            for value in node.values:
+                terms.append((value, side))
+                side = side or short_circuits_off_cuda(node.op, value, imports)
+            stack.extend((term, term_side, within) for term, term_side in reversed(terms))
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in candidates:
+            uses.append((node.id, cuda_side, within))
+        elif isinstance(node, ast.Attribute) and node.attr in candidates:
+            # `self.name`/`cls.name`: this class's; `other.name`: some other object's, or this one's
+            this = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            uses.append((node.attr, cuda_side and this, within if this else ()))
+        stack.extend((sub, cuda_side, within) for sub in reversed(list(ast.iter_child_nodes(node))))
 
 
 def short_circuits_off_cuda(op: ast.boolop, value: ast.AST, imports: ImportTable) -> bool:
