@@ -48,7 +48,7 @@ from portcheck.pyscan.context import (
 from portcheck.pyscan.extensions import builds_cpp_only
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
-from portcheck.pyscan.loading import loading_facts
+from portcheck.pyscan.loading import IDENTIFIER, loading_facts
 from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
 from portcheck.scanner import MAX_BYTES, as_info, other_platform_note, per_file_ignored, prepare, project_path
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
@@ -1016,13 +1016,12 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
 # -- the hook ----------------------------------------------------------------------------------
 
 
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
 
 
 def import_words(text: str) -> FrozenSet[str]:
     """The names spelled on the lines that start an import statement (module and package names)."""
-    return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in _WORD.findall(line))
+    return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in IDENTIFIER.findall(line))
 
 
 class SiteFindings:
@@ -1055,7 +1054,7 @@ class Sources:
         return import_words(self.text(path))
 
     def words(self, path: str) -> FrozenSet[str]:
-        return frozenset(_WORD.findall(self.text(path)))
+        return frozenset(IDENTIFIER.findall(self.text(path)))
 
     def loading_facts(self, path: str) -> FrozenSet[str]:
         """Whether the module runs code at module level and what it loads by computed name

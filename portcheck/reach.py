@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.loading import LOADS, LOADS_ANY, MAIN, RUNS
+from portcheck.pyscan.loading import IDENTIFIER, LOADS, LOADS_ANY, MAIN, RUNS
 from portcheck.pyscan.testcode import is_test_path
 
 UNREACHED_NOTE = (
@@ -118,7 +118,7 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
         if script(module):
             reach(module)
     for text in notebooks:
-        reach_words(_WORD.findall(text))
+        reach_words(IDENTIFIER.findall(text))
     checked: Set[str] = set()
     while True:
         while pending:
@@ -144,9 +144,6 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
     # Only a package the application uses elsewhere: a package nothing imports at all is no sign of
     # dead code (a library folder beside the scripts, a project read in part).
     return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, packages) in reached}
-
-
-_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _top(module: str, packages: Set[str]) -> str:

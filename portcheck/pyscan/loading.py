@@ -40,13 +40,14 @@ ANY_LOADERS = frozenset(
 )
 LOADER_WORDS = PREFIXED_LOADERS | ANY_LOADERS
 _PREFIXED_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{1,2})?(['\"]?)([\w.]*)")
-_WORD = re.compile(r"[A-Za-z_]\w*")
+# A Python identifier, as the project pass and `portcheck.reach` split texts into names.
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def loading_facts(text: str) -> FrozenSet[str]:
     """Text searches only (no parse), so the cache can keep them for every file it reads."""
     out: Set[str] = set()
-    words = set(_WORD.findall(text)) & LOADER_WORDS if _LOADER_HINT.search(text) else set()
+    words = set(IDENTIFIER.findall(text)) & LOADER_WORDS if _LOADER_HINT.search(text) else set()
     if words & ANY_LOADERS:
         out.add(LOADS_ANY)
     if words & PREFIXED_LOADERS:
