@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions
-from portcheck.backends import PLATFORM_NAME_WORDS, name_words
+from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, name_words
 from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import (
     catches_import_error,
@@ -45,12 +45,21 @@ from portcheck.pyscan.context import (
     is_display_module,
     is_message_call,
 )
+from portcheck.pyscan.definitions import lone_definitions
 from portcheck.pyscan.extensions import builds_cpp_only
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, loading_facts
 from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
-from portcheck.scanner import MAX_BYTES, as_info, other_platform_note, per_file_ignored, prepare, project_path
+from portcheck.scanner import (
+    MAX_BYTES,
+    as_info,
+    on_other_platform,
+    other_platform_note,
+    per_file_ignored,
+    prepare,
+    project_path,
+)
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
 from portcheck.suppress import skip_file
 from portcheck.vendored import folder_of, under
@@ -791,9 +800,27 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
 
 def _platform_name(name: str) -> bool:
     """`patch_qwen3_5_forward_npu`, `NPUAttention`, `rocm_ops`: a name with a word for another platform."""
+    return any(w in PLATFORM_NAME_WORDS for w in _name_words(name))
+
+
+def _deployment_name(name: str) -> bool:
+    """`trt_engine`, `TRTModule`: a name with a word for TensorRT deployment."""
+    return any(w in DEPLOYMENT_WORDS for w in _name_words(name))
+
+
+def _name_words(name: str) -> List[str]:
     snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
-    words = name_words(snake)
-    return any(w in PLATFORM_NAME_WORDS for w in words)
+    return name_words(snake)
+
+
+def _for_other_platform(sym: Symbol) -> bool:
+    """A definition kept for another platform: in a module named for it (`backends/triton_ascend/`) or
+    itself so named (`TritonAscendKDABackend`). Registering or calling it is that platform's path (it runs
+    where that platform is there), no CUDA lock-in. TensorRT code is not here: using it is the lock-in."""
+    module, name = sym
+    return module != "<ext>" and any(
+        _platform_name(part) and not _deployment_name(part) for part in module.split(".") + ([name] if name else [])
+    )
 
 
 def _other_platform_modules(project: "Project") -> Dict[str, str]:
@@ -917,7 +944,7 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         through.setdefault(site.ref.split(".", 1)[0], []).append(site.guarded or fallback(site.span[0]))
     for site in summary.sites:
         target = project.reference(module, site.ref)
-        if target is None or target not in resolved.bound:
+        if target is None or target not in resolved.bound or _for_other_platform(target):
             continue
         if not site.guarded and fallback(site.span[0]):
             site = replace(site, guarded=True)
@@ -939,7 +966,7 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         if binding.statement in reported:
             continue
         sym = project.target(module, binding.local)
-        if sym is None:
+        if sym is None or _for_other_platform(sym):
             continue
         detail = ""
         if sym in resolved.bound and sym[0] != module:
@@ -1060,6 +1087,11 @@ class Sources:
         """Whether the module runs code at module level and what it loads by computed name
         (portcheck.pyscan.loading)."""
         return loading_facts(self.text(path))
+
+    def lone_definitions(self, path: str) -> FrozenSet[str]:
+        """The module-level definitions the module never names outside themselves
+        (portcheck.pyscan.definitions)."""
+        return lone_definitions(self.text(path))
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         """The file's summary, or None when it does not parse."""
@@ -1255,6 +1287,9 @@ class ProjectPass:
     unreached: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # Folders that hold a copy of another project (see portcheck.vendored), each with its note.
     vendored: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Functions and classes of an application nothing names (see portcheck.reach), by path: first and
+    # last line, and the note for the findings inside.
+    unused: Mapping[str, List[Tuple[int, int, str]]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
@@ -1336,6 +1371,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         for path, found in state.sites().items():
             if is_display_module(project_path(path, settings.roots)):
                 continue  # `collect_env.py` reads the extension's version to show it: no lock-in
+            if is_test_path(path):
+                # a test that calls the project's kernels tests them: the lock-in is the kernel, reported
+                # where it is defined, and the test runs as it is once the kernel is ported
+                continue
             # A file's findings depend on its text, its sites and the settings only: those of a file
             # whose sites and bytes did not change come from the cache.
             made = kept.get(path, found)
@@ -1372,7 +1411,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         elif whole:
             findings, extra = as_info(findings, whole), as_info(extra, whole)
         elif platform:
-            extra = as_info(extra, platform)  # `op_builder/hpu/builder.py`: its own findings already are
+            extra = on_other_platform(extra, platform)  # `op_builder/hpu/builder.py`: as its own findings are
         elif result.path in other:
             note = IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path])
             findings, extra = as_info(findings, note), as_info(extra, note)
@@ -1381,6 +1420,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             inside = platform_spans[result.path]
             findings = _as_info_in(findings, PLATFORM_CODE_NOTE, inside)
             extra = _as_info_in(extra, PLATFORM_CODE_NOTE, inside)
+        if result.path in state.unused and not whole:
+            findings = _in_spans(findings, state.unused[result.path])
+            extra = _in_spans(extra, state.unused[result.path])
         if result.path in wrappers:
             findings = _in_wrappers(findings, wrappers[result.path])
         # (the lowerings below leave a finding already lowered as it is)
@@ -1481,6 +1523,15 @@ def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> 
         if inside is not None and finding.category not in _WRAPPER_KEEPS and finding.severity is not Severity.INFO:
             finding = as_info([finding], inside)[0]
         out.append(finding)
+    return out
+
+
+def _in_spans(findings: Sequence[Finding], spans: Sequence[Tuple[int, int, str]]) -> List[Finding]:
+    """`findings` inside one of `spans` at `info`, with that span's note; the others as they are."""
+    out = []
+    for finding in findings:
+        inside = next((note for a, b, note in spans if a <= finding.line <= b), None)
+        out.append(finding if inside is None or finding.severity is Severity.INFO else as_info([finding], inside)[0])
     return out
 
 

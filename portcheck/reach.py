@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
+from portcheck.pyscan.definitions import decode
 from portcheck.pyscan.loading import IDENTIFIER, LOADS, LOADS_ANY, MAIN, RUNS
 from portcheck.pyscan.testcode import is_test_path
 
@@ -154,3 +155,59 @@ def _top(module: str, packages: Set[str]) -> str:
         if ".".join(parts[:i]) in packages:
             return ".".join(parts[:i])
     return module
+
+
+UNUSED_NOTE = (
+    "lowered to info: nothing in this application names `{name}` (no call, import or mention in its code,"
+    " notebooks, configs or scripts); it is unused code a port can leave as it is"
+)
+
+
+def unused_definitions(
+    sources: Sources, paths: Iterable[str], skipped: Mapping[str, str], texts: Iterable[str] = ()
+) -> Dict[str, List[Tuple[int, int, str]]]:
+    """Of the Python modules `paths` (an application's, with findings; `skipped`: modules already known
+    unreached), the module-level functions and classes nothing in the application names: their own
+    module names them nowhere outside their own statement (`Sources.lone_definitions`), and no other
+    module, notebook, config or script (`texts`) spells their name. Each with its first and last line
+    and the note for the findings inside."""
+    all_paths = list(sources.paths())
+    # Every file's facts are asked, whatever it holds now: a warm scan then finds them all in the cache.
+    lone_facts = {p: sources.lone_definitions(p) for p in all_paths}
+    words = {p: sources.words(p) for p in all_paths}
+    # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
+    # what it loads: every module in its folder and below counts as used
+    loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
+    candidates: Dict[str, List[Tuple[int, int, str]]] = {}
+    for path in paths:
+        if path not in lone_facts:
+            continue
+        module = module_name(path)[0].rsplit(".", 1)[-1]
+        if path in skipped or is_test_path(path) or module in _ENTRY_NAMES or module == "__init__":
+            continue
+        if any(path.startswith(folder) for folder in loading):
+            continue
+        lone = decode(lone_facts[path])
+        if lone:
+            candidates[path] = lone
+    if not candidates:
+        return {}
+    names = {name for spans in candidates.values() for _, _, name in spans}
+    spelt: Dict[str, int] = {}  # name -> how many Python files spell it (its own among them)
+    for path in all_paths:
+        for name in names & words[path]:
+            spelt[name] = spelt.get(name, 0) + 1
+    for text in texts:
+        for name in names & set(IDENTIFIER.findall(text)):
+            spelt[name] = spelt.get(name, 0) + 1
+    out: Dict[str, List[Tuple[int, int, str]]] = {}
+    for path, spans in candidates.items():
+        unused = [(a, b, UNUSED_NOTE.format(name=n)) for a, b, n in spans if spelt.get(n, 0) == 1]
+        if unused:
+            out[path] = unused
+    return out
+
+
+def _folder(path: str) -> str:
+    """`src/face3d/util/util.py` -> `src/face3d/util/`; "" for a file at the top."""
+    return path.replace("\\", "/").rsplit("/", 1)[0] + "/" if "/" in path.replace("\\", "/") else ""

@@ -16,7 +16,7 @@ from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
 from portcheck.project_index import ProjectPass, project_findings
-from portcheck.reach import is_application, unreached
+from portcheck.reach import is_application, unreached, unused_definitions
 from portcheck.scanner import (
     MAX_BYTES,
     Settings,
@@ -180,13 +180,18 @@ def run_targets(
     return [[r for r in per_target if r is not None] for per_target in results]
 
 
-def _notebook_texts(candidates: Sequence[Candidate]) -> List[str]:
-    """The texts of the scan's notebooks, for what they import (an unreadable one counts as empty)."""
-    out = []
+# Files whose text may name a Python function or class of the project (a notebook's imports, a config's
+# `_target_`, a script's `python -c`): read for what an application uses (portcheck.reach).
+_NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"})
+
+
+def _naming_texts(candidates: Sequence[Candidate]) -> Dict[str, List[str]]:
+    """The texts of the scan's files of `_NAMING_KINDS`, by kind (an unreadable one counts as empty)."""
+    out: Dict[str, List[str]] = {}
     for candidate in candidates:
-        if candidate.kind == "notebook":
+        if candidate.kind in _NAMING_KINDS:
             try:
-                out.append(candidate.path.read_text(encoding="utf-8", errors="replace"))
+                out.setdefault(candidate.kind, []).append(candidate.path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 continue
     return out
@@ -242,7 +247,11 @@ def scan_paths_targets(
     else:
         shared = ProjectPass.read(candidates, displays)
     if is_application(paths):
-        shared.unreached = unreached(shared.sources, _notebook_texts(candidates))
+        naming = _naming_texts(candidates)
+        shared.unreached = unreached(shared.sources, naming.get("notebook", ()))
+        with_findings = sorted({r.path for found in per_target for r in found if r.kind == "python" and r.findings})
+        texts = [text for kind_texts in naming.values() for text in kind_texts]
+        shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)
     shared.vendored = vendored_folders(zip(displays, (str(c.path) for c in candidates)), roots)
     out = []
     for settings, results in zip(group, per_target):

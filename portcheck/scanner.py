@@ -138,16 +138,17 @@ EXTRA_NOTE = (
 )
 _SOURCE_PLATFORM_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "neuron"}
 OTHER_PLATFORM_NOTE = "lowered to info: `{part}` names another platform; what is here is its code, not CUDA lock-in"
+DEPLOYMENT_MARK = "is TensorRT deployment code"
 DEPLOYMENT_NOTE = (
-    "lowered to info: `{part}` is TensorRT deployment code, NVIDIA-only by design; a port replaces that path"
+    "lowered to info: `{part}` " + DEPLOYMENT_MARK + ", NVIDIA-only by design; a port replaces that path"
     " (torch-neuronx, ONNX Runtime) rather than changing it"
 )
 
 
 def other_platform_note(path: str, kind: str) -> str:
     """The note for a file kept for another platform (`op_builder/npu/builder.py`, `device_tpu.py`,
-    `docker/rocm/Dockerfile`, ROCm's `csrc/attention/hip_fmha/*.cpp`), whose findings are all `info`;
-    "" for any other file. `path` is the project path."""
+    `docker/rocm/Dockerfile`, ROCm's `csrc/attention/hip_fmha/*.cpp`, TensorRT's `flux/trt/`); "" for any
+    other file. `path` is the project path. What becomes of its findings: `on_other_platform`."""
     # in a C++ source's path `hip` means ROCm; in Python it may name a joint (`left_hip.py`)
     words = _SOURCE_PLATFORM_WORDS if kind in ("cpp", "cuda") else PLATFORM_NAME_WORDS
     part = other_platform_part(path, words)
@@ -159,6 +160,16 @@ def other_platform_note(path: str, kind: str) -> str:
 
 def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
     return [replace(f, severity=Severity.INFO, guarded=True, note=note) for f in findings]
+
+
+def on_other_platform(findings: Sequence[Finding], note: str) -> List[Finding]:
+    """The findings of a file kept for another platform (`note`, from `other_platform_note`). TensorRT
+    deployment code keeps them at `info`: the path a port replaces. Another accelerator's code (an Ascend
+    backend, a ROCm kernel, an NPU op builder) runs there only and is no CUDA lock-in: its findings go,
+    except the XLA rules', which are about that code's own XLA idioms (a legacy `device_neuron.py`)."""
+    if DEPLOYMENT_MARK in note:
+        return as_info(findings, note)
+    return as_info([f for f in findings if f.category == "xla"], note)
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -217,6 +228,15 @@ def _notebook(
     return findings, error, sum(count_lines(c.source) for c in cells)
 
 
+# A notebook line that runs `nvidia-smi` to show its output (`!nvidia-smi --query-gpu=name --format=csv`), not
+# to capture (`x = !nvidia-smi`) or pipe it: where there is none, the cell prints an error and goes on.
+_SHOWS_GPUS = re.compile(r"[ \t]*![ \t]*nvidia-smi\b[^|>;&]*$")
+SHOWN_NOTE = (
+    "lowered to info: the notebook runs `nvidia-smi` to show the GPUs; where there is none the cell prints an"
+    " error and the notebook goes on"
+)
+
+
 def _cell_findings(
     cells, path: str, prepared: Prepared, targets: Sequence[Target]
 ) -> Tuple[List[List[Finding]], Optional[FileError]]:
@@ -228,6 +248,10 @@ def _cell_findings(
         _text_findings(prepared.text_rules, "shell", shell_view(cells), path, t) if prepared.text_rules else []
         for t in targets
     ]
+    raw = [line for cell in cells for line in cell.source.split("\n")]  # the lines of `source`, magics as written
+    shown = {n for n, line in enumerate(raw, 1) if _SHOWS_GPUS.match(line)}
+    if shown:
+        shells = [[as_info([f], SHOWN_NOTE)[0] if f.line in shown else f for f in found] for found in shells]
     rules = prepared.prefilter.candidates(source)
     if not rules and not any(shells):
         return [[] for _ in targets], None
@@ -314,7 +338,7 @@ def analyze_text_targets(
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
     platform = other_platform_note(project_path(path, group[0].roots), kind)
     if platform:
-        per_target = [as_info(found, platform) for found in per_target]
+        per_target = [on_other_platform(found, platform) for found in per_target]
     ignored = per_file_ignored(path, group[0])
     if ignored:
         codes = tuple(c.upper() for c in ignored)

@@ -98,6 +98,18 @@ def test_shell_escapes_and_shell_cells_are_scanned_with_the_shell_rules():
     ]
 
 
+def test_a_notebook_that_shows_nvidia_smi_output_gets_info_and_one_that_uses_it_does_not():
+    src = notebook(
+        ("code", "# make sure a GPU is attached\n!nvidia-smi --query-gpu=name,memory.total --format=csv,noheader\n"),
+        ("code", "gpus = !nvidia-smi -L\n!nvidia-smi | grep MiB\n"),
+        ("code", "%%bash\nnvidia-smi\n"),
+    )
+    found = {(f.cell, f.line): f for f in scan_snippet(src, "demo.ipynb") if f.code == "ENV001"}
+    assert set(found) == {(1, 2), (2, 1), (2, 2), (3, 2)}, sorted(found)
+    assert found[(1, 2)].severity.value == "info" and "to show the GPUs" in found[(1, 2)].note
+    assert all(f.severity.value != "info" for key, f in found.items() if key != (1, 2))
+
+
 def test_a_cell_that_does_not_parse_does_not_hide_the_other_cells():
     src = notebook(
         ("code", "import torch\n"),

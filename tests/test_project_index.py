@@ -407,6 +407,7 @@ PLATFORM_PROJECT = {
         "    model.rule = rule\n    torch.cuda.synchronize()\n\n\n"
         "def patch_forward(model):\n    torch.cuda.synchronize()\n"
     ),
+    "train.py": "from pkg.patcher import patch_forward, patch_forward_npu\n",
 }
 
 
@@ -418,6 +419,45 @@ def test_modules_imported_only_from_another_platforms_code_are_info(tmp_path: Pa
     # inside the NPU patch: info; the same call in a function for every platform keeps its severity
     assert found[("pkg/patcher.py", 8, "RT001")].severity.value == "info"
     assert found[("pkg/patcher.py", 12, "RT001")].severity.value != "info"
+
+
+# fla's layout: a Triton backend for Ascend NPUs beside the CUDA one, both registered in the package.
+ASCEND_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/backends/__init__.py": (
+        "from pkg.backends.triton_ascend import AscendBackend\nfrom pkg.backends.cuda import CudaBackend\n\n"
+        "registry = []\nregistry.append(AscendBackend())\nregistry.append(CudaBackend())\n"
+    ),
+    "pkg/backends/triton_ascend.py": (
+        "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\nclass AscendBackend:\n"
+        "    def run(self, x):\n        k[(1,)](x)\n        x.cuda()\n"
+    ),
+    "pkg/backends/cuda.py": (
+        "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\nclass CudaBackend:\n"
+        "    def run(self, x):\n        k[(1,)](x)\n"
+    ),
+}
+
+
+def test_another_platforms_code_and_what_uses_it_are_no_lock_in(tmp_path: Path):
+    found = _fallback_findings(tmp_path, ASCEND_PROJECT)
+    assert not [key for key in found if key[0] == "pkg/backends/triton_ascend.py"], sorted(found)
+    # the package registers both: the CUDA backend is reported there, the Ascend one is not
+    assert ("pkg/backends/__init__.py", 2, "KRN009") in found and ("pkg/backends/__init__.py", 6, "KRN009") in found
+    assert not [k for k in found if k[0] == "pkg/backends/__init__.py" and k[1] in (1, 5)], sorted(found)
+    assert ("pkg/backends/cuda.py", 4, "KRN003") in found
+
+
+def test_a_test_that_calls_the_projects_kernels_is_not_reported_for_it(tmp_path: Path):
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef op(x):\n    k[(1,)](x)\n",
+        "pkg/model.py": "from pkg.ops import op\n\n\ndef forward(x):\n    return op(x)\n",
+        "tests/test_ops.py": "from pkg.ops import op\n\n\ndef test_op():\n    op(1)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert ("pkg/model.py", 1, "KRN009") in found and ("pkg/model.py", 5, "KRN009") in found, sorted(found)
+    assert not [k for k in found if k[0] == "tests/test_ops.py"], sorted(found)
 
 
 def test_a_module_also_imported_for_every_platform_keeps_its_severity(tmp_path: Path):
@@ -459,7 +499,10 @@ WRAPPER_PROJECT = {
         "        return _backend.near_far(rays)\n\n\nnear_far = _NearFar.apply\n\n\n"
         "def helper(x):\n    return x.cuda()\n"
     ),
-    "train.py": "from raymarching import near_far\n\n\ndef step(rays):\n    return near_far(rays)\n",
+    "train.py": (
+        "from raymarching import near_far\nfrom raymarching.raymarching import helper\n\n\n"
+        "def step(rays):\n    return helper(near_far(rays))\n"
+    ),
 }
 
 

@@ -11,8 +11,15 @@ from portcheck.cache import Cache
 from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.project_index import TextSources
+from portcheck.pyscan.definitions import top_level_definitions
 from portcheck.pyscan.loading import LOADS_ANY, MAIN, RUNS, loading_facts
-from portcheck.reach import UNREACHED_NOTE, is_application, unreached
+from portcheck.reach import (
+    UNREACHED_NOTE,
+    UNUSED_NOTE,
+    is_application,
+    unreached,
+    unused_definitions,
+)
 from portcheck.runner import scan_paths
 
 OP = "import torch\n\n\ndef fused(x):\n    torch.cuda.synchronize()\n    return x.cuda()\n"
@@ -112,3 +119,72 @@ def test_per_file_facts():
     assert loading_facts("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS}
     sources = TextSources({"pkg/__init__.py": "", "pkg/a.py": "", "run.py": "import pkg\n"})
     assert unreached(sources) == {"pkg/a.py": UNREACHED_NOTE}
+
+
+# An application's module with a function nothing calls (SadTalker's `normalize_kp`), one its script calls,
+# one a config names, and a decorated one (a registry).
+UNUSED_APP = {
+    "inference.py": "from pkg.model import run\n\nrun(1)\n",
+    "pkg/__init__.py": "",
+    "pkg/model.py": (
+        "import torch\n\n\n"
+        "def run(x):\n    return x.to(torch.device('cpu'))\n\n\n"
+        "def normalize_kp(kp):\n"
+        "    if kp.sum().item() > 0:\n        return kp.cuda()\n    return kp\n\n\n"
+        "class FromConfig:\n    def __call__(self, x):\n        return x.cuda()\n\n\n"
+        "@REGISTRY.register()\ndef registered(x):\n    return x.cuda()\n"
+    ),
+    "configs/run.yaml": "model:\n  target: pkg.model.FromConfig\n",
+}
+
+
+def test_a_function_nothing_in_an_application_names_is_info(tmp_path: Path):
+    found = _scan(tmp_path, UNUSED_APP)
+    inside = {(line, code): f for (p, line, code), f in found.items() if p == "pkg/model.py" and 8 <= line <= 11}
+    assert {line for line, _ in inside} == {9, 10}, sorted(found)
+    note = UNUSED_NOTE.format(name="normalize_kp")
+    assert all(f.severity.value == "info" and f.note == note for f in inside.values())
+    # named by a config, decorated: as they were
+    assert found[("pkg/model.py", 16, "DEV002")].severity.value != "info"
+    assert found[("pkg/model.py", 21, "DEV002")].severity.value != "info"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"setup.py": "from setuptools import setup\nsetup()\n"}, id="a library"),
+        pytest.param({"inference.py": "from pkg.model import run, normalize_kp\n\nrun(1)\n"}, id="imported"),
+        pytest.param({"demo.ipynb": '{"cells": [{"cell_type": "code", "source": ["normalize_kp(kp)\\n"]}]}'},
+                     id="a notebook"),
+        pytest.param({"pkg/other.py": "import importlib\nm = importlib.import_module(name)\n"},
+                     id="a computed import in its folder"),
+        pytest.param({"pkg/model.py": UNUSED_APP["pkg/model.py"] + "\n\nf = globals()['normalize_kp']\n"},
+                     id="globals"),
+    ],
+)
+def test_a_function_that_may_be_used_keeps_its_findings(tmp_path: Path, change):
+    found = _scan(tmp_path, {**UNUSED_APP, **change})
+    assert found[("pkg/model.py", 10, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_top_level_definitions():
+    lines = (
+        "import torch\n\n\ndef f(\n    a,\n):\n    return a\n\n\n@dec\ndef g():\n    pass\n\n\n"
+        "class C:\n    x = '''\ndoc at column 0\n'''\n\n\nif __name__ == '__main__':\n    f(1)\n"
+    ).splitlines()
+    assert top_level_definitions(lines) == [(4, 7, "f"), (15, 16, "C")]
+
+
+def test_a_definition_naming_itself_is_still_unused():
+    text = (
+        "import torch\n\n\nclass OKSLoss(torch.nn.Module):\n    def __init__(self):\n"
+        "        super(OKSLoss, self).__init__()\n        self.w = torch.ones(1).cuda()\n\n\n"
+        "def walk(n):\n    return walk(n - 1) if n else 0\n"
+    )
+    sources = TextSources({"app.py": "import pkg.loss\n", "pkg/__init__.py": "", "pkg/loss.py": text})
+    found = unused_definitions(sources, ["pkg/loss.py"], {})
+    assert [(a, b) for a, b, _ in found["pkg/loss.py"]] == [(4, 7), (10, 11)]
+    # the name spelt outside its statement, in its module or another: used
+    assert not unused_definitions(
+        TextSources({"pkg/loss.py": text + "\nLOSSES = [OKSLoss, walk]\n"}), ["pkg/loss.py"], {}
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
@@ -582,10 +582,30 @@ def is_build_choice(node: ast.AST, imports: ImportTable) -> bool:
     a build without it. What the condition reads is no more severe than the CUDA build it selects."""
     if not isinstance(node, (ast.If, ast.IfExp)) or not node.orelse or not is_cuda_check(node.test, imports):
         return False
-    return any(
+    if any(
         (isinstance(n, ast.Name) and n.id == "CUDA_HOME")
         or (isinstance(n, ast.Attribute) and n.attr == "CUDA_HOME")
+        or (isinstance(n, ast.Constant) and n.value == "FORCE_CUDA")
         for n in ast.walk(node.test)
+    ):
+        return True
+    return builds_cpp_otherwise(node)
+
+
+def builds_cpp_otherwise(node: Union[ast.If, ast.IfExp]) -> bool:
+    """`if torch.cuda.is_available() or os.getenv('FORCE_CUDA') == '1': extension = CUDAExtension ...
+    else: extension = CppExtension` (BasicSR's setup.py): a build choice whose other side builds the op
+    for the CPU. Nothing runs on a device here: the check picks what to compile."""
+    return _names(node.body, "CUDAExtension") and _names(node.orelse, "CppExtension")
+
+
+def _names(part: Union[ast.AST, Sequence[ast.AST]], name: str) -> bool:
+    """Whether `part` (a node or statements) names `name` (`CUDAExtension`, `cpp_extension.CUDAExtension`)."""
+    nodes: Sequence[ast.AST] = part if isinstance(part, list) else [cast(ast.AST, part)]
+    return any(
+        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
+        for node in nodes
+        for n in ast.walk(node)
     )
 
 
@@ -1405,10 +1425,6 @@ def is_fp32_island(call: ast.Call) -> bool:
     )
 
 
-# Methods whose answer on a host value (a numpy array, a CPU tensor) costs nothing on any device.
-HOST_ARRAY_METHODS = frozenset(
-    {"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select", "bincount", "item", "tolist", "any", "all"}
-)
 _HOST_NAMES_ATTR = "_portcheck_host_names"
 _SCOPE_STOPS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -1420,16 +1436,21 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
     known = getattr(scope, _HOST_NAMES_ATTR, None)
     if known is not None:
         return known
-    kinds: dict = {}  # name -> list of ("np", "") / ("ref", root name) / ("other", "")
+    kinds: dict = {}  # name -> list of ("np", "") / ("ref", root name) / ("param", "") / ("other", "")
     args = getattr(scope, "args", None)
     if isinstance(args, ast.arguments):
         for a in args.posonlyargs + args.args + args.kwonlyargs + [x for x in (args.vararg, args.kwarg) if x]:
-            kinds.setdefault(a.arg, []).append(("other", ""))
+            kinds.setdefault(a.arg, []).append(("param", ""))
+    numpied: Set[str] = set()  # names the scope calls `.numpy()` on (`x.numpy()`, `x.detach().numpy()`)
     stack: List[ast.AST] = list(getattr(scope, "body", []))
     while stack:
         node = stack.pop()
         if isinstance(node, _SCOPE_STOPS):
             continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy":
+            root = _chain_root(node.func.value)
+            if root is not None:
+                numpied.add(root)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports))
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -1440,12 +1461,20 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             for c in ast.iter_child_nodes(node)
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and c is node.targets[0])
         )
-    host = {n for n, ks in kinds.items() if all(k != "other" for k, _ in ks) and any(k == "np" for k, _ in ks)}
+    # Bound to host values only; or, where the scope calls `.numpy()` on it (which raises on any device but
+    # the CPU), bound only as a parameter and to itself without a move (demucs's `references =
+    # references.transpose(1, 2).double()`, then `references.numpy()`): a CPU tensor all along.
+    host = {
+        n
+        for n, ks in kinds.items()
+        if all(k in ("np", "ref") for k, _ in ks) and any(k == "np" for k, _ in ks)
+        or n in numpied and all(k in ("np", "ref", "param") for k, _ in ks)
+    }
     changed = True
     while changed:
         changed = False
         for name in list(host):
-            if any(k == "ref" and root not in host for k, root in kinds[name]):
+            if any(k == "ref" and root != name and root not in host for k, root in kinds[name]):
                 host.discard(name)
                 changed = True
     found = frozenset(host)
@@ -1459,12 +1488,30 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
 def _host_kind(value: ast.AST, imports: ImportTable):
     if isinstance(value, ast.Call) and _makes_host_value(value, imports):
         return ("np", "")
-    root = value
-    while isinstance(root, ast.Subscript):
-        root = root.value
-    if isinstance(root, ast.Name) and root is not value:
-        return ("ref", root.id)
+    root = _chain_root(value)
+    if root is not None and not isinstance(value, ast.Name):
+        return ("ref", root)
     return ("other", "")
+
+
+# Tensor methods that may return a tensor on another device than their receiver's.
+_MOVES = frozenset({"to", "cuda", "cpu", "numpy", "pin_memory", "type", "new_tensor", "new_zeros", "new_ones"})
+
+
+def _chain_root(expr: ast.AST) -> Optional[str]:
+    """The name a chain of subscripts, attributes and method calls that move nothing starts from
+    (`d[i]`, `x.transpose(1, 2).double()`, `x.detach()` -> `x`); None for any other expression."""
+    node = expr
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in _MOVES:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ("data", "T", "mT", "real", "imag"):
+            node = node.value
+        else:
+            break
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True) -> bool:
@@ -1609,8 +1656,11 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         root = root.value
     if isinstance(root, ast.Call):
         # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
-        return _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies)
-    return isinstance(root, ast.Name) and scope is not None and root.id in host_names(scope, imports)
+        if _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies):
+            return True
+    # `d`, and a method of it that moves nothing (`d.transpose(1, 2)`): where `d` is
+    name = _chain_root(root)
+    return name is not None and scope is not None and name in host_names(scope, imports)
 
 
 def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:
@@ -1625,8 +1675,8 @@ def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: Import
 
 
 def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
-    """`d.nonzero()`, `np.sum(a).tolist()`: a method numpy arrays share with tensors, called on a host value."""
+    """`d.nonzero()`, `np.sum(a).tolist()`, `m.double()`: a method that moves nothing, called on a host value."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in HOST_ARRAY_METHODS:
+    if not isinstance(func, ast.Attribute) or func.attr in _MOVES:
         return False
     return is_host_value(func.value, scope, imports)

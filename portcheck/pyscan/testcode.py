@@ -193,26 +193,40 @@ def local_markers(module: ast.Module, imports: ImportTable) -> LocalMarks:
 # unconditionally is written for it (an engine wrapper, a CUDA-graph runner), and that import is its
 # lock-in, reported once. (PyCUDA and CuPy are not here: no rule reports their imports.)
 CUDA_RUNTIMES = frozenset({"tensorrt", "torch_tensorrt", "tensorrt_llm"})
+# vLLM's engine internals: a module built on them (ChatTTS's `velocity`, a fork of vLLM's engine; a worker
+# that subclasses `GPUModelRunner`) is a piece of a vLLM engine. vLLM reaches another accelerator through
+# that platform's plugin (vllm-neuron), not through changes to such a module, and its vLLM import (PKG011)
+# says so once. Its public API (`from vllm import LLM`, `vllm.engine.arg_utils`, `vllm.sampling_params`)
+# is not here: a script that drives vLLM is ordinary code.
+VLLM_ENGINE_INTERNALS = frozenset(
+    {"attention", "block", "compilation", "config", "core", "distributed", "executor", "forward_context",
+     "model_executor", "sequence", "v1", "worker"}
+)
 
 
 def imports_cuda_runtime(module: ast.Module) -> bool:
     """Whether a module's own top level (no `try`, no `if`) imports a CUDA-only runtime (`import tensorrt as
-    trt`, `from torch_tensorrt import Input`)."""
-    return _imports_at_top(module, CUDA_RUNTIMES)
+    trt`, `from torch_tensorrt import Input`) or vLLM's engine internals (`from vllm.worker.cache_engine
+    import CacheEngine`)."""
+    return any(
+        n.split(".", 1)[0] in CUDA_RUNTIMES
+        or n.split(".", 2)[0] == "vllm" and "." in n and n.split(".", 2)[1] in VLLM_ENGINE_INTERNALS
+        for n in _top_level_imports(module)
+    )
 
 
 def _imports_at_top(module: ast.Module, packages: FrozenSet[str]) -> bool:
     """Whether the module's own top level (no `try`, no `if`) imports one of `packages` (or a submodule)."""
+    return any(n.split(".", 1)[0] in packages for n in _top_level_imports(module))
+
+
+def _top_level_imports(module: ast.Module) -> Iterator[str]:
+    """The modules the module's own top level (no `try`, no `if`) imports, absolute ones only."""
     for stmt in module.body:
         if isinstance(stmt, ast.Import):
-            names = [a.name for a in stmt.names]
+            yield from (a.name for a in stmt.names)
         elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
-            names = [stmt.module]
-        else:
-            continue
-        if any(n.split(".", 1)[0] in packages for n in names):
-            return True
-    return False
+            yield stmt.module
 
 
 def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Optional[str]:

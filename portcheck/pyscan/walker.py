@@ -13,11 +13,11 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
     CUDA_SIDE_ATTR,
-    HOST_ARRAY_METHODS,
     MESSAGE_KEYWORDS,
     Ctx,
     asks_complex,
     asks_for_accelerator_api,
+    builds_cpp_otherwise,
     catches_import_error,
     catches_runtime_error,
     choice_checks,
@@ -219,7 +219,8 @@ def _children(
         elif is_precision_choice(node.test, imports) or is_precision_branch(node):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
         elif is_build_choice(node, imports):
-            test_ctx = ctx._replace(build_test=True)
+            # with a CPU build on the other side, the check is no device fallback (`guard_test`) either
+            test_ctx = ctx._replace(build_test=True, guard_test=builds_cpp_otherwise(node))
         elif is_cuda_requirement(node, imports):
             test_ctx = ctx._replace(requirement_test=True)  # raises without CUDA: a requirement, stated
         cuda_side: Optional[str] = None
@@ -528,7 +529,6 @@ def walk(
     special = _SPECIAL_TYPES
     leaves = _LEAVES
     AST = ast.AST
-    host_methods = HOST_ARRAY_METHODS
     while stack:
         node, parent, ctx = pop()
         kind = type(node)
@@ -537,11 +537,7 @@ def walk(
         if kind is ast.Call and not ctx.host:
             call = cast(ast.Call, node)
             torch_host = torch_call_on_host(call, ctx.scope, imports)
-            if torch_host or (
-                type(call.func) is ast.Attribute
-                and call.func.attr in host_methods
-                and on_host_array(call, ctx.scope, imports)
-            ):
+            if torch_host or (type(call.func) is ast.Attribute and on_host_array(call, ctx.scope, imports)):
                 # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`, `torch.inverse(M)` of
                 # a host tensor: this call runs on the host; what its receiver computes before the copy does not
                 here = ctx._replace(host=True)

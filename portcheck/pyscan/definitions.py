@@ -1,0 +1,85 @@
+"""A module's lone definitions, from its text alone: the module-level functions and classes it never
+names outside their own statement. `portcheck.reach` asks the rest of the project whether anything else
+names them; the project cache keeps them per file.
+
+Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache.
+A decorated definition (a registry, a route, a hook) is not one, and a module that looks names up by
+computed name (`globals()[name]`, `eval(expr)`) has none.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+# A module-level `def` or `class` statement, and what may start one of its lines at column 0 without ending
+# it (the `):` of a signature or a call black spread over lines).
+_DEFINITION = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
+_CLOSING = ")]}"
+# Names a module may look up by computed name among its own: `globals()[name]`, `eval(expr)`.
+_COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
+
+
+def lone_definitions(text: str) -> FrozenSet[str]:
+    """The module's undecorated module-level definitions whose name no line outside their own statement
+    spells (`super(OKSLoss, self)` or a recursive call inside it does not count), as `first:last:name`.
+    Tests (`test*`) are run by name, never named: they are not here."""
+    if _COMPUTED_LOOKUP.search(text):
+        return frozenset()
+    lines = text.splitlines()
+    return frozenset(
+        f"{first}:{last}:{name}"
+        for first, last, name in top_level_definitions(lines)
+        if not name.startswith("test") and not _spelt_outside(lines, name, first, last)
+    )
+
+
+def decode(facts: Iterable[str]) -> List[Tuple[int, int, str]]:
+    """`lone_definitions` as (first line, last line, name), in line order."""
+    out = []
+    for fact in facts:
+        first, last, name = fact.split(":", 2)
+        out.append((int(first), int(last), name))
+    return sorted(out)
+
+
+def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
+    """The module-level `def` and `class` statements of a module's `lines` that carry no decorator, each
+    as (first line, last line, name). A statement ends before the next line that starts at column 0 (a
+    line of a multi-line string there ends it early: fewer lines, never more)."""
+    out: List[Tuple[int, int, str]] = []
+    open_at: Optional[Tuple[int, str]] = None
+    for number, line in enumerate(lines, 1):
+        if not line or line[0] in " \t#" or line[0] in _CLOSING or not line.strip():
+            continue
+        if open_at is not None:
+            out.append((open_at[0], _last_code_line(lines, number - 1), open_at[1]))
+            open_at = None
+        match = _DEFINITION.match(line)
+        if match and not _decorated(lines, number):
+            open_at = (number, match.group(1))
+    if open_at is not None:
+        out.append((open_at[0], _last_code_line(lines, len(lines)), open_at[1]))
+    return out
+
+
+def _spelt_outside(lines: Sequence[str], name: str, first: int, last: int) -> bool:
+    word = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)")
+    return any(word.search(line) for number, line in enumerate(lines, 1) if not first <= number <= last)
+
+
+def _last_code_line(lines: Sequence[str], upto: int) -> int:
+    """The last line at or above `upto` (1-based) that is not blank."""
+    while upto > 1 and not lines[upto - 1].strip():
+        upto -= 1
+    return upto
+
+
+def _decorated(lines: Sequence[str], number: int) -> bool:
+    """Whether the lines right above line `number` (up to a blank line) hold a decorator."""
+    above = number - 1
+    while above >= 1 and lines[above - 1].strip():
+        if lines[above - 1].startswith("@"):
+            return True
+        above -= 1
+    return False
