@@ -32,7 +32,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, name_words
@@ -1517,21 +1517,20 @@ def platform_code(summary: ModuleSummary) -> List[Tuple[int, int]]:
 def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
     """`findings` inside an extension's wrappers or a kernel's launchers at `info` with their note, but for
     the kinds a wrapper keeps (`_WRAPPER_KEEPS`)."""
+    return _in_spans(findings, spans, keeps=_WRAPPER_KEEPS)
+
+
+def _in_spans(
+    findings: Sequence[Finding], spans: Sequence[Tuple[int, int, str]], keeps: AbstractSet[str] = frozenset()
+) -> List[Finding]:
+    """`findings` inside one of `spans` at `info`, with that span's note (but for categories in `keeps`);
+    the others as they are."""
     out = []
     for finding in findings:
         inside = next((note for a, b, note in spans if a <= finding.line <= b), None)
-        if inside is not None and finding.category not in _WRAPPER_KEEPS and finding.severity is not Severity.INFO:
+        if inside is not None and finding.category not in keeps and finding.severity is not Severity.INFO:
             finding = as_info([finding], inside)[0]
         out.append(finding)
-    return out
-
-
-def _in_spans(findings: Sequence[Finding], spans: Sequence[Tuple[int, int, str]]) -> List[Finding]:
-    """`findings` inside one of `spans` at `info`, with that span's note; the others as they are."""
-    out = []
-    for finding in findings:
-        inside = next((note for a, b, note in spans if a <= finding.line <= b), None)
-        out.append(finding if inside is None or finding.severity is Severity.INFO else as_info([finding], inside)[0])
     return out
 
 
