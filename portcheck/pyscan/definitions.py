@@ -10,7 +10,9 @@ computed name (`globals()[name]`, `eval(expr)`) has none.
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from portcheck.pyscan.loading import IDENTIFIER
 
 # A module-level `def` or `class` statement, and what may start one of its lines at column 0 without ending
 # it (the `):` of a signature or a call black spread over lines).
@@ -27,10 +29,16 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     if _COMPUTED_LOOKUP.search(text):
         return frozenset()
     lines = text.splitlines()
+    definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
+    names = {name for _, _, name in definitions}
+    spelt: Dict[str, List[int]] = {}  # name -> the lines that spell it
+    for number, line in enumerate(lines, 1):
+        for word in names.intersection(IDENTIFIER.findall(line)):
+            spelt.setdefault(word, []).append(number)
     return frozenset(
         f"{first}:{last}:{name}"
-        for first, last, name in top_level_definitions(lines)
-        if not name.startswith("test") and not _spelt_outside(lines, name, first, last)
+        for first, last, name in definitions
+        if all(first <= number <= last for number in spelt.get(name, ()))
     )
 
 
@@ -61,11 +69,6 @@ def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
     if open_at is not None:
         out.append((open_at[0], _last_code_line(lines, len(lines)), open_at[1]))
     return out
-
-
-def _spelt_outside(lines: Sequence[str], name: str, first: int, last: int) -> bool:
-    word = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)")
-    return any(word.search(line) for number, line in enumerate(lines, 1) if not first <= number <= last)
 
 
 def _last_code_line(lines: Sequence[str], upto: int) -> int:
