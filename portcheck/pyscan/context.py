@@ -641,6 +641,8 @@ def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
             precision = precision or found
         elif isinstance(stmt, ast.Return) and _precision_value(stmt.value):
             precision = True  # `return "bf16-mixed" if training else "bf16-true"` (TinyLlama)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and is_message_call(stmt.value):
+            continue  # `warnings.warn("no bfloat16 here, using fp16")`: says which, decides nothing
         elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
             value = stmt.value
@@ -648,6 +650,8 @@ def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
                 if not all(_PRECISION_FLAG.search(n) for n in names):
                     return False, False
                 precision = True
+            elif _precision_value(value):
+                precision = True  # `torch_type = torch.bfloat16` (CogVLM's demos)
             elif not (
                 isinstance(value, (ast.List, ast.Tuple))
                 and all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Load)) for n in ast.walk(value))
@@ -669,10 +673,17 @@ def is_precision_flag_assignment(node: ast.Assign) -> bool:
 _PRECISION_VALUE = re.compile(r"(?i)^(?:bf16|fp16|fp32|16|32|64)(?:-(?:mixed|true))?$")
 
 
+# Floating-point dtypes a precision choice picks between (`torch.bfloat16`, `torch.half`).
+_PRECISION_DTYPES = frozenset({"bfloat16", "float16", "half", "float32", "float"})
+
+
 def _precision_value(value: Optional[ast.AST]) -> bool:
-    """`"bf16-mixed"`, `"16-true"`, `"fp16"` (Lightning's precision names), or a ternary of them."""
+    """`"bf16-mixed"`, `"16-true"`, `"fp16"` (Lightning's precision names), a floating-point dtype
+    (`torch.bfloat16`), or a ternary of them."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return bool(_PRECISION_VALUE.match(value.value))
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        return value.attr in _PRECISION_DTYPES
     if isinstance(value, ast.IfExp):
         return _precision_value(value.body) and _precision_value(value.orelse)
     return False
@@ -682,6 +693,8 @@ def is_precision_branch(node: ast.AST) -> bool:
     """`if torch.cuda.is_available(): no_half = ['1650', '1660']; if ...: use_half = True`: a CUDA check
     whose branches only set a half-precision flag (and the literals that decide it). It picks a
     precision, not a device; the device comes from elsewhere."""
+    if isinstance(node, ast.IfExp):
+        return _precision_value(node)  # `torch.bfloat16 if ... else torch.float16`
     if not isinstance(node, ast.If):
         return False
     ok, precision = _sets_precision_only(node.body + node.orelse)
