@@ -55,7 +55,7 @@ from portcheck.scanner import (
     MAX_BYTES,
     as_info,
     on_other_platform,
-    other_platform_note,
+    other_platform_code,
     per_file_ignored,
     prepare,
     project_path,
@@ -1399,7 +1399,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     for result in results:
         findings = own_findings[result.path]
         extra = added.get(result.path, [])
-        platform = other_platform_note(project_path(result.path, settings.roots), result.kind)
+        platform = other_platform_code(project_path(result.path, settings.roots), result.kind)
         copy = copy_of.get(result.path, "")
         whole = state.vendored[copy] if copy else state.unreached.get(result.path, "")  # the whole file
         if copy:
@@ -1410,7 +1410,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             extra = []
         elif whole:
             findings, extra = as_info(findings, whole), as_info(extra, whole)
-        elif platform:
+        elif platform is not None:
             extra = on_other_platform(extra, platform)  # `op_builder/hpu/builder.py`: as its own findings are
         elif result.path in other:
             note = IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path])

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from portcheck import limits
 from portcheck.analyze import (
@@ -138,38 +138,45 @@ EXTRA_NOTE = (
 )
 _SOURCE_PLATFORM_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "neuron"}
 OTHER_PLATFORM_NOTE = "lowered to info: `{part}` names another platform; what is here is its code, not CUDA lock-in"
-DEPLOYMENT_MARK = "is TensorRT deployment code"
 DEPLOYMENT_NOTE = (
-    "lowered to info: `{part}` " + DEPLOYMENT_MARK + ", NVIDIA-only by design; a port replaces that path"
+    "lowered to info: `{part}` is TensorRT deployment code, NVIDIA-only by design; a port replaces that path"
     " (torch-neuronx, ONNX Runtime) rather than changing it"
 )
 
 
-def other_platform_note(path: str, kind: str) -> str:
-    """The note for a file kept for another platform (`op_builder/npu/builder.py`, `device_tpu.py`,
-    `docker/rocm/Dockerfile`, ROCm's `csrc/attention/hip_fmha/*.cpp`, TensorRT's `flux/trt/`); "" for any
-    other file. `path` is the project path. What becomes of its findings: `on_other_platform`."""
+class PlatformCode(NamedTuple):
+    """A file kept for another platform: the note for its findings, and whether it is TensorRT deployment
+    code (kept at `info`) rather than another accelerator's (not reported; see `on_other_platform`)."""
+
+    note: str
+    deployment: bool
+
+
+def other_platform_code(path: str, kind: str) -> Optional[PlatformCode]:
+    """Whether a file is kept for another platform (`op_builder/npu/builder.py`, `device_tpu.py`,
+    `docker/rocm/Dockerfile`, ROCm's `csrc/attention/hip_fmha/*.cpp`, TensorRT's `flux/trt/`); None for any
+    other file. `path` is the project path."""
     # in a C++ source's path `hip` means ROCm; in Python it may name a joint (`left_hip.py`)
     words = _SOURCE_PLATFORM_WORDS if kind in ("cpp", "cuda") else PLATFORM_NAME_WORDS
     part = other_platform_part(path, words)
     if not part:
-        return ""
-    note = DEPLOYMENT_NOTE if set(name_words(part.rsplit(".", 1)[0])) & DEPLOYMENT_WORDS else OTHER_PLATFORM_NOTE
-    return note.format(part=part)
+        return None
+    deployment = bool(set(name_words(part.rsplit(".", 1)[0])) & DEPLOYMENT_WORDS)
+    return PlatformCode((DEPLOYMENT_NOTE if deployment else OTHER_PLATFORM_NOTE).format(part=part), deployment)
 
 
 def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
     return [replace(f, severity=Severity.INFO, guarded=True, note=note) for f in findings]
 
 
-def on_other_platform(findings: Sequence[Finding], note: str) -> List[Finding]:
-    """The findings of a file kept for another platform (`note`, from `other_platform_note`). TensorRT
-    deployment code keeps them at `info`: the path a port replaces. Another accelerator's code (an Ascend
-    backend, a ROCm kernel, an NPU op builder) runs there only and is no CUDA lock-in: its findings go,
-    except the XLA rules', which are about that code's own XLA idioms (a legacy `device_neuron.py`)."""
-    if DEPLOYMENT_MARK in note:
-        return as_info(findings, note)
-    return as_info([f for f in findings if f.category == "xla"], note)
+def on_other_platform(findings: Sequence[Finding], code: PlatformCode) -> List[Finding]:
+    """The findings of a file kept for another platform. TensorRT deployment code keeps them at `info`: the
+    path a port replaces. Another accelerator's code (an Ascend backend, a ROCm kernel, an NPU op builder)
+    runs there only and is no CUDA lock-in: its findings go, except the XLA rules', which are about that
+    code's own XLA idioms (a legacy `device_neuron.py`)."""
+    if code.deployment:
+        return as_info(findings, code.note)
+    return as_info([f for f in findings if f.category == "xla"], code.note)
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -336,8 +343,8 @@ def analyze_text_targets(
     else:
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
-    platform = other_platform_note(project_path(path, group[0].roots), kind)
-    if platform:
+    platform = other_platform_code(project_path(path, group[0].roots), kind)
+    if platform is not None:
         per_target = [on_other_platform(found, platform) for found in per_target]
     ignored = per_file_ignored(path, group[0])
     if ignored:
