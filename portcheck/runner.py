@@ -186,11 +186,14 @@ _NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"}
 
 
 def _naming_texts(candidates: Sequence[Candidate]) -> Dict[str, List[str]]:
-    """The texts of the scan's files of `_NAMING_KINDS`, by kind (an unreadable one counts as empty)."""
+    """The texts of the scan's files of `_NAMING_KINDS`, by kind (an unreadable one, or one the scan skips
+    as too large, counts as empty)."""
     out: Dict[str, List[str]] = {}
     for candidate in candidates:
         if candidate.kind in _NAMING_KINDS:
             try:
+                if candidate.path.stat().st_size > MAX_BYTES:
+                    continue
                 out.setdefault(candidate.kind, []).append(candidate.path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 continue
