@@ -365,6 +365,9 @@ def _bound_by_load(value: ast.AST, imports: ImportTable) -> Optional[str]:
     return None
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> ModuleSummary:
     """The summary of one module; `tree` saves a parse when the caller has one."""
     name, package = module_name(path)
@@ -415,11 +418,11 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
     top_names: Set[str] = set()
     statements = _top_level(tree)
     for stmt in statements:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(stmt, _DEFINITIONS):
             top_names.add(stmt.name)
     display_module = is_display_module(path)
     for stmt in statements:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(stmt, _DEFINITIONS):
             if display_module or is_display_function(stmt):
                 # `collect_env_info()`, `print_system_info()`: it reads the extension's version or the
                 # toolkit's to show them; what it shows is no dependency of its callers.
@@ -486,9 +489,6 @@ def _top_level(tree: ast.Module) -> List[ast.stmt]:
         else:
             out.append(stmt)
     return out
-
-
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 # A literal naming a C++/CUDA source or header, relative to the module's folder or to the repository.

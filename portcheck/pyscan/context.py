@@ -582,11 +582,8 @@ def is_build_choice(node: ast.AST, imports: ImportTable) -> bool:
     a build without it. What the condition reads is no more severe than the CUDA build it selects."""
     if not isinstance(node, (ast.If, ast.IfExp)) or not node.orelse or not is_cuda_check(node.test, imports):
         return False
-    if any(
-        (isinstance(n, ast.Name) and n.id == "CUDA_HOME")
-        or (isinstance(n, ast.Attribute) and n.attr == "CUDA_HOME")
-        or (isinstance(n, ast.Constant) and n.value == "FORCE_CUDA")
-        for n in ast.walk(node.test)
+    if _spells(node.test, "CUDA_HOME") or any(
+        isinstance(n, ast.Constant) and n.value == "FORCE_CUDA" for n in ast.walk(node.test)
     ):
         return True
     return builds_cpp_otherwise(node)
@@ -596,17 +593,13 @@ def builds_cpp_otherwise(node: Union[ast.If, ast.IfExp]) -> bool:
     """`if torch.cuda.is_available() or os.getenv('FORCE_CUDA') == '1': extension = CUDAExtension ...
     else: extension = CppExtension` (BasicSR's setup.py): a build choice whose other side builds the op
     for the CPU. Nothing runs on a device here: the check picks what to compile."""
-    return _names(node.body, "CUDAExtension") and _names(node.orelse, "CppExtension")
+    return _spells(node.body, "CUDAExtension") and _spells(node.orelse, "CppExtension")
 
 
-def _names(part: Union[ast.AST, Sequence[ast.AST]], name: str) -> bool:
+def _spells(part: Union[ast.AST, Sequence[ast.AST]], name: str) -> bool:
     """Whether `part` (a node or statements) names `name` (`CUDAExtension`, `cpp_extension.CUDAExtension`)."""
     nodes: Sequence[ast.AST] = part if isinstance(part, list) else [cast(ast.AST, part)]
-    return any(
-        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
-        for node in nodes
-        for n in ast.walk(node)
-    )
+    return any(name in _names_in(node) for node in nodes)
 
 
 # Queries of what precision the CUDA device supports; a rule of their own (RT008) describes them.
