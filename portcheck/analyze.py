@@ -18,6 +18,7 @@ from portcheck.pyscan.context import (
     is_display_module,
     mark_cuda_flags,
     mark_cuda_side_helpers,
+    mark_loader_classes,
     mark_modulo_calls,
 )
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
@@ -197,6 +198,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
     imports = ImportTable.from_module(module)
     mark_modulo_calls(module)
+    mark_loader_classes(module)
     cuda_context = bool(_CUDA_CONTEXT.search(text))
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
         nodes = list(ast.walk(module))  # one walk for both

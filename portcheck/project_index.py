@@ -50,7 +50,13 @@ from portcheck.pyscan.extensions import builds_cpp_only
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, loading_facts
-from portcheck.pyscan.testcode import cuda_only_spans, is_test_path, names_used_only_with_cuda
+from portcheck.pyscan.testcode import (
+    cuda_only_spans,
+    is_benchmark_file,
+    is_test_path,
+    kernel_test_paths,
+    names_used_only_with_cuda,
+)
 from portcheck.scanner import (
     MAX_BYTES,
     as_info,
@@ -66,7 +72,11 @@ from portcheck.vendored import folder_of, under
 
 # A compiled extension module, by the names projects give them: `_C`, `_ext`, `fused_cuda`,
 # `selective_scan_cuda`, `fused_layer_norm_cuda`, `wkv_cuda_ext`.
-EXTENSION_NAME = re.compile(r"^(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$")
+# A compiled extension's module name (`_C`, `fused_adam_cuda`, `dcn_cuda_ext`); not a flag that says
+# whether one loaded (`has_cuda_kernel`, `use_cuda_ext`: InternImage imports its `has_cuda_kernel` to choose).
+EXTENSION_NAME = re.compile(
+    r"^(?!(?:has|is|use|with|enable|can|should)_)(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$"
+)
 _LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _KERNEL_DECORATORS = frozenset(
     {
@@ -1366,6 +1376,15 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                 wrappers[p] = wrapped
         built = built_with_fallback(summaries, resolved)
         spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
+    # test files that call the project's kernels, and tests and benchmarks that sit beside its CUDA sources
+    kernel_tests = kernel_test_paths(
+        [
+            d
+            for c, d in zip(candidates, displays)
+            if c.kind in ("python", "notebook") and (is_test_path(d) or is_benchmark_file(d))
+        ],
+        [d for c, d in zip(candidates, displays) if c.kind == "cuda"],
+    )
     if entries and state.index is not None:
         kept = state.site_findings(settings)
         for path, found in state.sites().items():
@@ -1374,6 +1393,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             if is_test_path(path):
                 # a test that calls the project's kernels tests them: the lock-in is the kernel, reported
                 # where it is defined, and the test runs as it is once the kernel is ported
+                if found:
+                    kernel_tests.add(path)
                 continue
             # A file's findings depend on its text, its sites and the settings only: those of a file
             # whose sites and bytes did not change come from the cache.
@@ -1420,6 +1441,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             inside = platform_spans[result.path]
             findings = _as_info_in(findings, PLATFORM_CODE_NOTE, inside)
             extra = _as_info_in(extra, PLATFORM_CODE_NOTE, inside)
+        if result.path in kernel_tests:
+            # `test_bsdf.py` runs the CUDA plugin against its reference on CUDA tensors: its devices, syncs and
+            # events are how a kernel is tested where it exists (readers rejected them even at `info`)
+            findings = [f for f in findings if f.category == "kernel"]
         if result.path in state.unused and not whole:
             findings = _in_spans(findings, state.unused[result.path])
             extra = _in_spans(extra, state.unused[result.path])

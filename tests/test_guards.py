@@ -106,6 +106,21 @@ GUARDED_BY_A_CHECK = [
         "DEV002",
         False,
     ),
+    # narrowed at the top of a function (jepa's `log_timings = log_timings and torch.cuda.is_available()`)
+    (
+        "import torch\n\n\ndef timed(fn, log=True):\n    log = log and torch.cuda.is_available()\n"
+        "    if log:\n        x = fn().cuda()\n    return x\n",
+        7,
+        "DEV002",
+        True,
+    ),
+    (
+        "import torch\n\n\ndef timed(fn, log=True):\n    log = log and torch.cuda.is_available()\n"
+        "    log = True\n    if log:\n        x = fn().cuda()\n    return x\n",
+        8,
+        "DEV002",
+        False,
+    ),
 ]
 
 
@@ -113,3 +128,25 @@ GUARDED_BY_A_CHECK = [
 def test_what_a_check_guards_through_and_or_and_names(tmp_path, text, line, code, guarded):
     note = _notes(tmp_path, text)[(line, code)]
     assert ("CUDA check" in note) is guarded, note
+
+
+TIMER = (
+    "import torch\n\n\ndef gpu_timer(closure, log_timings=True):\n"
+    "    log_timings = log_timings and torch.cuda.is_available()\n"
+    "    if log_timings:\n        start = torch.cuda.Event(enable_timing=True)\n"
+    "        end = torch.cuda.Event(enable_timing=True)\n        start.record()\n"
+    "    result = closure()\n    if log_timings:\n        end.record()\n        torch.cuda.synchronize()\n"
+    "        elapsed = start.elapsed_time(end)\n    return result\n"
+)
+
+
+def test_a_flag_that_only_guards_cuda_only_work_is_no_fallback(tmp_path):
+    # jepa's `gpu_timer`: the check only turns the CUDA timing off; the events' own methods are CUDA work
+    notes = _notes(tmp_path, TIMER)
+    assert (5, "DEV005") not in notes, notes
+    assert "CUDA check" in notes[(13, "RT001")] and "CUDA check" in notes[(7, "RT006")]
+    flag = "import torch\nuse_cuda = torch.cuda.is_available()\nif use_cuda:\n    torch.cuda.synchronize()\n"
+    assert (2, "DEV005") not in _notes(tmp_path, flag)
+    # a read that picks a device makes the check a fallback again
+    picked = flag + "device = 'cuda' if use_cuda else 'cpu'\n"
+    assert (2, "DEV005") in _notes(tmp_path, picked)

@@ -18,6 +18,7 @@ from portcheck.project_index import (
     sites,
     summarize,
 )
+from portcheck.pyscan.testcode import kernel_test_paths
 from portcheck.runner import scan_paths
 
 KERNELS = """\
@@ -458,6 +459,65 @@ def test_a_test_that_calls_the_projects_kernels_is_not_reported_for_it(tmp_path:
     found = _fallback_findings(tmp_path, texts)
     assert ("pkg/model.py", 1, "KRN009") in found and ("pkg/model.py", 5, "KRN009") in found, sorted(found)
     assert not [k for k in found if k[0] == "tests/test_ops.py"], sorted(found)
+
+
+def test_a_tests_own_devices_are_not_reported_where_it_calls_the_projects_kernels(tmp_path: Path):
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef op(x):\n    k[(1,)](x)\n",
+        "tests/test_ops.py": "import torch\nfrom pkg.ops import op\n\n\ndef test_op():\n    op(torch.ones(2).cuda())\n",
+        "tests/test_other.py": "import torch\n\n\ndef test_sum():\n    op(torch.ones(2).cuda())\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert not [k for k in found if k[0] == "tests/test_ops.py"], sorted(found)
+    assert ("tests/test_other.py", 5, "DEV002") in found, sorted(found)
+
+
+def test_a_test_beside_cuda_sources_is_the_kernels_test(tmp_path: Path):
+    # s4's `extensions/kernels/test_cauchy.py` and `benchmark_cauchy.py` beside `cauchy_cuda.cu`; nvdiffrec's
+    # `renderutils/tests/test_bsdf.py` for `renderutils/c_src/bsdf.cu`
+    texts = {
+        "ext/kernels/cauchy_cuda.cu": "__global__ void k() {}\n",
+        "ext/kernels/test_cauchy.py": "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n",
+        "ext/kernels/benchmark_cauchy.py": "import torch\n\nx = torch.ones(2, device='cuda')\n",
+        "render/ru/c_src/bsdf.cu": "__global__ void k() {}\n",
+        "render/ru/tests/test_bsdf.py": "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n",
+        "tests/test_model.py": "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert not [k for k in found if k[0].endswith(("test_cauchy.py", "test_bsdf.py", "benchmark_cauchy.py"))], found
+    assert [k for k in found if k[0] == "tests/test_model.py"], sorted(found)  # the top-level suite is not one
+
+
+def test_a_flag_that_says_whether_the_extension_loaded_is_no_extension(tmp_path: Path):
+    # InternImage: `try: import DCNv3; has_cuda_kernel = True` / `except ImportError: has_cuda_kernel = False`
+    func = (
+        "try:\n    from . import dcn_cuda\n    has_cuda_kernel = True\nexcept ImportError:\n"
+        "    has_cuda_kernel = False\n"
+    )
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/func.py": func,
+        "pkg/model.py": "from .func import has_cuda_kernel\n\n\ndef forward(x):\n    return has_cuda_kernel\n",
+        "pkg/ops.py": "from .func import dcn_cuda\n\n\ndef op(x):\n    return dcn_cuda.forward(x)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert not [k for k in found if k[0] == "pkg/model.py"], sorted(found)
+    assert ("pkg/ops.py", 1, "KRN009") in found, sorted(found)
+
+
+@pytest.mark.parametrize(
+    ("tests", "sources", "expected"),
+    [
+        (["a/b/test_x.py"], ["a/b/x.cu"], {"a/b/test_x.py"}),
+        (["a/b/tests/test_x.py"], ["a/b/src/cuda/x.cu"], {"a/b/tests/test_x.py"}),
+        (["a/b/test_x.py"], ["a/b/c/d/e/x.cu"], set()),  # too deep to be this folder's kernel
+        (["tests/test_x.py", "test_y.py"], ["csrc/x.cu"], set()),  # the repository's own suite
+        (["a/test_x.py"], ["b/x.cu"], set()),
+    ],
+)
+def test_kernel_test_paths(tests, sources, expected):
+    assert kernel_test_paths(tests, sources) == expected
 
 
 def test_a_module_also_imported_for_every_platform_keeps_its_severity(tmp_path: Path):

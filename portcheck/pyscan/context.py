@@ -90,7 +90,8 @@ class Ctx(NamedTuple):
     in_function: bool = False
     cuda_context: bool = True  # the file mentions CUDA somewhere, so bare integers are CUDA devices
     loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
-    periodic: bool = False  # inside `if step % k == 0:` or `if i == 0:`: runs in some iterations only
+    # inside `if step % k == 0:` or `if i == 0:` (runs in some iterations only) or a debugging branch
+    periodic: bool = False
     annotation: bool = False  # inside a type annotation, which names types and runs nothing
     guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
     in_test: bool = False  # inside a test function (`def test_*`)
@@ -189,13 +190,95 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 value = value.test
             if _asks_device_presence(value, imports) and not _CUDA_FLAG.match(node.targets[0].id):
                 flags.add(node.targets[0].id)
-    if not flags:
+    if flags:
+        bound = _binding_counts(nodes)
+        flags = {name for name in flags if bound.get(name) == 1}
+        for node in nodes:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
+                setattr(node, CUDA_FLAG_ATTR, True)
+    for node in nodes:
+        if isinstance(node, _FUNCTION_DEFS):
+            _mark_narrowed_flags(node, imports)
+            _mark_cuda_objects(node)
+    _mark_guard_flags(nodes, imports)
+
+
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+GUARD_FLAG_ATTR = "_portcheck_guard_flag"  # set on `flag = <CUDA check>` whose every read guards CUDA-only code
+
+
+def _mark_narrowed_flags(fn: ast.AST, imports: ImportTable) -> None:
+    """`log_timings = log_timings and torch.cuda.is_available()` at the top of a function: after it, the
+    name is true only where CUDA is (jepa's `gpu_timer`). Marks (`CUDA_FLAG_ATTR`) the reads after that
+    statement when the function binds the name nowhere else (its parameter aside)."""
+    for stmt in getattr(fn, "body", []):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.BoolOp)
+            and isinstance(stmt.value.op, ast.And)
+            and any(is_cuda_check(term, imports) for term in stmt.value.values)
+        ):
+            continue
+        name = stmt.targets[0].id
+        inner = list(ast.walk(fn))
+        params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}  # type: ignore[attr-defined]
+        if _binding_counts(inner).get(name, 0) != 1 + (name in params):
+            continue
+        for node in inner:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id == name:
+                if node.lineno > stmt.end_lineno:  # type: ignore[operator]
+                    setattr(node, CUDA_FLAG_ATTR, True)
+
+
+def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
+    """Mark (`GUARD_FLAG_ATTR`) `use_cuda = torch.cuda.is_available()` when every read of the name it binds
+    (its own value aside) is the whole test of a pure guard (`if use_cuda: torch.cuda.synchronize()`): the
+    check protects CUDA-only code, as `if torch.cuda.is_available():` written there would, and picks no
+    device."""
+    reads: Dict[str, List[ast.Name]] = {}
+    tests: Set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads.setdefault(node.id, []).append(node)
+        elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and is_pure_guard(node, imports):
+            tests.add(id(node.test))
+    if not tests:
+        return
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            own = {id(n) for n in ast.walk(node.value)}
+            names = [n for n in reads.get(node.targets[0].id, []) if id(n) not in own]
+            if names and all(id(n) in tests for n in names) and is_cuda_check(node.value, imports):
+                setattr(node, GUARD_FLAG_ATTR, True)
+
+
+CUDA_OBJECT_ATTR = "_portcheck_cuda_object"  # set on a read of a name only ever bound to a CUDA-only call
+
+
+def _mark_cuda_objects(fn: ast.AST) -> None:
+    """Mark (`CUDA_OBJECT_ATTR`) every read of a name the function binds only to CUDA-only calls (`start =
+    torch.cuda.Event(enable_timing=True)`): its methods (`start.record()`, `start.elapsed_time(end)`) are
+    CUDA-only work too."""
+    nodes = list(ast.walk(fn))
+    made: Dict[str, int] = {}
+    for node in nodes:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and _cuda_only_call(node.value)
+        ):
+            made[node.targets[0].id] = made.get(node.targets[0].id, 0) + 1
+    if not made:
         return
     bound = _binding_counts(nodes)
-    flags = {name for name in flags if bound.get(name) == 1}
+    objects = {name for name, count in made.items() if bound.get(name) == count}
     for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
-            setattr(node, CUDA_FLAG_ATTR, True)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in objects:
+            setattr(node, CUDA_OBJECT_ATTR, True)
 
 
 def _binding_counts(nodes: Sequence[ast.AST]) -> Dict[str, int]:
@@ -900,6 +983,21 @@ def is_periodic(test: ast.AST, loop: Optional[ast.AST] = None) -> bool:
     return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(test))
 
 
+_ANOMALY_CHECKS = frozenset(
+    {"torch.is_anomaly_enabled", "torch.autograd.is_anomaly_enabled", "torch.is_anomaly_check_nan_enabled"}
+)
+_DEBUG_NAME = re.compile(r"^(?:debug|DEBUG)(?:_\w+)?$|_(?:debug|DEBUG)$")
+
+
+def is_debug_branch(test: ast.AST, imports: ImportTable) -> bool:
+    """`if torch.is_anomaly_enabled():`, `if self.debug:`, `if args.debug_nan:`: the branch runs in debugging
+    runs only, so a host sync in it costs nothing in the runs that matter."""
+    if isinstance(test, ast.Call):
+        return imports.resolve(test.func) in _ANOMALY_CHECKS
+    name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else ""
+    return bool(_DEBUG_NAME.match(name))
+
+
 def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
     """`if i == 0:` in `for i in range(n):`: the branch runs in one iteration of the loop (the prefill step of
     a decoding loop), alone or as a term of an `and`."""
@@ -1100,6 +1198,8 @@ def _cuda_only_call(node: ast.AST) -> bool:
     not one: it is a device choice with a portable spelling, so a check guarding it is a fallback."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Attribute) and getattr(sub.func.value, CUDA_OBJECT_ATTR, False):
+                return True  # `start.record()` after `start = torch.cuda.Event(enable_timing=True)`
             name = dotted(sub.func) or (sub.func.attr if isinstance(sub.func, ast.Attribute) else "")
             parts = name.split(".") if name else []
             if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda" and parts[:1] != ["torch"]:
@@ -1637,10 +1737,55 @@ def _base_names(node: ast.ClassDef) -> List[str]:
     return [(dotted(base) or "").rsplit(".", 1)[-1] for base in node.bases]
 
 
+_COLLATOR = re.compile(r"Collat(?:or|er|e|eFn)$")
+LOADER_CLASS_ATTR = "_portcheck_loader_class"  # set on a class a data-loader class of its module builds
+
+
 def is_dataset_class(node: ast.ClassDef) -> bool:
-    """`class PairDataset(FairseqDataset)`, `class Shards(torch.utils.data.IterableDataset)`: the data loader
-    runs its methods (`__getitem__`, collaters, noising) on the host, usually in worker processes."""
-    return any(name.endswith("Dataset") for name in _base_names(node))
+    """`class PairDataset(FairseqDataset)`, `class Shards(torch.utils.data.IterableDataset)`, `class
+    MaskCollator:`: the data loader runs its methods (`__getitem__`, collaters, noising) on the host, usually
+    in worker processes; so do the methods of the classes such a class builds (see `mark_loader_classes`)."""
+    return getattr(node, LOADER_CLASS_ATTR, False) or _loads_data(node)
+
+
+def _loads_data(node: ast.ClassDef) -> bool:
+    if any(name.endswith("Dataset") for name in _base_names(node)):
+        return True
+    return bool(_COLLATOR.search(node.name)) and not _places_on_device(node)
+
+
+def _places_on_device(node: ast.AST) -> bool:
+    """Whether code moves values to a device (`.cuda()`, `.to(self.device)`, `device=device`): a collate
+    step that builds its batch on the device (stable-dreamfusion's `collate` casts rays there) is no host code."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda":
+                return True
+            placed = [k.value for k in sub.keywords if k.arg == "device"]
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr == "to" and sub.args:
+                placed.append(sub.args[0])
+            for value in placed:
+                if isinstance(value, ast.Constant) and value.value == "cpu":
+                    continue
+                if "device" in (dotted(value) or "").lower() or _is_cuda_string(value):
+                    return True
+    return False
+
+
+def mark_loader_classes(module: ast.Module) -> None:
+    """Mark (`LOADER_CLASS_ATTR`) the module's classes that one of its data-loader classes builds (jepa's
+    `MaskCollator` calls `_MaskGenerator(...)` objects that sample masks): they run in the data loader too."""
+    classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
+    for cls in [c for c in classes.values() if _loads_data(c)]:
+        for sub in ast.walk(cls):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in classes:
+                if sub.func.id != cls.name:
+                    setattr(classes[sub.func.id], LOADER_CLASS_ATTR, True)
+
+
+def is_collate_function(node: ast.AST) -> bool:
+    """`def collate_fn(batch):`, `def video_collate(samples):`: a data loader's collate function, run on the host."""
+    return "collate" in getattr(node, "name", "").lower() and not _places_on_device(node)
 
 
 # Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.

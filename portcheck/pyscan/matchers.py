@@ -571,7 +571,7 @@ class ReferenceMatcher(Matcher):
 
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
-    allowed_keys = frozenset({"names", "context", "in_compare", "in-tables", "not-beside"})
+    allowed_keys = frozenset({"names", "context", "in_compare", "in-tables", "not-beside", "bare-calls"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -588,6 +588,9 @@ class ReferenceMatcher(Matcher):
         # `not-beside`: `[SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]` keeps the portable math backend.
         beside = _str_list(params, "not-beside", required=False)
         self.not_beside = NameSet(beside) if beside else None
+        # `bare-calls = false`: `with torch.backends.cuda.sdp_kernel():` passes nothing, so it pins nothing:
+        # such a call is declined (no finding, and none of a catch-all rule).
+        self.bare_calls = _bool(params, "bare-calls", True)
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
@@ -627,9 +630,13 @@ class ReferenceMatcher(Matcher):
             return
         if self.context == "load" and not isinstance(node.ctx, ast.Load):
             return
+        # declined, so no catch-all rule reports it either
+        bare = not self.bare_calls and isinstance(parent, ast.Call) and parent.func is node
+        bare = bare and not (parent.args or parent.keywords)
         for sub, name in qualified_chain(node, imports):
             if name in self.names:
-                yield sub, Label(name, symbol_role(name), name)
+                label = Label(name, symbol_role(name), name)
+                yield (sub, label, ctx._replace(declined=True)) if bare else (sub, label)
                 return
 
 

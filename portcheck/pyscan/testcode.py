@@ -40,6 +40,33 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_FILE.match(parts[-1])) or any(_TEST_DIR.match(p) for p in parts[:-1])
 
 
+# `benchmark_cauchy.py`, `bench_matmul.py`, `attention_benchmark.py`: a file that times code.
+_BENCH_FILE = re.compile(r"(?i)^(?:bench(?:mark)?s?_\w+|\w+_bench(?:mark)?s?)\.py$")
+
+
+def is_benchmark_file(path: str) -> bool:
+    """A file named for timing code (`benchmark_cauchy.py`, `bench_matmul.py`)."""
+    parts = _parts(path)
+    return bool(parts) and bool(_BENCH_FILE.match(parts[-1]))
+
+
+def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Set[str]:
+    """The test (or benchmark) files among `tests` that sit beside CUDA sources (`kernel_sources`, `.cu`/`.cuh` paths):
+    in the folder that holds them or one or two folders above (`extensions/kernels/test_cauchy.py` beside
+    `cauchy_cuda.cu`; `renderutils/tests/test_bsdf.py` for `renderutils/c_src/bsdf.cu`; a `tests/` folder
+    counts as the folder it sits in). Such a test runs the kernel against its reference: it is the
+    kernel's test, not code to port. A test at the repository's top level is never one."""
+    folders = {tuple(_parts(p)[:-1]) for p in kernel_sources}
+    found: Set[str] = set()
+    for path in tests:
+        home = _parts(path)[:-1]
+        if home and _TEST_DIR.match(home[-1]):
+            home = home[:-1]
+        if home and any(f[: len(home)] == tuple(home) and len(f) - len(home) <= 2 for f in folders):
+            found.add(path)
+    return found
+
+
 # Not `metrics`: a metrics module often computes the training losses (pytorch3d's implicitron).
 _EVALUATION_WORDS = frozenset({"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator"})
 

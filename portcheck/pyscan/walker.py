@@ -13,6 +13,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
     CUDA_SIDE_ATTR,
+    GUARD_FLAG_ATTR,
     MESSAGE_KEYWORDS,
     Ctx,
     asks_complex,
@@ -25,9 +26,11 @@ from portcheck.pyscan.context import (
     is_availability_check,
     is_build_choice,
     is_built_once_class,
+    is_collate_function,
     is_cuda_check,
     is_cuda_requirement,
     is_dataset_class,
+    is_debug_branch,
     is_device_exit,
     is_device_move_choice,
     is_display_function,
@@ -76,12 +79,18 @@ _EXITS = (ast.Return, ast.Continue)
 ROOT_CTX = Ctx()  # the default context at module level (immutable, so one instance serves every walk)
 
 
+_JUMPS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     """Statements of one block; after `if not torch.cuda.is_available(): return ...` the rest is CUDA-only
-    code that has a non-CUDA alternative (the early return), so it counts as guarded."""
+    code that has a non-CUDA alternative (the early return), so it counts as guarded. Statements after a
+    `raise`, `return`, `continue` or `break` of the block never run and are not visited."""
     out: List[Tuple[ast.AST, Ctx]] = []
     for stmt in stmts:
         out.append((stmt, ctx))
+        if isinstance(stmt, _JUMPS):
+            break  # `raise NotImplementedError` then code left behind: nothing after it in the block runs
         if ctx.test_file and not ctx.skipped and early_cuda_exit(stmt, imports):
             # In a test, what follows `if not torch.cuda.is_available(): return` only runs with CUDA.
             ctx = ctx._replace(skipped=True)
@@ -245,6 +254,8 @@ def _children(
             cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
             body_branch = body_branch._replace(periodic=True)  # the `else` runs in the other k - 1 iterations
+        elif isinstance(node, ast.If) and is_debug_branch(node.test, imports):
+            body_branch = body_branch._replace(periodic=True)  # `if torch.is_anomaly_enabled():` debugging runs only
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
@@ -296,6 +307,8 @@ def _children(
             inner = inner._replace(display=True)
         if is_probe_function(node):
             inner = inner._replace(probe=True)
+        if is_collate_function(node):
+            inner = inner._replace(host=True)  # a data loader's collate function works on host tensors
         if _TPU_NAME.search(getattr(node, "name", "")):
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
@@ -319,6 +332,9 @@ def _children(
             return [(target, ctx), (node.value, ctx._replace(display=True))]
         # `os.environ["CUDA_VISIBLE_DEVICES"] = ""`: the key's matchers may ask what it is set to.
         given: List[Tuple[ast.AST, Ctx]] = [(t, ctx._replace(assigned=node.value)) for t in node.targets]
+        if getattr(node, GUARD_FLAG_ATTR, False):
+            # `use_cuda = torch.cuda.is_available()`, read only by `if use_cuda: torch.cuda.synchronize()`
+            return given + [(node.value, ctx._replace(guard_test=True))]
         if is_precision_flag_assignment(node):
             # `opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a precision, not a device
             return given + [(node.value, ctx._replace(precision_test=True))]
