@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, cast
+from dataclasses import replace
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
@@ -350,7 +351,40 @@ def findings_for(
             for f in findings
             if not any((c, f.line, f.column, f.end_line, f.end_column) in spans for c in yielding.get(f.code, ()))
         ]
-    return findings
+    details = {e.rule.code: e.detail_of for e in rules if e.detail_of}
+    if details:
+        # `nvcc` flags and `.cu` entries (KRN007) of a setup.py that builds a CUDAExtension (KRN001): the
+        # build's details, one port with it
+        first: Dict[str, int] = {}
+        for f in findings:
+            first[f.code] = min(first.get(f.code, f.line), f.line)
+        findings = [_as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first]) for f in findings]
+    return _one_per_line(findings)
+
+
+DETAIL_NOTE = "lowered to info: a detail of what this file's {code} finding (line {line}) reports, ported with it"
+
+
+def _as_detail(finding: Finding, owners: Sequence[Tuple[str, int]]) -> Finding:
+    if not owners or finding.severity is Severity.INFO:
+        return finding
+    code, line = owners[0]
+    return replace(finding, severity=Severity.INFO, note=DETAIL_NOTE.format(code=code, line=line))
+
+
+def _one_per_line(findings: List[Finding]) -> List[Finding]:
+    """One finding per rule, line and message when there is nothing to fix: `os.path.join(CUDA_HOME, "bin")
+    if CUDA_HOME else "nvcc"` reads `CUDA_HOME` twice and is one problem, `a.data_ptr() == b.data_ptr()` one
+    comparison of storages. (A fixable finding stays: each one carries its own edit, `x.cuda() + y.cuda()`.)"""
+    seen: Set[Tuple[str, int, Optional[int], str]] = set()
+    out = []
+    for f in sorted(findings, key=lambda f: (f.line, f.column)):
+        key = (f.code, f.line, f.cell, f.message)
+        if not f.fixable and key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return out
 
 
 def analyze_module(

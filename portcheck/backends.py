@@ -138,9 +138,11 @@ DEPLOYMENT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
 
 
 # Words that name a platform other than CUDA in a file, folder or function name (`requirements_xpu.txt`,
-# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`): what lives there is that platform's code.
+# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`, Intel's `ipex/` and `openvino/` paths): what
+# lives there is that platform's code.
 OTHER_PLATFORM_WORDS = (
-    frozenset("xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend".split()) | DEPLOYMENT_WORDS
+    frozenset("xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend ipex openvino".split())
+    | DEPLOYMENT_WORDS
 )
 
 

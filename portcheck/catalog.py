@@ -36,7 +36,7 @@ def rules_dir() -> Path:
 _RULE_KEYS = {
     "code", "name", "category", "severity", "summary", "message", "why", "bad", "good", "fix",
     "fix-safety", "match", "autofix", "valid", "invalid", "has-fallback", "repo-level", "references",
-    "unverified", "min-torch", "fallback", "guard", "yields-to",
+    "unverified", "min-torch", "fallback", "guard", "yields-to", "detail-of",
 }
 _REQUIRED = ("code", "name", "category", "severity", "summary", "why", "bad", "good", "fix", "fix-safety", "match")
 
@@ -50,6 +50,8 @@ class CompiledRule:
     fallback: bool  # reported only where no other rule reported the same node
     guard: bool  # lowered one level inside a CUDA check with a non-CUDA alternative
     yields_to: Tuple[str, ...] = ()  # rules whose finding on the very same token replaces this rule's
+    # rules whose finding anywhere in the same file makes this rule's findings details of it (`info`)
+    detail_of: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,9 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
     yields_to = data.get("yields-to", [])
     if not isinstance(yields_to, list) or not all(isinstance(c, str) for c in yields_to):
         raise _fail(path, code, "yields-to", "expected a list of rule codes")
+    detail_of = data.get("detail-of", [])
+    if not isinstance(detail_of, list) or not all(isinstance(c, str) for c in detail_of):
+        raise _fail(path, code, "detail-of", "expected a list of rule codes")
     return CompiledRule(
         rule=rule,
         matchers=py,
@@ -219,6 +224,7 @@ def parse_rule(path: Path, data: Mapping[str, Any]) -> CompiledRule:
         fallback=bool(data.get("fallback", False)),
         guard=bool(data.get("guard", True)),
         yields_to=tuple(yields_to),
+        detail_of=tuple(detail_of),
     )
 
 

@@ -40,7 +40,7 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.matchers import SET_TO_NOTE
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
-from portcheck.textscan import cuda_extras
+from portcheck.textscan import cuda_extras, explicit_indexes
 
 MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
@@ -136,6 +136,10 @@ EXTRA_NOTE = (
     "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not"
     " pull it"
 )
+INDEX_NOTE = (
+    "lowered one level: the `{index}` index is explicit, used only for what a source or an extra points at it;"
+    " a default install does not pull from it"
+)
 _SOURCE_PLATFORM_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "neuron"}
 OTHER_PLATFORM_NOTE = "lowered to info: `{part}` names another platform; what is here is its code, not CUDA lock-in"
 DEPLOYMENT_NOTE = (
@@ -146,7 +150,8 @@ DEPLOYMENT_NOTE = (
 
 class PlatformCode(NamedTuple):
     """A file kept for another platform: the note for its findings, and whether it is TensorRT deployment
-    code (kept at `info`) rather than another accelerator's (not reported; see `on_other_platform`)."""
+    code (its package imports kept at `info`) rather than another accelerator's (not reported; see
+    `on_other_platform`)."""
 
     note: str
     deployment: bool
@@ -170,12 +175,13 @@ def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
 
 
 def on_other_platform(findings: Sequence[Finding], code: PlatformCode) -> List[Finding]:
-    """The findings of a file kept for another platform. TensorRT deployment code keeps them at `info`: the
-    path a port replaces. Another accelerator's code (an Ascend backend, a ROCm kernel, an NPU op builder)
-    runs there only and is no CUDA lock-in: its findings go, except the XLA rules', which are about that
-    code's own XLA idioms (a legacy `device_neuron.py`)."""
+    """The findings of a file kept for another platform. TensorRT deployment code keeps its imports of
+    packages at `info`: the path a port replaces, said once where it comes in; the devices, syncs and
+    kernels inside are its workings (readers rejected them even at `info`). Another accelerator's code (an
+    Ascend backend, a ROCm kernel, an NPU op builder) runs there only and is no CUDA lock-in: its findings
+    go, except the XLA rules', which are about that code's own XLA idioms (a legacy `device_neuron.py`)."""
     if code.deployment:
-        return as_info(findings, code.note)
+        return as_info([f for f in findings if f.category == "package"], code.note)
     return as_info([f for f in findings if f.category == "xla"], code.note)
 
 
@@ -184,6 +190,7 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
     out: List[Finding] = []
     other_platform = kind == "requirements" and other_accelerator_requirements(path)
     extras = cuda_extras(lines) if kind == "pyproject" else {}
+    indexes = explicit_indexes(lines) if kind == "pyproject" else {}
     for entry in rules:
         rule = entry.rule
         severity = rule.severity_for(target)
@@ -200,9 +207,11 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 marked = matcher.kind == "requirement" and bool(PLATFORM_MARKER.search(source))
                 sev, note = (severity.lowered(), MARKER_NOTE) if marked else (severity, "")
                 if not marked and matcher.lowers(source):
-                    marked, sev, note = True, severity.lowered(), SET_TO_NOTE
+                    marked, sev, note = True, severity.lowered(), matcher.lower_note or SET_TO_NOTE
                 elif not marked and line in extras:
                     marked, sev, note = True, severity.lowered(), EXTRA_NOTE.format(extra=extras[line])
+                elif not marked and line in indexes:
+                    marked, sev, note = True, severity.lowered(), INDEX_NOTE.format(index=indexes[line])
                 out.append(
                     Finding(
                         path=path, line=line, column=col, end_line=end_line, end_column=end_col,

@@ -157,8 +157,11 @@ class TextMatcher:
     def applies(self, kind: str) -> bool:
         return kind in self.files
 
+    # why a hit `lowers` reports one level lower; None: `SET_TO_NOTE` (the line turns the CUDA setting off)
+    lower_note: Optional[str] = None
+
     def lowers(self, line: str) -> bool:
-        """Whether a hit on `line` is reported one level lower (`SET_TO_NOTE` says why)."""
+        """Whether a hit on `line` is reported one level lower (`lower_note` says why)."""
         return False
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
@@ -171,7 +174,7 @@ class LineMatcher(TextMatcher):
     the CPU). A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
 
     kind = "line"
-    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude", "lower", "once"})
+    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "once"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -179,6 +182,12 @@ class LineMatcher(TextMatcher):
         self.pattern = _regex(params, "pattern", flags, required=True)
         self.exclude = _regex(params, "exclude", flags, required=False)
         self.lower = _regex(params, "lower", flags, required=False)
+        note = params.get("lower-note")
+        if note is not None and (not isinstance(note, str) or not note.startswith("lowered one level: ")):
+            raise MatcherError("'lower-note' must be a string that starts with 'lowered one level: '")
+        if note is not None and self.lower is None:
+            raise MatcherError("'lower-note' needs 'lower'")
+        self.lower_note = note
         # `once = true`: the first matching line of a file only (a header's CUDA includes are one port of
         # that file, not one per include)
         self.once = _bool(params, "once", False)
@@ -354,6 +363,39 @@ def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
         for number, section, name, _key, _text in _pyproject_keys(lines)
         if section in _PYPROJECT_ALL_ARRAYS and _CUDA_EXTRA.search(name)
     }
+
+
+def explicit_indexes(lines: Sequence[str]) -> Dict[int, str]:
+    """Line number -> index name, for the lines of a pyproject.toml's `[[tool.uv.index]]` tables marked
+    `explicit = true` (fish-speech's `pytorch-cu128` beside `pytorch-cpu`): uv uses such an index only for
+    the packages a source or an extra points at it, so a default install does not pull its CUDA wheels."""
+    out: Dict[int, str] = {}
+    block: List[int] = []
+    name = ""
+    explicit = False
+
+    def close() -> None:
+        if explicit:
+            out.update((number, name or "explicit") for number in block)
+
+    for number, text in _comment_free(lines, "pyproject"):
+        header = _TOML_HEADER.match(text)
+        if header:
+            close()
+            block, name, explicit = [], "", False
+            if text.strip().startswith("[[") and header.group(1).strip() == "tool.uv.index":
+                block = [number]
+            continue
+        if not block:
+            continue
+        block.append(number)
+        key = _TOML_KEY.match(text)
+        if key and key.group(1) == "name":
+            name = key.group(2).strip().strip("\"'")
+        elif key and key.group(1) == "explicit":
+            explicit = key.group(2).strip().lower().startswith("true")
+    close()
+    return out
 
 
 def _setup_deps(lines: Sequence[str]) -> Iterator[Dep]:

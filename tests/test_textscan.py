@@ -247,6 +247,8 @@ def test_yields_to_must_list_rule_codes(tmp_path):
         ({"kind": "line", "files": ["shell"]}, "pattern"),
         ({"kind": "line", "files": ["shell"], "pattern": "("}, "pattern"),
         ({"kind": "requirement", "files": ["requirements"], "packages": ["a"], "colour": "red"}, "colour"),
+        ({"kind": "line", "files": ["shell"], "pattern": "x", "lower-note": "lowered one level: why"}, "needs 'lower'"),
+        ({"kind": "line", "files": ["shell"], "pattern": "x", "lower": "y", "lower-note": "why"}, "lower-note"),
     ],
 )
 def test_malformed_text_matchers_name_the_problem(table, problem):
@@ -288,3 +290,16 @@ def test_commented_settings_in_env_files_are_not_reported():
 def test_project_matcher_takes_no_parameters():
     with pytest.raises(MatcherError):
         build_text({"kind": "project", "files": ["python"]})
+
+
+def test_explicit_indexes_are_the_lines_of_explicit_uv_index_tables():
+    from portcheck.textscan import explicit_indexes
+
+    text = (
+        "[[tool.uv.index]]\nname = 'pytorch-cu128'\nurl = 'https://download.pytorch.org/whl/cu128'\nexplicit = true\n"
+        "\n[[tool.uv.index]]\nname = 'pytorch-cu126'\nurl = 'https://download.pytorch.org/whl/cu126'\n"
+        "\n[tool.other]\nurl = 'https://download.pytorch.org/whl/cu121'\nexplicit = true\n"
+    )
+    found = explicit_indexes(text.splitlines())
+    assert found.get(3) == "pytorch-cu128"
+    assert 8 not in found and 11 not in found  # not explicit; not an index table

@@ -1583,6 +1583,14 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             if any(k == "ref" and root != name and root not in host for k, root in kinds[name]):
                 host.discard(name)
                 changed = True
+    # a name bound only to parts of host values (`ids = text_inputs.input_ids`) is one too
+    changed = True
+    while changed:
+        changed = False
+        for name, ks in kinds.items():
+            if name not in host and all(k == "ref" and root in host for k, root in ks):
+                host.add(name)
+                changed = True
     found = frozenset(host)
     try:
         setattr(scope, _HOST_NAMES_ATTR, found)
@@ -1592,13 +1600,31 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
 
 
 def _host_kind(value: ast.AST, imports: ImportTable):
-    if isinstance(value, ast.Call) and _makes_host_value(value, imports):
+    inner = value
+    while isinstance(inner, ast.Attribute) and inner.attr in _ENCODING_FIELDS:
+        inner = inner.value  # `tokenizer(prompt, return_tensors="pt").input_ids`
+    if isinstance(inner, ast.Call) and (_makes_host_value(inner, imports) or _tokenizes(inner)):
         return ("np", "")
     root = _chain_root(value)
     if root is not None and not isinstance(value, ast.Name):
         return ("ref", root)
     return ("other", "")
 
+
+# The tensors of a tokenizer's output (`BatchEncoding`): built on the host.
+_ENCODING_FIELDS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+
+
+def _tokenizes(call: ast.Call) -> bool:
+    """`tokenizer(prompt, return_tensors="pt")`, `self.tokenizer_2(...)`: a tokenizer's tensors are host tensors
+    (PhotoMaker's truncation check `torch.equal(text_input_ids, untruncated_ids)` reads ids on the host)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return "tokenizer" in name.lower()
+
+
+# Attributes that read a value kept where its owner is: a tensor's views, a tokenizer output's tensors.
+_SAME_STORAGE_FIELDS = frozenset({"data", "T", "mT", "real", "imag"}) | _ENCODING_FIELDS
 
 # Tensor methods that may return a tensor on another device than their receiver's.
 _MOVES = frozenset({"to", "cuda", "cpu", "numpy", "pin_memory", "type", "new_tensor", "new_zeros", "new_ones"})
@@ -1613,7 +1639,7 @@ def _chain_root(expr: ast.AST) -> Optional[str]:
             node = node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr not in _MOVES:
             node = node.func.value
-        elif isinstance(node, ast.Attribute) and node.attr in ("data", "T", "mT", "real", "imag"):
+        elif isinstance(node, ast.Attribute) and node.attr in _SAME_STORAGE_FIELDS:
             node = node.value
         else:
             break

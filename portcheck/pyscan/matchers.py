@@ -35,7 +35,7 @@ from portcheck.pyscan.context import (
     is_step_loop,
     is_training_loop,
 )
-from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
     DEFAULT_DEVICE,
@@ -633,8 +633,16 @@ class ReferenceMatcher(Matcher):
         # declined, so no catch-all rule reports it either
         bare = not self.bare_calls and isinstance(parent, ast.Call) and parent.func is node
         bare = bare and not (parent.args or parent.keywords)
+        # `validate(model, amp_autocast=amp_autocast)` hands on a name bound to a CUDA callable: it is reported
+        # where it is bound (the import, `amp_autocast = torch.cuda.amp.autocast`) and where it is called.
+        # (A value handed on, `get_version(CUDA_HOME)`, is a use.)
+        handed_on = isinstance(node, ast.Name) and (
+            isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node is not parent.func)
+        )
         for sub, name in qualified_chain(node, imports):
             if name in self.names:
+                if handed_on and name.rsplit(".", 1)[-1] in ALIASED_CALLABLES:
+                    return
                 label = Label(name, symbol_role(name), name)
                 yield (sub, label, ctx._replace(declined=True)) if bare else (sub, label)
                 return
