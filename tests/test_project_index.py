@@ -450,25 +450,16 @@ def test_another_platforms_code_and_what_uses_it_are_no_lock_in(tmp_path: Path):
 
 
 def test_a_test_that_calls_the_projects_kernels_is_not_reported_for_it(tmp_path: Path):
+    # no KRN009 there, and none of the test's own devices either: they are how the kernel is tested
     texts = {
         "pkg/__init__.py": "",
         "pkg/ops.py": "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef op(x):\n    k[(1,)](x)\n",
         "pkg/model.py": "from pkg.ops import op\n\n\ndef forward(x):\n    return op(x)\n",
-        "tests/test_ops.py": "from pkg.ops import op\n\n\ndef test_op():\n    op(1)\n",
-    }
-    found = _fallback_findings(tmp_path, texts)
-    assert ("pkg/model.py", 1, "KRN009") in found and ("pkg/model.py", 5, "KRN009") in found, sorted(found)
-    assert not [k for k in found if k[0] == "tests/test_ops.py"], sorted(found)
-
-
-def test_a_tests_own_devices_are_not_reported_where_it_calls_the_projects_kernels(tmp_path: Path):
-    texts = {
-        "pkg/__init__.py": "",
-        "pkg/ops.py": "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef op(x):\n    k[(1,)](x)\n",
         "tests/test_ops.py": "import torch\nfrom pkg.ops import op\n\n\ndef test_op():\n    op(torch.ones(2).cuda())\n",
         "tests/test_other.py": "import torch\n\n\ndef test_sum():\n    op(torch.ones(2).cuda())\n",
     }
     found = _fallback_findings(tmp_path, texts)
+    assert ("pkg/model.py", 1, "KRN009") in found and ("pkg/model.py", 5, "KRN009") in found, sorted(found)
     assert not [k for k in found if k[0] == "tests/test_ops.py"], sorted(found)
     assert ("tests/test_other.py", 5, "DEV002") in found, sorted(found)
 
@@ -476,14 +467,10 @@ def test_a_tests_own_devices_are_not_reported_where_it_calls_the_projects_kernel
 def test_a_test_beside_cuda_sources_is_the_kernels_test(tmp_path: Path):
     # s4's `extensions/kernels/test_cauchy.py` and `benchmark_cauchy.py` beside `cauchy_cuda.cu`; nvdiffrec's
     # `renderutils/tests/test_bsdf.py` for `renderutils/c_src/bsdf.cu`
-    texts = {
-        "ext/kernels/cauchy_cuda.cu": "__global__ void k() {}\n",
-        "ext/kernels/test_cauchy.py": "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n",
-        "ext/kernels/benchmark_cauchy.py": "import torch\n\nx = torch.ones(2, device='cuda')\n",
-        "render/ru/c_src/bsdf.cu": "__global__ void k() {}\n",
-        "render/ru/tests/test_bsdf.py": "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n",
-        "tests/test_model.py": "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n",
-    }
+    kernel, test = "__global__ void k() {}\n", "import torch\n\n\ndef test_k():\n    x = torch.ones(2, device='cuda')\n"
+    paths = ["ext/kernels/test_cauchy.py", "ext/kernels/benchmark_cauchy.py", "render/ru/tests/test_bsdf.py"]
+    texts = dict.fromkeys(paths + ["tests/test_model.py"], test)
+    texts.update(dict.fromkeys(["ext/kernels/cauchy_cuda.cu", "render/ru/c_src/bsdf.cu"], kernel))
     found = _fallback_findings(tmp_path, texts)
     assert not [k for k in found if k[0].endswith(("test_cauchy.py", "test_bsdf.py", "benchmark_cauchy.py"))], found
     assert [k for k in found if k[0] == "tests/test_model.py"], sorted(found)  # the top-level suite is not one
