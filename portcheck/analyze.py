@@ -17,6 +17,7 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import (
     Ctx,
     is_display_module,
+    is_fp32_island,
     mark_cuda_flags,
     mark_cuda_side_helpers,
     mark_loader_classes,
@@ -57,6 +58,7 @@ EVALUATION_NOTE = (
     " evaluation time"
 )
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
+DEBUG_NOTE = "lowered one level: in a branch that runs only when debugging is switched on"
 # Categories that say nothing about test code: XLA's graph breaks and host syncs cost time, and tests
 # compare values on the host (`allclose`, float64 references) on purpose.
 _NOT_IN_TESTS = frozenset({"xla"})
@@ -140,6 +142,7 @@ def _finding(
         (requirement, REQUIREMENT_NOTE),
         (bool(ctx.lowered_by), ctx.lowered_by),
         (ctx.test_file, TEST_NOTE),
+        (ctx.debug, DEBUG_NOTE),
         (ctx.evaluation_file and rule.category == "xla", EVALUATION_NOTE),
     ):
         if applies:  # each reason lowers one more level and is said in the note
@@ -279,6 +282,9 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
 
 
 UNUSED_IMPORT_NOTE = "lowered to info: imported but never used in this module; the import goes, nothing else changes"
+ISLAND_IMPORT_NOTE = (
+    "lowered to info: used here only as `autocast(enabled=False)`, an fp32 island, which is reported where it is"
+)
 
 
 def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[CompiledRule]) -> List:
@@ -293,14 +299,23 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
     ]
     if not marked:
         return hits
-    used = {n.id for n in ast.walk(module) if isinstance(n, ast.Name)}
+    nodes = list(ast.walk(module))
+    islands = {id(n.func) for n in nodes if isinstance(n, ast.Call) and is_fp32_island(n)}
+    names = [n for n in nodes if isinstance(n, ast.Name)]
+    used = {n.id for n in names}
     if "__all__" in used:
         return hits
+    # names used only to call `autocast(enabled=False)`: fp32 islands, reported there (AMP004)
+    beyond_islands = {n.id for n in names if id(n) not in islands}
     for i in marked:
         key, node, label, ctx = hits[i]
         bound = [(a.asname or a.name).split(".", 1)[0] for a in node.names]
-        if "*" not in bound and not any(name in used for name in bound):
+        if "*" in bound:
+            continue
+        if not any(name in used for name in bound):
             hits[i] = (key, node, label, ctx._replace(info_note=UNUSED_IMPORT_NOTE))
+        elif not any(name in beyond_islands for name in bound):
+            hits[i] = (key, node, label, ctx._replace(info_note=ISLAND_IMPORT_NOTE))
     return hits
 
 

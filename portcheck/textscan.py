@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Type, overload
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Set, Tuple, Type, overload
 
 from portcheck.filetypes import KINDS
 from portcheck.pyscan.matchers import MatcherError, _bool, _str_list
@@ -363,6 +363,36 @@ def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
         for number, section, name, _key, _text in _pyproject_keys(lines)
         if section in _PYPROJECT_ALL_ARRAYS and _CUDA_EXTRA.search(name)
     }
+
+
+_PP_IF = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)$")
+_CUDA_MACRO = re.compile(r"\b(?:WITH_CUDA|USE_CUDA|__CUDACC__|__NVCC__|GOOGLE_CUDA)\b")
+
+
+def cuda_conditional_lines(lines: Sequence[str]) -> Set[int]:
+    """The line numbers of a C++ source that sit inside `#ifdef WITH_CUDA` (or `#if defined(USE_CUDA)`,
+    `__CUDACC__`) and not in its `#else`: a build without CUDA leaves them out (detectron2-style ops'
+    `ms_deform_attn.h` includes its CUDA header only there)."""
+    out: Set[int] = set()
+    stack: List[bool] = []  # per open conditional: whether its current branch is the CUDA one
+    for number, text in enumerate(lines, 1):
+        m = _PP_IF.match(text)
+        if m:
+            word, rest = m.group(1), m.group(2)
+            if word in ("ifdef", "if"):
+                stack.append(bool(_CUDA_MACRO.search(rest)) and "!" not in rest)
+            elif word == "ifndef":
+                stack.append(False)
+            elif word == "elif" and stack:
+                stack[-1] = bool(_CUDA_MACRO.search(rest)) and "!" not in rest
+            elif word == "else" and stack:
+                stack[-1] = False
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        if any(stack):
+            out.add(number)
+    return out
 
 
 def explicit_indexes(lines: Sequence[str]) -> Dict[int, str]:

@@ -150,3 +150,23 @@ def test_a_flag_that_only_guards_cuda_only_work_is_no_fallback(tmp_path):
     # a read that picks a device makes the check a fallback again
     picked = flag + "device = 'cuda' if use_cuda else 'cpu'\n"
     assert (2, "DEV005") in _notes(tmp_path, picked)
+
+
+def test_a_debugging_branch_lowers_what_it_runs(tmp_path):
+    # Hunyuan3D-2's `synchronize_timer`: CUDA events only when HY3DGEN_DEBUG=1
+    text = (
+        "import os\nimport torch\n\n\ndef timed(fn):\n    if os.environ.get('HY3DGEN_DEBUG', '0') == '1':\n"
+        "        torch.cuda.synchronize()\n    out = fn()\n    torch.cuda.synchronize()\n    return out\n"
+    )
+    notes = _notes(tmp_path, text)
+    assert "debugging" in notes[(7, "RT001")], notes
+    assert "debugging" not in notes[(9, "RT001")], notes
+
+
+def test_a_try_around_a_whole_job_is_no_fallback(tmp_path):
+    # TRELLIS's extraction loop under a bare `except:` that prints: the job stops, nothing runs instead
+    head = "import torch\n\n\ndef run(x):\n    try:\n"
+    job = head + "        for y in x:\n            y = y.cuda()\n    except:\n        print('failed')\n"
+    attempt = head + "        return x.cuda()\n    except RuntimeError:\n        print('failed')\n    return x\n"
+    assert "handler" not in _notes(tmp_path, job)[(7, "DEV002")]
+    assert "handler" in _notes(tmp_path, attempt)[(6, "DEV002")]

@@ -303,3 +303,13 @@ def test_explicit_indexes_are_the_lines_of_explicit_uv_index_tables():
     found = explicit_indexes(text.splitlines())
     assert found.get(3) == "pytorch-cu128"
     assert 8 not in found and 11 not in found  # not explicit; not an index table
+
+
+def test_cuda_conditional_lines_are_the_cuda_branch_of_preprocessor_conditionals():
+    from portcheck.textscan import cuda_conditional_lines
+
+    text = (
+        "#include <torch/extension.h>\n#ifdef WITH_CUDA\n#include <cuda.h>\n#else\n#include <cpu.h>\n#endif\n"
+        "#if defined(USE_CUDA) && X\n#include <cublas_v2.h>\n#endif\n#ifndef WITH_CUDA\n#include <a.h>\n#endif\n"
+    )
+    assert cuda_conditional_lines(text.splitlines()) == {3, 8}

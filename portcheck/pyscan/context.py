@@ -92,6 +92,7 @@ class Ctx(NamedTuple):
     loop: Optional[ast.AST] = None  # the innermost enclosing loop (For/While/comprehension)
     # inside `if step % k == 0:` or `if i == 0:` (runs in some iterations only) or a debugging branch
     periodic: bool = False
+    debug: bool = False  # inside a branch that runs in debugging runs only (`if os.environ.get("X_DEBUG"):`)
     annotation: bool = False  # inside a type annotation, which names types and runs nothing
     guard_test: bool = False  # the test of a CUDA guard around CUDA-only code, a test skip, a test's CUDA check
     in_test: bool = False  # inside a test function (`def test_*`)
@@ -990,12 +991,29 @@ _DEBUG_NAME = re.compile(r"^(?:debug|DEBUG)(?:_\w+)?$|_(?:debug|DEBUG)$")
 
 
 def is_debug_branch(test: ast.AST, imports: ImportTable) -> bool:
-    """`if torch.is_anomaly_enabled():`, `if self.debug:`, `if args.debug_nan:`: the branch runs in debugging
-    runs only, so a host sync in it costs nothing in the runs that matter."""
+    """`if torch.is_anomaly_enabled():`, `if self.debug:`, `if args.debug_nan:`, `if os.environ.get('HY3DGEN_DEBUG',
+    '0') == '1':`: the branch runs in debugging runs only, so a host sync in it costs nothing in the runs
+    that matter, and what it does is a debugging aid."""
     if isinstance(test, ast.Call):
-        return imports.resolve(test.func) in _ANOMALY_CHECKS
+        return imports.resolve(test.func) in _ANOMALY_CHECKS or _reads_debug_variable(test)
+    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+        return _reads_debug_variable(test.left)
     name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else ""
     return bool(_DEBUG_NAME.match(name))
+
+
+_ENV_GETTERS = frozenset({"os.environ.get", "os.getenv", "environ.get", "getenv"})
+_DEBUG_WORD = re.compile(r"(?:^|_)DEBUG(?:_|$)", re.IGNORECASE)
+
+
+def _reads_debug_variable(expr: ast.AST) -> bool:
+    """`os.environ.get("HY3DGEN_DEBUG", "0")`, `os.environ["DEBUG"]`: a read of a debugging switch."""
+    key: Optional[ast.AST] = None
+    if isinstance(expr, ast.Call) and (dotted(expr.func) or "") in _ENV_GETTERS and expr.args:
+        key = expr.args[0]
+    elif isinstance(expr, ast.Subscript) and (dotted(expr.value) or "") in ("os.environ", "environ"):
+        key = expr.slice
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(_DEBUG_WORD.search(key.value))
 
 
 def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:

@@ -352,6 +352,12 @@ def _index_value(value: ast.AST) -> bool:
     return False
 
 
+# Callees whose `output_device=`/`device_id=` name the device a replica runs on (DDP, FSDP, DataParallel,
+# `init_process_group(device_id=...)`); elsewhere a `device_id=` is the callee's own business (Wan's
+# `WanT2V(config, device_id=0)`, reported where it makes its device).
+_WRAPS_FOR_DEVICES = re.compile(r"(?:DataParallel|DDP|FSDP|fully_shard|init_process_group)$")
+
+
 def _bound_to_non_index(name: str, scope: ast.AST) -> bool:
     """Whether `scope`'s own statements (nested functions aside) bind `name`, and only to values that are no
     device index (`device_id = init_distributed_device(args)`, `device_id = torch.device(...)`)."""
@@ -367,9 +373,11 @@ def _bound_to_non_index(name: str, scope: ast.AST) -> bool:
             if node.target.id == name:
                 values.append(node.value if node.value is not None else ast.Constant(0))
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.comprehension)):
-            targets = [node.target] if not isinstance(node, (ast.With, ast.AsyncWith)) else [
-                i.optional_vars for i in node.items if i.optional_vars is not None
-            ]
+            targets = (
+                [node.target]
+                if not isinstance(node, (ast.With, ast.AsyncWith))
+                else [i.optional_vars for i in node.items if i.optional_vars is not None]
+            )
             if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
                 values.append(ast.Constant(0))  # a loop counter or a context value: may well be an index
         stack.extend(ast.iter_child_nodes(node))
@@ -391,16 +399,19 @@ class IntDeviceMatcher(DeviceIndexMatcher):
         return out
 
     @staticmethod
-    def _index(expr: Optional[ast.AST], scope: Optional[ast.AST] = None) -> bool:
+    def _index(expr: Optional[ast.AST], scope: Optional[ast.AST] = None, imports: Optional[ImportTable] = None) -> bool:
         """An integer constant, or a name that reads as a device index (`local_rank`, `device_id`) and that
         the enclosing function does not bind to anything else (`device_id = init_distributed_device(args)`
-        returns a `torch.device`)."""
+        returns a `torch.device`) nor imports (FramePack's `from diffusers_helper.memory import gpu` is a
+        `torch.device`, reported where that module makes it)."""
         if expr is None:
             return False
         if isinstance(expr, ast.Constant):
             return isinstance(expr.value, int) and not isinstance(expr.value, bool)
         name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
         if not (name and RANKISH.match(name)):
+            return False
+        if isinstance(expr, ast.Name) and imports is not None and expr.id in imports.aliases:
             return False
         return not (isinstance(expr, ast.Name) and scope is not None and _bound_to_non_index(expr.id, scope))
 
@@ -412,9 +423,13 @@ class IntDeviceMatcher(DeviceIndexMatcher):
         if "device-ids" in pos:
             for kw in node.keywords:
                 if kw.arg == "device_ids" and isinstance(kw.value, (ast.List, ast.Tuple)):
-                    if kw.value.elts and all(self._index(e, scope) for e in kw.value.elts):
+                    if kw.value.elts and all(self._index(e, scope, imports) for e in kw.value.elts):
                         yield kw.value, Label("`device_ids`", DEVICE_IDS, name)
-                elif kw.arg in ("output_device", "device_id") and self._index(kw.value, scope):
+                elif (
+                    kw.arg in ("output_device", "device_id")
+                    and _WRAPS_FOR_DEVICES.search(dotted(func) or "")
+                    and self._index(kw.value, scope, imports)
+                ):
                     # FSDP's `device_id=local_rank` too, which takes a device
                     role = DEVICE_IDS if kw.arg == "output_device" else value_role(node, name, kw.value)
                     yield kw.value, Label(f"`{kw.arg}`", role, name)
@@ -424,20 +439,27 @@ class IntDeviceMatcher(DeviceIndexMatcher):
             for kw in node.keywords:
                 if kw.arg != "device_map":
                     continue
-                if self._index(kw.value, scope):
+                if self._index(kw.value, scope, imports):
                     yield kw.value, Label("`device_map`", DEVICE_MAP, name)
                 elif isinstance(kw.value, ast.Dict):
                     for key, value in zip(kw.value.keys, kw.value.values):
-                        if isinstance(key, ast.Constant) and key.value == "" and self._index(value, scope):
+                        if isinstance(key, ast.Constant) and key.value == "" and self._index(value, scope, imports):
                             yield value, Label("`device_map`", DEVICE_MAP, name)
         if "to" in pos and isinstance(func, ast.Attribute) and func.attr == "to" and name is None and node.args:
-            if self._index(node.args[0], scope) and not (isinstance(node.args[0], ast.Constant) and len(node.args) > 1):
+            if self._index(node.args[0], scope, imports) and not (
+                isinstance(node.args[0], ast.Constant) and len(node.args) > 1
+            ):
                 yield node.args[0], Label("`.to()`", value_role(node, name, node.args[0]), name)
-        if "device-call" in pos and name == "torch.device" and len(node.args) == 1 and self._index(node.args[0], scope):
+        if (
+            "device-call" in pos
+            and name == "torch.device"
+            and len(node.args) == 1
+            and self._index(node.args[0], scope, imports)
+        ):
             yield node.args[0], Label("`torch.device()`", value_role(node, name, node.args[0]), name)
         if "device-keyword" in pos and name != "torch.device":
             for kw in node.keywords:
-                if kw.arg == "device" and self._index(kw.value, scope):
+                if kw.arg == "device" and self._index(kw.value, scope, imports):
                     # an index passed as `device=` names a device, whatever the call
                     yield kw.value, Label("`device=`", DEVICE, name)
 

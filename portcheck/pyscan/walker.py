@@ -82,6 +82,12 @@ ROOT_CTX = Ctx()  # the default context at module level (immutable, so one insta
 _JUMPS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
 
 
+def _attempt(body: Sequence[ast.AST]) -> bool:
+    """A `try` body short enough to be one attempt with a fallback after it (`try: return dtw_cuda(x)`), not
+    a whole job whose handler only reports the failure (TRELLIS's extraction loop under a bare `except:`)."""
+    return len(body) <= 3 and not any(isinstance(s, _LOOPS) for s in body)
+
+
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     """Statements of one block; after `if not torch.cuda.is_available(): return ...` the rest is CUDA-only
     code that has a non-CUDA alternative (the early return), so it counts as guarded. Statements after a
@@ -209,6 +215,8 @@ def _children(
         cuda_branch = ctx._replace(guarded=True, tried=False)
         body_branch = cuda_branch if positive else ctx
         else_branch = cuda_branch if cuda and not positive else ctx
+        if isinstance(node, ast.IfExp) and ast.dump(node.body) == ast.dump(node.orelse):
+            test_ctx = ctx._replace(guard_test=True)  # `'cpu' if torch.cuda.is_available() else 'cpu'`: no choice
         if is_flag_device_choice(node):
             body_branch = else_branch = ctx  # `"cuda" if args.cuda else "cpu"`: a choice, not a guard
         elif isinstance(node, ast.If) and is_pure_guard(node, imports):
@@ -255,7 +263,8 @@ def _children(
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
             body_branch = body_branch._replace(periodic=True)  # the `else` runs in the other k - 1 iterations
         elif isinstance(node, ast.If) and is_debug_branch(node.test, imports):
-            body_branch = body_branch._replace(periodic=True)  # `if torch.is_anomaly_enabled():` debugging runs only
+            # `if torch.is_anomaly_enabled():`, `if os.environ.get("X_DEBUG") == "1":`: debugging runs only
+            body_branch = body_branch._replace(periodic=True, debug=True)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
@@ -346,7 +355,7 @@ def _children(
         return _block(node.body, ctx._replace(scope=node), imports)
     if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
         body_ctx = ctx
-        if any(catches_runtime_error(h) and continues(h) for h in node.handlers):
+        if _attempt(node.body) and any(catches_runtime_error(h) and continues(h) for h in node.handlers):
             # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
             # `try` runs has a fallback where it fails, as under a CUDA check with an `else`.
             body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
