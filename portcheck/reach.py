@@ -178,7 +178,7 @@ def unused_definitions(
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
     # what it loads: every module in its folder and below counts as used
     loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
-    candidates: Dict[str, List[Tuple[int, int, str]]] = {}
+    candidates: Dict[str, List[Tuple[int, int, str, Tuple[str, ...]]]] = {}
     for path in paths:
         if path not in lone_facts:
             continue
@@ -192,7 +192,7 @@ def unused_definitions(
             candidates[path] = lone
     if not candidates:
         return {}
-    names = {name for spans in candidates.values() for _, _, name in spans}
+    names = {name for spans in candidates.values() for _, _, name, _ in spans}
     spelt: Dict[str, int] = {}  # name -> how many Python files spell it (its own among them)
     for path in all_paths:
         for name in names & words[path]:
@@ -200,11 +200,23 @@ def unused_definitions(
     for text in texts:
         for name in names & set(IDENTIFIER.findall(text)):
             spelt[name] = spelt.get(name, 0) + 1
+    # unused: named by no other file and, in its own, nowhere or only inside definitions that are unused
+    unused: Set[Tuple[str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for path, spans in candidates.items():
+            for _, _, name, holders in spans:
+                if (path, name) in unused or spelt.get(name, 0) != 1:
+                    continue
+                if all((path, h) in unused for h in holders):
+                    unused.add((path, name))
+                    changed = True
     out: Dict[str, List[Tuple[int, int, str]]] = {}
     for path, spans in candidates.items():
-        unused = [(a, b, UNUSED_NOTE.format(name=n)) for a, b, n in spans if spelt.get(n, 0) == 1]
-        if unused:
-            out[path] = unused
+        found = [(a, b, UNUSED_NOTE.format(name=n)) for a, b, n, _ in spans if (path, n) in unused]
+        if found:
+            out[path] = found
     return out
 
 

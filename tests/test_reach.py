@@ -186,3 +186,22 @@ def test_a_definition_naming_itself_is_still_unused():
     assert not unused_definitions(
         TextSources({"pkg/loss.py": text + "\nLOSSES = [OKSLoss, walk]\n"}), ["pkg/loss.py"], {}
     )
+
+
+def test_what_only_unused_definitions_use_is_unused_too():
+    # InstantMesh's `DMTetGeometry`, which nothing uses, and the `marching_tets_tetmesh` only it calls
+    text = (
+        "import torch\n\n\ndef marching(x):\n    return x.cuda()\n\n\n"
+        "class Geometry:\n    def run(self, x):\n        return marching(x)\n\n\n"
+        "def shared(x):\n    return x.cuda()\n\n\n"
+        "def used(x):\n    return shared(x)\n"
+    )
+    files = {"app.py": "from pkg.geo import used\nused(1)\n", "pkg/__init__.py": "", "pkg/geo.py": text}
+    found = unused_definitions(TextSources(files), ["pkg/geo.py"], {})
+    assert [(a, b) for a, b, _ in found["pkg/geo.py"]] == [(4, 5), (8, 10)]
+    # also spelt by a definition that is used: used
+    two = "        return marching(x)\n\n\ndef two(x):\n    return marching(x)\n"
+    text = text.replace("        return marching(x)\n", two)
+    files = {"app.py": "from pkg.geo import used, two\n", "pkg/__init__.py": "", "pkg/geo.py": text}
+    found = unused_definitions(TextSources(files), ["pkg/geo.py"], {})
+    assert [(a, b) for a, b, _ in found["pkg/geo.py"]] == [(8, 10)]

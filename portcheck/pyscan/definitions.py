@@ -24,8 +24,11 @@ _COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]
 
 def lone_definitions(text: str) -> FrozenSet[str]:
     """The module's undecorated module-level definitions whose name no line outside their own statement
-    spells (`super(OKSLoss, self)` or a recursive call inside it does not count), as `first:last:name`.
-    Tests (`test*`) are run by name, never named: they are not here."""
+    spells (`super(OKSLoss, self)` or a recursive call inside it does not count), as `first:last:name`;
+    and those whose name only other such definitions of the module spell, as `first:last:name:holders`
+    (`holders` comma-separated: InstantMesh's `marching_tets_tetmesh`, which only the unused
+    `DMTetGeometry` calls, is unused when every holder is). Tests (`test*`) are run by name, never named:
+    they are not here."""
     if _COMPUTED_LOOKUP.search(text):
         return frozenset()
     lines = text.splitlines()
@@ -35,19 +38,28 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     for number, line in enumerate(lines, 1):
         for word in names.intersection(IDENTIFIER.findall(line)):
             spelt.setdefault(word, []).append(number)
-    return frozenset(
-        f"{first}:{last}:{name}"
-        for first, last, name in definitions
-        if all(first <= number <= last for number in spelt.get(name, ()))
-    )
+
+    def holder(number: int) -> Optional[str]:
+        return next((name for first, last, name in definitions if first <= number <= last), None)
+
+    out = set()
+    for first, last, name in definitions:
+        outside = [number for number in spelt.get(name, ()) if not first <= number <= last]
+        holders = {holder(number) for number in outside}
+        if not holders:
+            out.add(f"{first}:{last}:{name}")
+        elif None not in holders:
+            out.add(f"{first}:{last}:{name}:{','.join(sorted(h for h in holders if h))}")
+    return frozenset(out)
 
 
-def decode(facts: Iterable[str]) -> List[Tuple[int, int, str]]:
-    """`lone_definitions` as (first line, last line, name), in line order."""
+def decode(facts: Iterable[str]) -> List[Tuple[int, int, str, Tuple[str, ...]]]:
+    """`lone_definitions` as (first line, last line, name, holders), in line order."""
     out = []
     for fact in facts:
-        first, last, name = fact.split(":", 2)
-        out.append((int(first), int(last), name))
+        first, last, rest = fact.split(":", 2)
+        name, _, holders = rest.partition(":")
+        out.append((int(first), int(last), name, tuple(holders.split(",")) if holders else ()))
     return sorted(out)
 
 

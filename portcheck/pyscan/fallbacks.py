@@ -19,6 +19,12 @@ def _stops(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "") in _EXITS
 
 
+def ends_the_run(block: list) -> bool:
+    """Whether a block ends in a `raise` or an exit (`print(...)` then `sys.exit(1)`): what runs in it runs
+    once, when something went wrong."""
+    return bool(block) and _stops(block[-1])
+
+
 def continues(handler: ast.ExceptHandler) -> bool:
     """True unless the handler's own block ends the import's story: a `raise` or an exit at its top level."""
     return not any(_stops(stmt) for stmt in handler.body)

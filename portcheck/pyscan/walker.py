@@ -60,7 +60,7 @@ from portcheck.pyscan.context import (
     skips_without_cuda,
     torch_call_on_host,
 )
-from portcheck.pyscan.fallbacks import continues
+from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
@@ -262,6 +262,9 @@ def _children(
             cuda_side = "body"
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
             body_branch = body_branch._replace(periodic=True)  # the `else` runs in the other k - 1 iterations
+        elif isinstance(node, ast.If) and ends_the_run(node.body) and not cuda:
+            # `if not math.isfinite(loss.item()): print(f"Loss is {loss.item()}"); sys.exit(1)`: the error path
+            body_branch = body_branch._replace(error_path=True)
         elif isinstance(node, ast.If) and is_debug_branch(node.test, imports):
             # `if torch.is_anomaly_enabled():`, `if os.environ.get("X_DEBUG") == "1":`: debugging runs only
             body_branch = body_branch._replace(periodic=True, debug=True)
