@@ -140,6 +140,8 @@ class ModuleSummary:
     sources: Tuple[Tuple[str, int], ...] = ()
     # Imported names the module uses other than by calling through them (`ops = _C`, `f(_C)`).
     values: Tuple[str, ...] = ()
+    # The module builds C++ extensions only (`CppExtension` from `*.cpp`; a `setup.py` of a plain C++ `_C`).
+    cpp_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -474,14 +476,24 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
     if collector.guarded_imports:
         bindings = [replace(b, guarded=True) if b.statement in collector.guarded_imports else b for b in bindings]
-    if builds_cpp_only(text):
+    cpp_only = builds_cpp_only(text)
+    if cpp_only:
         # `CppExtension`s from `*.cpp` only (YOLOX's `JitOp`): what it builds and loads is plain C++.
         definitions = [replace(d, loader=False, extension=False) for d in definitions]
         at_import = False
     sources, values = _literals_and_values(tree, {b.local for b in bindings})
     # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
     return ModuleSummary(
-        name, package, tuple(bindings), tuple(definitions), tuple(collector.sites), digest, at_import, sources, values
+        name,
+        package,
+        tuple(bindings),
+        tuple(definitions),
+        tuple(collector.sites),
+        digest,
+        at_import,
+        sources,
+        values,
+        cpp_only,
     )
 
 
@@ -749,10 +761,11 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
         if definition.extension:
             extensions.add(key)
             bound.add(key)
-    # Extension imports are CUDA-bound wherever they are imported.
+    # Extension imports are CUDA-bound wherever they are imported, but for a generic `_C` whose package's own
+    # `setup.py` builds C++ only (stable-fast-3d's `uv_unwrapper`).
     for module, local in project.binds:
         sym = project.target(module, local)
-        if sym is not None and sym[0] == "<ext>":
+        if sym is not None and sym[0] == "<ext>" and not _built_as_cpp(project, sym[1]):
             extensions.add(sym)
             bound.add(sym)
     # What each definition's uses refer to, resolved once; then a worklist from the bound names.
@@ -1017,6 +1030,21 @@ def fallback_spans(summary: ModuleSummary, resolved: Resolved) -> List[Tuple[int
     """The lines of `summary`'s functions and classes that the project reaches only where there is a
     fallback, every caller seen (`Resolved.fallback_seen`): what runs in them runs only where CUDA does."""
     return [d.lines for d in summary.definitions if d.lines[0] and (summary.module, d.name) in resolved.fallback_seen]
+
+
+def _built_as_cpp(project: "Project", extension: str) -> bool:
+    """Whether the extension module `extension` (`uv_unwrapper.uv_unwrapper._C`) has no CUDA in its name and
+    the nearest `setup` module above it builds C++ extensions only."""
+    if "cuda" in extension.rsplit(".", 1)[-1].lower():
+        return False
+    parts = extension.split(".")[:-1]
+    while True:
+        summary = project.modules.get(".".join(parts + ["setup"]))
+        if summary is not None:
+            return summary.cpp_only
+        if not parts:
+            return False
+        parts.pop()
 
 
 def _loads_when_imported(project: Project, resolved: Resolved, module: str) -> bool:

@@ -493,6 +493,18 @@ def test_a_flag_that_says_whether_the_extension_loaded_is_no_extension(tmp_path:
     assert ("pkg/ops.py", 1, "KRN009") in found, sorted(found)
 
 
+@pytest.mark.parametrize(("build", "reported"), [("CppExtension", False), ("CUDAExtension", True)])
+def test_a_generic_C_is_an_extension_unless_its_setup_builds_cpp_only(tmp_path: Path, build, reported):
+    # stable-fast-3d's `uv_unwrapper`: `CppExtension(name="uv_unwrapper._C", sources=glob("csrc/*.cpp"))`
+    setup = (
+        f"from glob import glob\nfrom torch.utils.cpp_extension import BuildExtension, {build}\n"
+        f"ext = {build}(name='uvw._C', sources=glob('uvw/csrc/*.cpp'))\n"
+    )
+    texts = {"setup.py": setup, "uvw/__init__.py": "from . import _C\n\n\ndef unwrap(x):\n    return _C.unwrap(x)\n"}
+    found = _fallback_findings(tmp_path, texts)
+    assert (("uvw/__init__.py", 1, "KRN009") in found) is reported, sorted(found)
+
+
 @pytest.mark.parametrize(
     ("tests", "sources", "expected"),
     [
