@@ -384,7 +384,8 @@ def _as_detail(finding: Finding, owners: Sequence[Tuple[str, int]]) -> Finding:
     if not owners or finding.severity is Severity.INFO:
         return finding
     code, line = owners[0]
-    return replace(finding, severity=Severity.INFO, note=DETAIL_NOTE.format(code=code, line=line))
+    why = DETAIL_NOTE.format(code=code, line=line)
+    return replace(finding, severity=Severity.INFO, note=f"{finding.note}; {why}" if finding.note else why)
 
 
 def _one_per_line(findings: List[Finding]) -> List[Finding]:
