@@ -171,10 +171,15 @@ class TextMatcher:
 class LineMatcher(TextMatcher):
     """A regular expression searched on every line (comments removed); `exclude` skips lines that match it,
     `lower` reports them one level lower (`CUDA_VISIBLE_DEVICES= python test.py` hides every GPU to run on
-    the CPU). A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`)."""
+    the CPU). A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`).
+    `command` must match the whole command the line belongs to, its `\\`-continued lines joined: `--gpus`
+    is a container's GPU request in `docker run --gpus all` and a script's own option in
+    `python train.py --gpus 0 1`."""
 
     kind = "line"
-    allowed_keys = frozenset({"files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "once"})
+    allowed_keys = frozenset(
+        {"files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "once", "command"}
+    )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -182,6 +187,7 @@ class LineMatcher(TextMatcher):
         self.pattern = _regex(params, "pattern", flags, required=True)
         self.exclude = _regex(params, "exclude", flags, required=False)
         self.lower = _regex(params, "lower", flags, required=False)
+        self.command = _regex(params, "command", flags, required=False)
         note = params.get("lower-note")
         if note is not None and (not isinstance(note, str) or not note.startswith("lowered one level: ")):
             raise MatcherError("'lower-note' must be a string that starts with 'lowered one level: '")
@@ -196,13 +202,38 @@ class LineMatcher(TextMatcher):
         return self.lower is not None and bool(self.lower.search(line))
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
+        commands = commands_by_line(lines, kind) if self.command is not None else {}
         for number, text in _comment_free(lines, kind):
             m = self.pattern.search(text)
             if m and not (self.exclude is not None and self.exclude.search(text)):
+                if self.command is not None and not self.command.search(commands.get(number, text)):
+                    continue
                 at = "at" if "at" in self.pattern.groupindex and m.group("at") is not None else 0
                 yield number, m.start(at) + 1, number, m.end(at) + 1, excerpt(text, m.start(at), m.end(at))
                 if self.once:
                     return
+
+
+def commands_by_line(lines: Sequence[str], kind: str) -> Dict[int, str]:
+    """Each line's whole command (1-based line -> text): lines ending in `\\` joined with the lines they
+    continue into, comments removed."""
+    out: Dict[int, str] = {}
+    group: List[int] = []
+    parts: List[str] = []
+    for number, line in enumerate(lines, 1):
+        text = strip_comment(line, kind).rstrip()
+        group.append(number)
+        continued = text.endswith("\\")
+        parts.append(text[:-1] if continued else text)
+        if not continued:
+            joined = " ".join(parts)
+            for n in group:
+                out[n] = joined
+            group, parts = [], []
+    joined = " ".join(parts)
+    for n in group:
+        out[n] = joined
+    return out
 
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}

@@ -11,7 +11,9 @@ project's own code is a package dependency like any other, not an import of the 
 A folder counts when it is below the scanned root, holds packaging metadata (`setup.py`,
 `pyproject.toml`) and a licence file, is not inside one of the project's Python packages (flash-attn's
 `flash_attn/cute/` is the library's own subpackage), and the scan has Python code outside every such
-folder (in a monorepo of such folders, each is the product).
+folder (in a monorepo of such folders, each is the product). A folder kept in a `third_party/` (or
+`3rdparty/`, `vendor/`) folder says so by its place: packaging or a licence is enough, inside a package
+too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ import posixpath
 from typing import Dict, Iterable, Sequence, Tuple
 
 _PACKAGING = ("setup.py", "pyproject.toml")
+# folders that hold other projects by name
+_THIRD_PARTY = frozenset(
+    {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "_vendor", "vendored"}
+)
 VENDORED_NOTE = (
     "lowered to info: `{folder}/` is a copy of another project (its own packaging and licence); this finding"
     " stands for all {{count}} of its findings, which are not listed (scan the folder on its own for them);"
@@ -35,14 +41,29 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     pairs = list(files)
     displays = [d for d, _ in pairs]
     packages = {posixpath.dirname(d) for d in displays if posixpath.basename(d) == "__init__.py"}
-    found: Dict[str, str] = {}
+    packaged = {
+        posixpath.dirname(d): posixpath.dirname(disk) for d, disk in pairs if posixpath.basename(d) in _PACKAGING
+    }
+    candidates: Dict[str, bool] = {}  # folder -> whether its packaging alone is not enough
+    disk_of: Dict[str, str] = dict(packaged)
+    for folder in packaged:
+        if folder and (_third_party(folder) or not _inside_package(folder, packages)):
+            candidates[folder] = True
+    # a folder kept in a `third_party/` folder: its packaging or its licence says it is another project
     for display, disk in pairs:
-        if posixpath.basename(display) not in _PACKAGING:
+        parts = display.split("/")
+        for i, part in enumerate(parts[:-2]):
+            if part in _THIRD_PARTY:
+                folder = "/".join(parts[: i + 2])
+                candidates[folder] = False
+                disk_of.setdefault(folder, _up(os.path.dirname(disk), len(parts) - 1 - (i + 2)))
+                break
+    found: Dict[str, str] = {}
+    for folder in sorted(candidates):
+        if under(folder, found) or any(r == folder or r.startswith(folder + "/") for r in roots):
             continue
-        folder = posixpath.dirname(display)
-        if not folder or folder in roots or folder in found or _inside_package(folder, packages):
-            continue
-        if _has_licence(os.path.dirname(disk)):
+        licensed = _has_licence(disk_of[folder])
+        if licensed or (not candidates[folder] and folder in packaged):
             found[folder] = VENDORED_NOTE.format(folder=folder)
     if not found:
         return {}
@@ -57,6 +78,17 @@ def under(path: str, folders: Iterable[str]) -> bool:
 def folder_of(path: str, folders: Sequence[str]) -> str:
     """The folder of `folders` that holds `path`, or ""."""
     return next((folder for folder in folders if path.startswith(folder + "/")), "")
+
+
+def _up(path: str, levels: int) -> str:
+    for _ in range(levels):
+        path = os.path.dirname(path)
+    return path
+
+
+def _third_party(folder: str) -> bool:
+    """Whether `folder` is kept in a `third_party/` folder (the second pass decides those)."""
+    return any(part in _THIRD_PARTY for part in folder.split("/")[:-1])
 
 
 def _inside_package(folder: str, packages: set) -> bool:

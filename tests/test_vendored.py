@@ -78,3 +78,48 @@ def test_a_repository_made_only_of_such_folders_has_none(tmp_path: Path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     assert vendored_folders(files) == {}
+
+
+# VBench's layout: copies kept in `third_party/` folders inside the project's own package, some with only a
+# licence (`amt/`), some with only packaging (`Dense_match/`), one nested a level deeper (`YOLO-World/mmyolo/`).
+VBENCH = {
+    "setup.py": "from setuptools import setup\nsetup(name='vbench')\n",
+    "vbench/__init__.py": "",
+    "vbench/score.py": "import torch\n\n\ndef score(x):\n    return x.cuda()\n",
+    "vbench/third_party/__init__.py": "",
+    "vbench/third_party/amt/LICENSE": "MIT\n",
+    "vbench/third_party/amt/__init__.py": "",
+    "vbench/third_party/amt/bench.py": "import torch\ntorch.cuda.synchronize()\n",
+    "vbench/third_party/Dense_match/setup.py": "from setuptools import setup\nsetup(name='dm')\n",
+    "vbench/third_party/Dense_match/run.py": "import torch\nx = torch.ones(2).cuda()\n",
+    "vbench/third_party/YOLO-World/mmyolo/LICENSE": "GPL\n",
+    "vbench/third_party/YOLO-World/mmyolo/setup.py": "from setuptools import setup\nsetup(name='mmyolo')\n",
+    "vbench/third_party/YOLO-World/mmyolo/demo.py": "import torch\nx = torch.ones(2).cuda()\n",
+    "vbench/third_party/YOLO-World/other.py": "import torch\nx = torch.ones(2).cuda()\n",
+    "vbench/third_party/umt/__init__.py": "",
+    "vbench/third_party/umt/model.py": "import torch\nx = torch.ones(2).cuda()\n",
+}
+
+
+def test_folders_in_a_third_party_folder_are_copies_by_their_licence_or_packaging(tmp_path: Path):
+    files = [(name, str(tmp_path / name)) for name in VBENCH]
+    for name, text in VBENCH.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = vendored_folders(files)
+    # a licence alone, packaging alone, and the packaged and licensed project one level deeper; not the
+    # folder with neither (`umt/`, `YOLO-World/` itself), and never the project's own package
+    assert sorted(found) == [
+        "vbench/third_party/Dense_match",
+        "vbench/third_party/YOLO-World/mmyolo",
+        "vbench/third_party/amt",
+    ], found
+    # scanned from inside a copy, that copy is the product
+    inside = [("vbench/third_party/amt/" + n.rsplit("/", 1)[-1], d) for n, d in files if "/amt/" in n]
+    assert vendored_folders(inside + files[:3], roots=("vbench/third_party/amt",)) == {}
+    reported = _scan(tmp_path, VBENCH)
+    paths = [key[0] for key in reported]
+    assert "vbench/score.py" in paths and "vbench/third_party/umt/model.py" in paths, sorted(reported)
+    for folder in found:  # one `info` finding stands for each copy
+        standing = [f for key, f in reported.items() if key[0].startswith(folder + "/")]
+        assert [f.severity.value for f in standing] == ["info"], (folder, sorted(reported))
