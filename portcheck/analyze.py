@@ -54,8 +54,7 @@ BUILD_NOTE = (
     "lowered one level: the build condition selects the CUDA build, which has a build without CUDA as alternative"
 )
 EVALUATION_NOTE = (
-    "lowered one level: evaluation code, off the training step; a graph break or recompile there costs"
-    " evaluation time"
+    "lowered one level: evaluation code, off the training step; a graph break or recompile there costs evaluation time"
 )
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
 DEBUG_NOTE = "lowered one level: in a branch that runs only when debugging is switched on"
@@ -374,7 +373,7 @@ def findings_for(
         for f in findings:
             first[f.code] = min(first.get(f.code, f.line), f.line)
         findings = [_as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first]) for f in findings]
-    return _one_per_line(findings)
+    return _one_per_list(_one_per_line(findings), lines)
 
 
 DETAIL_NOTE = "lowered to info: a detail of what this file's {code} finding (line {line}) reports, ported with it"
@@ -401,6 +400,73 @@ def _one_per_line(findings: List[Finding]) -> List[Finding]:
         seen.add(key)
         out.append(f)
     return out
+
+
+LIST_NOTE = "stands for {count} entries of one list (lines {first}-{last}) that this rule finds"
+LIST_FIXED = "; `portcheck fix` rewrites them together"
+_LITERAL = re.compile(r"""[rRbBuU]{0,2}(?:"[^"\\]*"|'[^'\\]*')|\d+""")
+_SEPARATOR = re.compile(r"\s*,\s*(?:#[^\n]*\n\s*)*")
+
+
+def _one_per_list(findings: List[Finding], lines: Sequence[str]) -> List[Finding]:
+    """One finding for the entries of one list: `default=["cuda:0", "cuda:1", ..., "cuda:7"]` is one device
+    list to change, not eight. Findings of the same rule, severity and note on string or integer literals
+    that stand next to each other with only a comma between them are one finding at the first; the rest
+    ride along (`also`) and `portcheck fix` rewrites them with it or not at all."""
+    out: List[Finding] = []
+    group: List[Finding] = []
+
+    def flush() -> None:
+        if len(group) > 1:
+            head = group[0]
+            why = LIST_NOTE.format(count=len(group), first=head.line, last=group[-1].line)
+            why += LIST_FIXED if head.fixable else ""
+            out.append(
+                replace(
+                    head,
+                    also=tuple((f.line, f.column, f.end_line, f.end_column) for f in group[1:]),
+                    note=f"{head.note}; {why}" if head.note else why,
+                )
+            )
+        else:
+            out.extend(group)
+        group.clear()
+
+    for f in sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column)):
+        prev = group[-1] if group else None
+        if prev is not None and not (
+            (f.code, f.severity, f.note, f.cell) == (prev.code, prev.severity, prev.note, prev.cell)
+            and _LITERAL.fullmatch(_token(lines, f))
+            and _SEPARATOR.fullmatch(_between(lines, prev, f) or "x")
+        ):
+            flush()
+        if not group and not _LITERAL.fullmatch(_token(lines, f)):
+            out.append(f)
+            continue
+        group.append(f)
+    flush()
+    return out
+
+
+def _token(lines: Sequence[str], f: Finding) -> str:
+    if f.line != f.end_line or f.line > len(lines):
+        return ""
+    return lines[f.line - 1][f.column - 1 : f.end_column - 1]
+
+
+def _between(lines: Sequence[str], first: Finding, second: Finding) -> str:
+    """The source text between the end of `first` and the start of `second` (columns are 1-based, the end
+    exclusive); "" when they overlap or are out of order."""
+    if (second.line, second.column) < (first.end_line, first.end_column) or second.line - first.end_line > 20:
+        return ""
+    if first.end_line == second.line:
+        return lines[second.line - 1][first.end_column - 1 : second.column - 1] if second.line <= len(lines) else ""
+    if second.line > len(lines):
+        return ""
+    middle = lines[first.end_line : second.line - 1]
+    return "\n".join(
+        [lines[first.end_line - 1][first.end_column - 1 :], *middle, lines[second.line - 1][: second.column - 1]]
+    )
 
 
 def analyze_module(

@@ -57,7 +57,7 @@ def encode_findings(findings) -> tuple:
         (
             f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.category, f.severity.value,
             f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note, f.fixes,
-            f.role, f.symbol,
+            f.role, f.symbol, f.also,
         )
         for f in findings
     )
@@ -69,10 +69,11 @@ def decode_findings(encoded, path: str) -> Tuple[Finding, ...]:
             path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
             severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
             source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
-            role=role, symbol=symbol,
+            role=role, symbol=symbol, also=tuple(tuple(part) for part in (also[0] if also else ())),
         )
         for (
             a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol,
+            *also,
         ) in encoded
     )
 

@@ -6,7 +6,7 @@ Everything here is a frozen dataclass or an enum, so stages can pass values arou
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Optional, Tuple
 
 
@@ -158,9 +158,20 @@ class Finding:
     # cache, left out of reports and of comparisons.
     role: str = field(default="", compare=False)
     symbol: str = field(default="", compare=False)
+    # The other entries this finding stands for (line, column, end_line, end_column each, as its own): the
+    # further device strings of one list (`default=["cuda:0", "cuda:1", ...]`) are one finding, fixed whole.
+    also: Tuple[Tuple[int, int, int, int], ...] = ()
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
+
+    def parts(self) -> Tuple["Finding", ...]:
+        """This finding and one finding for each entry it stands for (`also`), for the fixer."""
+        if not self.also:
+            return (self,)
+        return (replace(self, also=()),) + tuple(
+            replace(self, line=a, column=b, end_line=c, end_column=d, also=()) for a, b, c, d in self.also
+        )
 
     def to_dict(self) -> dict:
         data = {
@@ -183,6 +194,8 @@ class Finding:
             data["guarded"] = True
         if self.note:
             data["note"] = self.note
+        if self.also:
+            data["also"] = [list(part) for part in self.also]
         return data
 
 

@@ -133,8 +133,7 @@ MARKER_NOTE = (
     "lowered one level: its environment marker installs it on some platforms only, so the project runs without it"
 )
 EXTRA_NOTE = (
-    "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not"
-    " pull it"
+    "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not pull it"
 )
 CONDITIONAL_NOTE = "lowered one level: inside `#ifdef WITH_CUDA` (or the like), which a build without CUDA leaves out"
 INDEX_NOTE = (
@@ -218,10 +217,21 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                     marked, sev, note = True, severity.lowered(), CONDITIONAL_NOTE
                 out.append(
                     Finding(
-                        path=path, line=line, column=col, end_line=end_line, end_column=end_col,
-                        code=rule.code, name=rule.name, category=rule.category,
-                        severity=sev, message=message, fixable=False, fix_safety=rule.fix_safety,
-                        source_line=source, guarded=marked, note=note,
+                        path=path,
+                        line=line,
+                        column=col,
+                        end_line=end_line,
+                        end_column=end_col,
+                        code=rule.code,
+                        name=rule.name,
+                        category=rule.category,
+                        severity=sev,
+                        message=message,
+                        fixable=False,
+                        fix_safety=rule.fix_safety,
+                        source_line=source,
+                        guarded=marked,
+                        note=note,
                     )
                 )
     return apply_suppressions(out, lines)
@@ -308,7 +318,14 @@ def _cell_findings(
         for f in kept:
             cell, line = locate(mapping, f.line)
             end_cell, end_line = locate(mapping, f.end_line)
-            located.append(replace(f, cell=cell, line=line, end_line=max(end_line, line) if cell == end_cell else line))
+            also = tuple(
+                (locate(mapping, a)[1], b, locate(mapping, c)[1], d)
+                for a, b, c, d in f.also
+                if locate(mapping, a)[0] == cell == locate(mapping, c)[0]
+            )
+            located.append(
+                replace(f, cell=cell, line=line, end_line=max(end_line, line) if cell == end_cell else line, also=also)
+            )
         out.append(located)
     return out, None
 
@@ -447,9 +464,7 @@ def scan_bytes_targets(data: bytes, path: str, kind: str, group: Tuple[Settings,
         findings, over = limits.cap_findings(findings)
         own_error = FileError(path, over, kind="limit") if over and error is None else error
         out.append(
-            FileResult(
-                path=path, findings=tuple(findings), error=own_error, lines=lines, kind=kind, backends=backends
-            )
+            FileResult(path=path, findings=tuple(findings), error=own_error, lines=lines, kind=kind, backends=backends)
         )
     return tuple(out)
 

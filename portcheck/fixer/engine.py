@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -16,7 +16,7 @@ from portcheck.fixer.device import Spelling, choose_name, defines, insert_defini
 from portcheck.fixer.imports import fix_imports
 from portcheck.fixer.locate import Locator
 from portcheck.fixer.names import Binding, Bindings
-from portcheck.fixer.recipes import RECIPES, Fix, Plan, Site, Skip
+from portcheck.fixer.recipes import RECIPES, Fix, Outcome, Plan, Site, Skip
 from portcheck.fixer.syntax import dotted, dotted_names, parse_expr
 from portcheck.fixer.torchapi import at_least, newest, required
 from portcheck.fixkinds import FIX_TARGETS
@@ -179,14 +179,9 @@ def plan_fixes(
         if recipe is None or not isinstance(spec, dict):  # no kind without a table
             skipped.append((finding, f"unknown fix kind {kind!r}"))
             continue
-        nodes = where.nodes(finding)
-        if not nodes:
-            skipped.append((finding, "could not find the code the finding points at"))
-            continue
-        site = Site(
-            tuple(nodes), spec, spelling, where.parents, names, options.target, path, finding.role, finding.symbol
+        outcome = _combined(
+            [_outcome(part, where, names, recipe, spec, spelling, options, path) for part in finding.parts()]
         )
-        outcome = recipe(site)
         if isinstance(outcome, Skip):
             skipped.append((finding, outcome.reason))
             continue
@@ -210,6 +205,40 @@ def plan_fixes(
     return kept, skipped
 
 
+def _outcome(
+    finding: Finding,
+    where: Locator,
+    names: Bindings,
+    recipe: Callable[[Site], Outcome],
+    spec: Mapping[str, Any],
+    spelling: Spelling,
+    options: FixOptions,
+    path: str,
+) -> Outcome:
+    nodes = where.nodes(finding)
+    if not nodes:
+        return Skip("could not find the code the finding points at")
+    site = Site(tuple(nodes), spec, spelling, where.parents, names, options.target, path, finding.role, finding.symbol)
+    return recipe(site)
+
+
+def _combined(outcomes: Sequence[Outcome]) -> Outcome:
+    """One fix for a finding that stands for several entries (`Finding.also`): all of them, or none."""
+    if len(outcomes) == 1:
+        return outcomes[0]
+    for outcome in outcomes:
+        if isinstance(outcome, Skip):
+            return outcome
+    fixes = [o for o in outcomes if isinstance(o, Fix)]
+    return Fix(
+        plans=tuple(p for f in fixes for p in f.plans),
+        written=tuple(w for f in fixes for w in f.written),
+        imports=tuple(dict.fromkeys(i for f in fixes for i in f.imports)),
+        removals=tuple(r for f in fixes for r in f.removals),
+        needs=tuple(n for f in fixes for n in f.needs),
+    )
+
+
 def fix_text(
     text: str,
     findings: Sequence[Finding],
@@ -230,7 +259,7 @@ def fix_text(
     todo = attempted(findings, rules, options)
     if not todo:
         return TextFix(text, (), ())
-    parsed = parse(text, (f.line for f in todo))
+    parsed = parse(text, (part.line for f in todo for part in f.parts()))
     tree, where, names = parsed.tree, parsed.where, parsed.names
     if device_name is None:
         device_name, defined = choose_name([text])

@@ -109,9 +109,10 @@ class _Python:
     """A module parsed once (its skeleton) and planned for each target and mode."""
 
     def __init__(self, text: str, path: str, findings: Sequence[Finding], tree: Optional[ast.Module] = None) -> None:
-        lines = {line for f in findings for line in range(f.line, f.end_line + 1)}
+        parts = [part for f in findings for part in f.parts()]
+        lines = {line for f in parts for line in range(f.line, f.end_line + 1)}
         _reproducible(text)
-        self.parsed = parse(skeleton(text, lines, tree), (f.line for f in findings), exact=False)
+        self.parsed = parse(skeleton(text, lines, tree), (f.line for f in parts), exact=False)
         self.name, _ = choose_name([text])
         self.path = path
 
