@@ -581,6 +581,42 @@ def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:
     return imported and not _picks_device(node.body) and not _picks_device(node.orelse)
 
 
+# A name that may hold a device or a device-bound object: `gpu_device`, `model_cpu`, `map_location`.
+_DEVICE_HOLDER = re.compile(r"(?i)device|(?:^|_)(?:dev|devs|gpu|gpus|cpu|cuda|place|ctx|loc|location)(?:$|_|\d)")
+
+
+def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
+    """`attn_func = xformers_attn if torch.cuda.is_available() else torch_attn` (open_lm), or the same as an
+    `if`/`else` that binds one name: the check picks which function runs, and the other one runs on any
+    device. Nothing falls back to the CPU; the CUDA-only side is reported where it is defined or imported.
+    Names that may hold a device (`gpu_device`, `model_cpu`) are a device choice, not this."""
+    if not isinstance(node, (ast.If, ast.IfExp)) or not node.orelse or not is_cuda_check(node.test, imports):
+        return False
+    if isinstance(node, ast.IfExp):
+        sides = [node.body, node.orelse]
+    else:
+        if len(node.body) != 1 or len(node.orelse) != 1:
+            return False
+        first, second = _single_assignment(node.body[0]), _single_assignment(node.orelse[0])
+        if first is None or second is None or first[0] != second[0]:
+            return False
+        sides = [cast(ast.expr, first[1]), cast(ast.expr, second[1])]
+    names = [side.id for side in sides if isinstance(side, ast.Name)]
+    return (
+        len(names) == 2
+        and names[0] != names[1]
+        and not any(_DEVICE_HOLDER.search(name) for name in names)
+        and not any((imports.resolve(side) or "").startswith("torch.") for side in sides)
+    )
+
+
+def _single_assignment(stmt: ast.AST) -> Optional[Tuple[str, ast.AST]]:
+    """(what `stmt` assigns to, the value) for a one-target assignment, else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return ast.dump(stmt.targets[0]), stmt.value
+    return None
+
+
 def _picks_device(stmts: Sequence[ast.AST]) -> bool:
     """Whether `stmts` name or move to a device: a device string, `torch.device(...)`, `.to(...)`,
     `.cuda()`, `.cpu()`, a `device=` keyword."""

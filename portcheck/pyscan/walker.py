@@ -36,6 +36,7 @@ from portcheck.pyscan.context import (
     is_display_function,
     is_flag_device_choice,
     is_host_factory,
+    is_implementation_choice,
     is_init_only,
     is_kernel_eligibility,
     is_message_call,
@@ -231,6 +232,7 @@ def _children(
             or is_device_exit(node, imports)
             or is_device_move_choice(node, imports)
             or is_optional_library(node, imports)
+            or is_implementation_choice(node, imports)
         ):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports) or is_precision_branch(node):
