@@ -965,23 +965,30 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
     through: Dict[str, List[bool]] = {}
     for site in summary.sites:
         through.setdefault(site.ref.split(".", 1)[0], []).append(site.guarded or fallback(site.span[0]))
+    # Names the module imports only optionally (`try: import alt_cuda_corr` / `except: pass`, RAFT): it runs
+    # without them, and a call through one is on the path taken only where the extension was built.
+    optional = {b.local: b.statement for b in summary.imports if b.top and b.guarded}
     for site in summary.sites:
         target = project.reference(module, site.ref)
         if target is None or target not in resolved.bound or _for_other_platform(target):
             continue
         if not site.guarded and fallback(site.span[0]):
             site = replace(site, guarded=True)
+        imported_at = optional.get(site.ref.split(".", 1)[0])
+        optional_detail = f"imported optionally, line {imported_at}" if imported_at and not site.guarded else ""
+        if optional_detail:
+            site = replace(site, guarded=True)
         head = site.ref.split(".", 1)[0]
         head_target = project.target(module, head)
         through_import = (module, head) in project.binds
         if site.kind == "launch":
             if target in resolved.kernels:
-                out.append(ProjectSite(module, site.span, site.ref, "launch", site.guarded))
+                out.append(ProjectSite(module, site.span, site.ref, "launch", site.guarded, optional_detail))
             continue
         if target in resolved.extensions and "." in site.ref:
-            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded))
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail))
         elif through_import and target[0] != module:
-            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded))
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail))
             if head_target is not None and head_target[1] == "" and "." in site.ref:
                 used_modules.setdefault(head, site.ref)
     reported: Set[int] = set()  # one finding per import statement, at its first CUDA-bound name

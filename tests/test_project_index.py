@@ -601,3 +601,35 @@ def test_a_kernel_defined_in_a_try_is_launched_across_modules_and_its_launcher_d
     assert ("quant/__init__.py", 1, "KRN009") in found, sorted(found)  # the import of the launcher
     moved = found[("quant/fused.py", 19, "DEV002")]
     assert moved.severity.value == "info" and "launches the Triton kernel `fused_kernel`" in moved.note
+
+
+# RAFT's layout: an extension built by its own setup.py, imported optionally (`except: pass`) by the module
+# that calls it; an option picks that path.
+OPTIONAL_EXTENSION = {
+    "alt_cuda_corr/setup.py": (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+        "setup(name='correlation', ext_modules=[CUDAExtension('alt_cuda_corr', sources=['correlation_kernel.cu'])],"
+        " cmdclass={'build_ext': BuildExtension})\n"
+    ),
+    "alt_cuda_corr/correlation_kernel.cu": "__global__ void corr(float* x) {}\n",
+    "core/corr.py": (
+        "import torch\n\ntry:\n    import alt_cuda_corr\nexcept:\n    pass\n\n\n"
+        "class AltCudaCorr(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, a, b):\n"
+        "        corr, = alt_cuda_corr.forward(a, b)\n        return corr\n"
+    ),
+    "core/raft.py": "from corr import AltCudaCorr\n",
+}
+
+
+def test_calls_through_an_optional_import_are_lowered_with_it(tmp_path: Path):
+    found = _fallback_findings(tmp_path, OPTIONAL_EXTENSION)
+    imported, called = found[("core/corr.py", 4, "KRN009")], found[("core/corr.py", 12, "KRN009")]
+    assert imported.guarded and called.guarded and called.severity == imported.severity, (imported, called)
+    assert called.severity.value == "major" and "imported optionally, line 4" in called.message, called
+    # imported without a fallback, the call keeps its weight
+    texts = dict(OPTIONAL_EXTENSION)
+    texts["core/corr.py"] = texts["core/corr.py"].replace(
+        "try:\n    import alt_cuda_corr\nexcept:\n    pass\n", "import alt_cuda_corr\n"
+    )
+    found = _fallback_findings(tmp_path / "plain", texts)
+    assert found[("core/corr.py", 9, "KRN009")].severity.value == "blocker", sorted(found)
