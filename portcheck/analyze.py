@@ -327,6 +327,7 @@ def findings_for(
     seen = set()
     packages: set = set()  # (code, package, severity) of the package imports reported in this file
     declined: List[Finding] = []
+    imported: Dict[int, str] = {}  # id of each finding on an import statement -> what it imports
     for index, is_import, node, label, ctx in matches:
         entry = rules[index]
         finding = _finding(entry, target, path, lines, node, label, ctx, is_import)
@@ -350,7 +351,19 @@ def findings_for(
             if package in packages:
                 continue
             packages.add(package)
+        if is_import:
+            imported[id(finding)] = finding.symbol or (label if isinstance(label, str) else "")
         (fallbacks if entry.fallback else findings).append(finding)
+    if imported:
+        # `from torch.utils.cpp_extension import CUDAExtension` beside `CUDAExtension("ops", [...])`: the
+        # build is the finding; the import of the name it uses says nothing more (a fixable import stays:
+        # its fix rewrites it)
+        uses = {(f.code, f.symbol) for f in findings if id(f) not in imported and f.symbol}
+        findings = [
+            f
+            for f in findings
+            if id(f) not in imported or f.fixable or f.category == "package" or (f.code, imported[id(f)]) not in uses
+        ]
     specific = list(findings) + declined  # a fallback yields to specific rules only, not to another fallback
     for fb in fallbacks:
         if not any(_overlaps(fb, f) for f in specific):

@@ -38,8 +38,8 @@ def test_one_info_finding_stands_for_a_copied_project_and_importing_it_is_a_depe
     found = _scan(tmp_path, JUKEBOX)
     copied = {key: f for key, f in found.items() if key[0].startswith("apex/")}
     # the copy's most severe finding (the CUDA extension it builds, a blocker), standing for both of its findings
-    assert list(copied) == [("apex/setup.py", 1, "KRN001")], sorted(found)
-    stand = copied[("apex/setup.py", 1, "KRN001")]
+    assert list(copied) == [("apex/setup.py", 2, "KRN001")], sorted(found)
+    stand = copied[("apex/setup.py", 2, "KRN001")]
     counts = [n for n in range(2, 10) if stand.note == VENDORED_NOTE.format(folder="apex").format(count=n)]
     assert stand.severity.value == "info" and counts, stand.note  # the rest are counted, not listed
     # scanned on its own, the copy is the product: every finding is listed at its severity
