@@ -178,8 +178,20 @@ def _plain_children(node: ast.AST) -> List[ast.AST]:
         if isinstance(value, ast.AST):
             out.append(value)
         elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
+            out.extend(v for v in (_reached(value) if field in _BLOCKS else value) if isinstance(v, ast.AST))
     return out
+
+
+_BLOCKS = frozenset({"body", "orelse", "finalbody"})
+
+
+def _reached(stmts: Sequence[ast.AST]) -> Sequence[ast.AST]:
+    """The statements of a block up to its first `raise`/`return`/`continue`/`break`: the rest never runs
+    (`try: raise Exception()` then the code left behind it, muse-maskgit's `attend.py`)."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, _JUMPS):
+            return stmts[: i + 1]
+    return stmts
 
 
 def _is_type_test(node: ast.Call) -> bool:
@@ -367,9 +379,11 @@ def _children(
         elif any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
         error_path = ctx._replace(error_path=True)  # a handler runs when something failed, not every step
-        rest = list(node.orelse) + list(node.finalbody)
+        rest = list(_reached(node.orelse)) + list(_reached(node.finalbody))
         return (
-            [(c, body_ctx) for c in node.body] + [(h, error_path) for h in node.handlers] + [(c, ctx) for c in rest]
+            [(c, body_ctx) for c in _reached(node.body)]
+            + [(h, error_path) for h in node.handlers]
+            + [(c, ctx) for c in rest]
         )
     if isinstance(node, ast.Call):
         if torch_host:
@@ -591,7 +605,8 @@ def walk(
             if isinstance(value, AST):
                 found.append((value, node, ctx))
             elif isinstance(value, list):
-                found.extend((v, node, ctx) for v in value if isinstance(v, AST))
+                block = _reached(value) if field in _BLOCKS else value  # `with ...: return x` then dead code
+                found.extend((v, node, ctx) for v in block if isinstance(v, AST))
         if found:
             found.reverse()
             push(found)
