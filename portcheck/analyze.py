@@ -23,6 +23,8 @@ from portcheck.pyscan.context import (
     mark_loader_classes,
     mark_modulo_calls,
 )
+from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
+from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
@@ -240,6 +242,13 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
+    if MAY_HAVE_OVERRIDDEN.search(text):
+        overridden = overridden_defaults(list(ast.walk(module)))
+        if overridden:
+            hits = (
+                (key, node, label, ctx._replace(info_note=OVERRIDDEN_NOTE) if id(node) in overridden else ctx)
+                for key, node, label, ctx in hits
+            )
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
@@ -280,6 +289,9 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
     )
 
 
+OVERRIDDEN_NOTE = (
+    "lowered to info: a default of a private function that every call in its module overrides; it never takes effect"
+)
 UNUSED_IMPORT_NOTE = "lowered to info: imported but never used in this module; the import goes, nothing else changes"
 ISLAND_IMPORT_NOTE = (
     "lowered to info: used here only as `autocast(enabled=False)`, an fp32 island, which is reported where it is"
