@@ -35,6 +35,7 @@ from portcheck.pyscan.testcode import (
     mark_cuda_only,
     module_cuda_only,
 )
+from portcheck.pyscan.unwrapped import unwrapped_wrappers
 from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
@@ -242,6 +243,14 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
+    if "DataParallel" in text and ".module" in text:
+        unwrapped = unwrapped_wrappers(list(ast.walk(module)))
+        if unwrapped:
+            notes = {i: UNWRAPPED_NOTE.format(line=line) for i, line in unwrapped.items()}
+            hits = (
+                (key, node, label, ctx._replace(info_note=notes[id(node)]) if id(node) in notes else ctx)
+                for key, node, label, ctx in hits
+            )
     if MAY_HAVE_OVERRIDDEN.search(text):
         overridden = overridden_defaults(list(ast.walk(module)))
         if overridden:
@@ -289,6 +298,10 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
     )
 
 
+UNWRAPPED_NOTE = (
+    "lowered to info: the wrapper never runs (the model is used through `.module`, line {line}); it only"
+    " loads a checkpoint saved from it (its `module.` key prefix)"
+)
 OVERRIDDEN_NOTE = (
     "lowered to info: a default of a private function that every call in its module overrides; it never takes effect"
 )
