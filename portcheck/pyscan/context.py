@@ -7,6 +7,7 @@ import re
 from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
+from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
 
@@ -1031,25 +1032,20 @@ def is_debug_branch(test: ast.AST, imports: ImportTable) -> bool:
     '0') == '1':`: the branch runs in debugging runs only, so a host sync in it costs nothing in the runs
     that matter, and what it does is a debugging aid."""
     if isinstance(test, ast.Call):
-        return imports.resolve(test.func) in _ANOMALY_CHECKS or _reads_debug_variable(test)
+        return imports.resolve(test.func) in _ANOMALY_CHECKS or _reads_debug_variable(test, imports)
     if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        return _reads_debug_variable(test.left)
+        return _reads_debug_variable(test.left, imports)
     name = test.attr if isinstance(test, ast.Attribute) else test.id if isinstance(test, ast.Name) else ""
     return bool(_DEBUG_NAME.match(name))
 
 
-_ENV_GETTERS = frozenset({"os.environ.get", "os.getenv", "environ.get", "getenv"})
 _DEBUG_WORD = re.compile(r"(?:^|_)DEBUG(?:_|$)", re.IGNORECASE)
 
 
-def _reads_debug_variable(expr: ast.AST) -> bool:
+def _reads_debug_variable(expr: ast.AST, imports: ImportTable) -> bool:
     """`os.environ.get("HY3DGEN_DEBUG", "0")`, `os.environ["DEBUG"]`: a read of a debugging switch."""
-    key: Optional[ast.AST] = None
-    if isinstance(expr, ast.Call) and (dotted(expr.func) or "") in _ENV_GETTERS and expr.args:
-        key = expr.args[0]
-    elif isinstance(expr, ast.Subscript) and (dotted(expr.value) or "") in ("os.environ", "environ"):
-        key = expr.slice
-    return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(_DEBUG_WORD.search(key.value))
+    name = variable_read(expr, imports)
+    return name is not None and bool(_DEBUG_WORD.search(name))
 
 
 def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:

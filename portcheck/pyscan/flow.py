@@ -13,6 +13,7 @@ import ast
 from typing import Iterator, List, Optional, Set
 
 from portcheck.pyscan.devices import DeviceIndexMatcher
+from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Label, register, value_role
 from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, STRING
@@ -27,22 +28,8 @@ _COUNT_CALLS = frozenset({"torch.cuda.device_count", "torch.accelerator.device_c
 _INDEX_CALLS = frozenset(
     {"torch.cuda.current_device", "torch.accelerator.current_device_index", "torch.accelerator.current_device_idx"}
 )
-_ENV_READS = frozenset({"os.environ.get", "os.getenv", "os.environ.__getitem__"})
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _env_name(node: ast.AST, imports: ImportTable) -> Optional[str]:
-    """`os.environ["X"]`, `os.environ.get("X")`, `os.getenv("X")` -> "X"."""
-    if isinstance(node, ast.Subscript) and imports.resolve(node.value) == "os.environ":
-        key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            return key.value
-    if isinstance(node, ast.Call) and node.args and imports.resolve(node.func) in ("os.environ.get", "os.getenv"):
-        key = node.args[0]
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            return key.value
-    return None
 
 
 def is_device_index(expr: ast.AST, imports: ImportTable, known: Set[str]) -> bool:
@@ -54,7 +41,7 @@ def is_device_index(expr: ast.AST, imports: ImportTable, known: Set[str]) -> boo
         if name in _INDEX_CALLS:
             return True
         if isinstance(expr.func, ast.Name) and expr.func.id == "int" and expr.args:
-            return _env_name(expr.args[0], imports) in LOCAL_INDEX_VARS
+            return variable_read(expr.args[0], imports) in LOCAL_INDEX_VARS
         return False
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
         right = expr.right
