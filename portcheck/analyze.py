@@ -244,7 +244,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
     if "DataParallel" in text and ".module" in text:
-        unwrapped = unwrapped_wrappers(list(ast.walk(module)))
+        unwrapped = unwrapped_wrappers(module)
         if unwrapped:
             notes = {i: UNWRAPPED_NOTE.format(line=line) for i, line in unwrapped.items()}
             hits = (

@@ -26,5 +26,39 @@ HEAD = (
 )
 def test_a_wrapper_that_never_runs(rest, line):
     tree = ast.parse(HEAD + rest)
-    found = unwrapped_wrappers(list(ast.walk(tree)))
+    found = unwrapped_wrappers(tree)
+    assert sorted(found.values()) == ([line] if line else [])
+
+
+@pytest.mark.parametrize(
+    "source,line",
+    [
+        # gmflow's main.py: wrapped in a branch, then run by the training loop after it
+        (
+            "def main(model):\n    if n > 1:\n        model = torch.nn.DataParallel(model)\n"
+            "        model_without_ddp = model.module\n    for batch in loader:\n        loss = model(batch)\n",
+            0,
+        ),
+        # RAFT's evaluate.py: the block ends the script, so nothing runs the wrapper after it
+        (
+            "if __name__ == '__main__':\n    model = torch.nn.DataParallel(RAFT(args))\n"
+            "    model.load_state_dict(ckpt)\n    validate(model.module)\n",
+            4,
+        ),
+        # what follows the block mentions the model only through another name
+        (
+            "def main(model):\n    if n > 1:\n        model = torch.nn.DataParallel(model)\n"
+            "        inner = model.module\n    run(inner)\n",
+            4,
+        ),
+        # in a loop the block runs again, after whatever the loop did with the wrapper
+        (
+            "def main(models):\n    for m in models:\n        w = torch.nn.DataParallel(m)\n"
+            "        w.load_state_dict(ckpt)\n        run(w.module)\n",
+            0,
+        ),
+    ],
+)
+def test_what_runs_after_the_block_counts(source, line):
+    found = unwrapped_wrappers(ast.parse(source))
     assert sorted(found.values()) == ([line] if line else [])

@@ -12,34 +12,62 @@ from typing import Dict, List, Sequence, Set, Tuple
 _WRAPPERS = frozenset({"DataParallel"})
 
 
-def unwrapped_wrappers(nodes: Sequence[ast.AST]) -> Dict[int, int]:
-    """id of the callee of each `name = DataParallel(...)` that its block never runs or hands on as it is:
-    every later use is a method call (`name.load_state_dict(...)`, `name.cuda()`) or `name.module` (the
-    wrapped model, RAFT's `validate_chairs(model.module)`), up to a rebinding `name = name.module` -> the
-    line of the first `.module`."""
+def unwrapped_wrappers(tree: ast.AST) -> Dict[int, int]:
+    """id of the callee of each `name = DataParallel(...)` that never runs or is handed on as it is: every
+    later use is a method call (`name.load_state_dict(...)`, `name.cuda()`) or `name.module` (the wrapped
+    model, RAFT's `validate_chairs(model.module)`), up to a rebinding `name = name.module` or the end of its
+    scope -> the line of the first `.module`. Code that runs after the block (the rest of each enclosing
+    block, gmflow's training loop after `if torch.cuda.device_count() > 1: model = DataParallel(model)`)
+    counts too; inside a loop, where the block runs again, nothing is claimed."""
     found: Dict[int, int] = {}
-    for node in nodes:
-        for body in _blocks(node):
-            for i, stmt in enumerate(body):
-                name = _wrapped_name(stmt)
-                if name is None:
-                    continue
-                first = 0
-                for later in body[i + 1 :]:
-                    ok, line = _unwrapped_uses(later, name)
-                    if not ok:
-                        first = 0
-                        break
-                    first = first or line
-                    if _unwraps(later, name):
-                        break
-                if first:
-                    found[id(stmt.value.func)] = first  # type: ignore[attr-defined]
+    _visit(tree, (), found)
     return found
 
 
-def _blocks(node: ast.AST) -> List[List[ast.stmt]]:
-    return [value for field in ("body", "orelse", "finalbody") if isinstance(value := getattr(node, field, None), list)]
+_LOOP: List[ast.stmt] = []  # a unique list: marks, in a continuation, a loop around the block
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
+
+
+def _visit(node: ast.AST, after: Tuple[Sequence[ast.stmt], ...], found: Dict[int, int]) -> None:
+    """Every block of `node`; `after` holds what runs once a block of `node` ends, innermost first."""
+    if isinstance(node, _SCOPES):
+        after = ()
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        after = (_LOOP,) + after
+    for body in _blocks(node):
+        for i, stmt in enumerate(body):
+            name = _wrapped_name(stmt)
+            if name is not None:
+                line = _first_module_use(body[i + 1 :], after, name)
+                if line:
+                    found[id(stmt.value.func)] = line  # type: ignore[attr-defined]
+            _visit(stmt, (body[i + 1 :],) + after, found)
+
+
+def _first_module_use(rest: Sequence[ast.stmt], after: Tuple[Sequence[ast.stmt], ...], name: str) -> int:
+    first = 0
+    for later in rest:
+        ok, line = _unwrapped_uses(later, name)
+        if not ok:
+            return 0
+        first = first or line
+        if _unwraps(later, name):
+            return first
+    for block in after:
+        if block is _LOOP:
+            return 0
+        if any(isinstance(n, ast.Name) and n.id == name for stmt in block for n in ast.walk(stmt)):
+            return 0  # the wrapper outlives the block
+    return first
+
+
+def _blocks(node: ast.AST) -> List[Sequence[ast.stmt]]:
+    blocks: List[Sequence[ast.stmt]] = [
+        value for field in ("body", "orelse", "finalbody") if isinstance(value := getattr(node, field, None), list)
+    ]
+    blocks.extend(h.body for h in getattr(node, "handlers", ()) if isinstance(h, ast.ExceptHandler))
+    blocks.extend(c.body for c in getattr(node, "cases", ()) if isinstance(c, ast.match_case))
+    return blocks
 
 
 def _wrapped_name(stmt: ast.stmt):
