@@ -671,14 +671,14 @@ def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
 
 
 def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
-    """`if not torch.cuda.is_available(): raise ...` (no `else`), `assert torch.cuda.is_available(), ...`,
-    `assert has_apex and torch.cuda.is_available()`: the check states that CUDA is needed and stops with an
-    error where it is absent. Nothing falls back silently."""
+    """`if not torch.cuda.is_available(): raise ...` (with or without an `else`, the CUDA path; diffusers'
+    `elif not torch.cuda.is_available(): raise ValueError(...)` before its xformers check),
+    `assert torch.cuda.is_available(), ...`, `assert has_apex and torch.cuda.is_available()`: the check
+    states that CUDA is needed and stops with an error where it is absent. Nothing falls back silently."""
     if isinstance(node, ast.Assert):
         return is_cuda_check(node.test, imports) and not is_negative_cuda_check(node.test, imports)
     return (
         isinstance(node, ast.If)
-        and not node.orelse
         and bool(node.body)
         and isinstance(node.body[-1], ast.Raise)
         and all(is_negative_cuda_check(t, imports) or _excludes_other_device(t) for t in and_terms(node.test))
