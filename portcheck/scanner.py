@@ -40,7 +40,7 @@ from portcheck.prefilter import Prefilter
 from portcheck.pyscan.matchers import SET_TO_NOTE
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
-from portcheck.textscan import cuda_conditional_lines, cuda_extras, explicit_indexes
+from portcheck.textscan import cmake_conditional_lines, cuda_conditional_lines, cuda_extras, explicit_indexes
 
 MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
@@ -136,6 +136,7 @@ EXTRA_NOTE = (
     "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not pull it"
 )
 CONDITIONAL_NOTE = "lowered one level: inside `#ifdef WITH_CUDA` (or the like), which a build without CUDA leaves out"
+SWITCH_NOTE = "lowered one level: inside `if ({switch})`, a build switch; a configuration without it builds no CUDA"
 INDEX_NOTE = (
     "lowered one level: the `{index}` index is explicit, used only for what a source or an extra points at it;"
     " a default install does not pull from it"
@@ -192,6 +193,7 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
     extras = cuda_extras(lines) if kind == "pyproject" else {}
     indexes = explicit_indexes(lines) if kind == "pyproject" else {}
     conditional = cuda_conditional_lines(lines) if kind == "cpp" else set()
+    switched = cmake_conditional_lines(lines) if kind == "cmake" else {}
     for entry in rules:
         rule = entry.rule
         severity = rule.severity_for(target)
@@ -215,6 +217,8 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                     marked, sev, note = True, severity.lowered(), INDEX_NOTE.format(index=indexes[line])
                 elif not marked and line in conditional:
                     marked, sev, note = True, severity.lowered(), CONDITIONAL_NOTE
+                elif not marked and line in switched:
+                    marked, sev, note = True, severity.lowered(), SWITCH_NOTE.format(switch=switched[line])
                 out.append(
                     Finding(
                         path=path,

@@ -426,6 +426,41 @@ def cuda_conditional_lines(lines: Sequence[str]) -> Set[int]:
     return out
 
 
+_CMAKE_IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)$", re.IGNORECASE)
+# A build switch for a GPU backend: `GGML_CUBLAS`, `USE_CUDA`, `WITH_CUDA`, `CUDAToolkit_FOUND`, `GGML_HIPBLAS`.
+_CMAKE_CUDA_SWITCH = re.compile(r"\b\w*(?:CUDA|CUBLAS|CUDNN|NVCC|HIP|ROCM)\w*\b", re.IGNORECASE)
+
+
+def cmake_conditional_lines(lines: Sequence[str]) -> Dict[int, str]:
+    """Line number -> the switch, for the lines of a CMake file inside `if (GGML_CUBLAS)` (`if (USE_CUDA)`,
+    `if (CUDAToolkit_FOUND)`) and not in its `else()`: a configuration without the switch builds without
+    CUDA (facebookresearch/seamless_communication's ggml, whose cuBLAS backend is an option, off by default)."""
+    out: Dict[int, str] = {}
+    stack: List[str] = []  # per open if(): the switch of its current branch, "" when it is no CUDA branch
+    for number, text in _comment_free(lines, "cmake"):
+        m = _CMAKE_IF.match(text)
+        if m:
+            word, rest = m.group(1).lower(), m.group(2)
+            around = next((s for s in (stack if word == "if" else stack[:-1]) if s), "")
+            if around:  # `if (NOT DEFINED CMAKE_CUDA_ARCHITECTURES)` inside `if (GGML_CUDA_SOURCES)`
+                out[number] = around
+            switch = _CMAKE_CUDA_SWITCH.search(rest)
+            branch = switch.group(0) if switch and not re.search(r"\bNOT\b", rest, re.IGNORECASE) else ""
+            if word == "if":
+                stack.append(branch)
+            elif word == "elseif" and stack:
+                stack[-1] = branch
+            elif word == "else" and stack:
+                stack[-1] = ""
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        switch = next((s for s in stack if s), "")  # the outermost: the option a user sets
+        if switch:
+            out[number] = switch
+    return out
+
+
 def explicit_indexes(lines: Sequence[str]) -> Dict[int, str]:
     """Line number -> index name, for the lines of a pyproject.toml's `[[tool.uv.index]]` tables marked
     `explicit = true` (fish-speech's `pytorch-cu128` beside `pytorch-cpu`): uv uses such an index only for

@@ -313,3 +313,17 @@ def test_cuda_conditional_lines_are_the_cuda_branch_of_preprocessor_conditionals
         "#if defined(USE_CUDA) && X\n#include <cublas_v2.h>\n#endif\n#ifndef WITH_CUDA\n#include <a.h>\n#endif\n"
     )
     assert cuda_conditional_lines(text.splitlines()) == {3, 8}
+
+
+def test_cmake_conditional_lines_are_inside_a_gpu_build_switch():
+    from portcheck.textscan import cmake_conditional_lines
+
+    text = (
+        "if (GGML_CUBLAS)\n  enable_language(CUDA)\n  if (NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n    set(A 70)\n"
+        "  endif()\nelseif (GGML_HIPBLAS)  # ROCm\n  add_library(r ggml-cuda.cu)\n"
+        "else()\n  add_library(c a.c)\nendif()\n"
+        "if (NOT USE_CUDA)\n  set(B 1)\nendif()\nenable_language(CUDA)\n"
+    )
+    found = cmake_conditional_lines(text.splitlines())
+    assert sorted(found) == [2, 3, 4, 5, 7]
+    assert found[3] == "GGML_CUBLAS" and found[7] == "GGML_HIPBLAS"
