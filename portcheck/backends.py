@@ -135,13 +135,15 @@ PLATFORM_MARKER = re.compile(r";[^#]*\b(?:sys_platform|platform_system|platform_
 # NVIDIA's inference runtime (`demo/TensorRT/`, `flux/trt/`, `trtllm_causallms.py`): CUDA-only by design,
 # a deployment path a port replaces (torch-neuronx, ONNX Runtime) instead of changing it.
 DEPLOYMENT_WORDS = frozenset({"tensorrt", "trt", "trtllm"})
+# Platforms that run PyTorch as lazy tensors, whose code has the XLA rules' idioms (a legacy `device_neuron.py`).
+LAZY_PLATFORM_WORDS = frozenset({"xla", "tpu", "neuron"})
 
 
 # Words that name a platform other than CUDA in a file, folder or function name (`requirements_xpu.txt`,
-# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`, Intel's `ipex/` and `openvino/` paths): what
-# lives there is that platform's code.
+# `csrc/attention/hip_fmha/`, `patch_qwen3_5_forward_npu`, Intel's `ipex/` and `openvino/` paths, Apple's
+# MLX ports `mdx23c_mlx.py`): what lives there is that platform's code.
 OTHER_PLATFORM_WORDS = (
-    frozenset("xpu rocm hip npu hpu mps tpu xla neuron cpu mlu musa gaudi habana ascend ipex openvino".split())
+    frozenset("xpu rocm hip npu hpu mps mlx tpu xla neuron cpu mlu musa gaudi habana ascend ipex openvino".split())
     | DEPLOYMENT_WORDS
 )
 

@@ -25,6 +25,7 @@ from portcheck.analyze import (
 )
 from portcheck.backends import (
     DEPLOYMENT_WORDS,
+    LAZY_PLATFORM_WORDS,
     OTHER_PLATFORM_WORDS,
     PLATFORM_MARKER,
     PLATFORM_NAME_WORDS,
@@ -156,6 +157,7 @@ class PlatformCode(NamedTuple):
 
     note: str
     deployment: bool
+    lazy: bool = False  # an XLA-like platform's code (`device_tpu.py`): the XLA rules still speak to it
 
 
 def other_platform_code(path: str, kind: str) -> Optional[PlatformCode]:
@@ -167,8 +169,10 @@ def other_platform_code(path: str, kind: str) -> Optional[PlatformCode]:
     part = other_platform_part(path, words)
     if not part:
         return None
-    deployment = bool(set(name_words(part.rsplit(".", 1)[0])) & DEPLOYMENT_WORDS)
-    return PlatformCode((DEPLOYMENT_NOTE if deployment else OTHER_PLATFORM_NOTE).format(part=part), deployment)
+    named = set(name_words(part.rsplit(".", 1)[0]))
+    deployment = bool(named & DEPLOYMENT_WORDS)
+    note = (DEPLOYMENT_NOTE if deployment else OTHER_PLATFORM_NOTE).format(part=part)
+    return PlatformCode(note, deployment, bool(named & LAZY_PLATFORM_WORDS))
 
 
 def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
@@ -179,11 +183,13 @@ def on_other_platform(findings: Sequence[Finding], code: PlatformCode) -> List[F
     """The findings of a file kept for another platform. TensorRT deployment code keeps its imports of
     packages at `info`: the path a port replaces, said once where it comes in; the devices, syncs and
     kernels inside are its workings (readers rejected them even at `info`). Another accelerator's code (an
-    Ascend backend, a ROCm kernel, an NPU op builder) runs there only and is no CUDA lock-in: its findings
-    go, except the XLA rules', which are about that code's own XLA idioms (a legacy `device_neuron.py`)."""
+    Ascend backend, a ROCm kernel, an NPU op builder, an MLX port) runs there only and is no CUDA lock-in: its
+    findings go, except, in an XLA-like platform's code, the XLA rules', which are about that code's own XLA
+    idioms (a legacy `device_tpu.py`); elsewhere (an MLX port's `data_ptr()` cache key) they are not the
+    target's either."""
     if code.deployment:
         return as_info([f for f in findings if f.category == "package"], code.note)
-    return as_info([f for f in findings if f.category == "xla"], code.note)
+    return as_info([f for f in findings if f.category == "xla" and code.lazy], code.note)
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:

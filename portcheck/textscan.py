@@ -455,9 +455,9 @@ def cmake_conditional_lines(lines: Sequence[str]) -> Dict[int, str]:
             elif word == "endif" and stack:
                 stack.pop()
             continue
-        switch = next((s for s in stack if s), "")  # the outermost: the option a user sets
-        if switch:
-            out[number] = switch
+        outer = next((s for s in stack if s), "")  # the outermost: the option a user sets
+        if outer:
+            out[number] = outer
     return out
 
 
