@@ -147,6 +147,39 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
     return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, packages) in reached}
 
 
+BACKUP_NOTE = (
+    "lowered to info: `{name}` is a backup copy of `{original}` beside it, and nothing imports it; the"
+    " findings of `{original}` are the ones to act on"
+)
+# `modules_bak.py`, `train_backup.py`, `model_copy.py`, `utils copy.py`: a file kept as a copy of its sibling.
+_BACKUP_SUFFIX = re.compile(r"^(?P<original>\w+?)(?:[_ ](?:bak|backup|copy)\d*| - copy)$", re.IGNORECASE)
+
+
+def backup_copies(sources: Sources) -> Dict[str, str]:
+    """The display paths of backup copies (`ldm/modules/encoders/modules_bak.py` beside `modules.py`) that no
+    import line of the project names, each with the note for its findings. Any project, library or not:
+    the name says what the file is, its sibling says what it copies."""
+    paths = list(sources.paths())
+    present = set(paths)
+    found: Dict[str, Tuple[str, str, str]] = {}  # path -> (module name, file name, original's file name)
+    for path in paths:
+        folder, _, name = path.replace("\\", "/").rpartition("/")
+        m = _BACKUP_SUFFIX.match(name[:-3]) if name.endswith(".py") else None
+        original = f"{m.group('original')}.py" if m else ""
+        if m and (f"{folder}/{original}" if folder else original) in present:
+            found[path] = (name[:-3], name, original)
+    if not found:
+        return {}
+    imported: Set[str] = set()
+    for path in paths:
+        imported |= sources.import_words(path)
+    return {
+        path: BACKUP_NOTE.format(name=name, original=original)
+        for path, (module, name, original) in sorted(found.items())
+        if module not in imported
+    }
+
+
 def _top(module: str, packages: Set[str]) -> str:
     """The outermost package holding `module` (`basicsr` for `basicsr.ops.fused_act`); the module itself
     when none does."""

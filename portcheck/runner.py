@@ -16,7 +16,7 @@ from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
 from portcheck.project_index import ProjectPass, project_findings
-from portcheck.reach import is_application, unreached, unused_definitions
+from portcheck.reach import backup_copies, is_application, unreached, unused_definitions
 from portcheck.scanner import (
     MAX_BYTES,
     Settings,
@@ -249,9 +249,10 @@ def scan_paths_targets(
         shared = ProjectPass.of(CachedSources.read(candidates, displays, usable, digests))
     else:
         shared = ProjectPass.read(candidates, displays)
+    shared.unreached = backup_copies(shared.sources)  # in a library too: the name and its sibling say so
     if is_application(paths):
         naming = _naming_texts(candidates)
-        shared.unreached = unreached(shared.sources, naming.get("notebook", ()))
+        shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()))}
         with_findings = sorted({r.path for found in per_target for r in found if r.kind == "python" and r.findings})
         texts = [text for kind_texts in naming.values() for text in kind_texts]
         shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)

@@ -205,3 +205,30 @@ def test_what_only_unused_definitions_use_is_unused_too():
     files = {"app.py": "from pkg.geo import used, two\n", "pkg/__init__.py": "", "pkg/geo.py": text}
     found = unused_definitions(TextSources(files), ["pkg/geo.py"], {})
     assert [(a, b) for a, b, _ in found["pkg/geo.py"]] == [(8, 10)]
+
+
+# textual_inversion's layout: a library (setup.py) with `modules_bak.py` kept beside `modules.py`.
+LIBRARY = {
+    "setup.py": "from setuptools import setup\n\nsetup(name='ldm')\n",
+    "ldm/__init__.py": "",
+    "ldm/modules/__init__.py": "",
+    "ldm/modules/modules.py": OP,
+    "ldm/modules/modules_bak.py": OP,
+    "ldm/modules/train_copy.py": OP,
+    "ldm/modules/model_backup.py": OP,
+    "ldm/modules/model_backup_used.py": OP,
+    "ldm/modules/bak.py": OP,
+    "main.py": "from ldm.modules.train_copy import fused\n",
+}
+
+
+def test_a_backup_copy_nothing_imports_is_info_in_a_library_too(tmp_path: Path):
+    found = _scan(tmp_path, LIBRARY)
+    backup = _severities(found, "ldm/modules/modules_bak.py")
+    assert backup == {(5, "RT001"): "info", (6, "DEV002"): "info"}, backup
+    note = found[("ldm/modules/modules_bak.py", 5, "RT001")].note
+    assert "`modules_bak.py` is a backup copy of `modules.py`" in note
+    # the original; a copy something imports; a copy of nothing beside it; a name that is only the word
+    for path in ("modules.py", "train_copy.py", "model_backup.py", "model_backup_used.py", "bak.py"):
+        kept = _severities(found, f"ldm/modules/{path}")
+        assert kept and "info" not in kept.values(), (path, kept)
