@@ -154,6 +154,7 @@ class ProjectSite:
     kind: str  # "import", "call", "launch"
     guarded: bool
     detail: str = ""  # why the name is CUDA-bound, when the label alone does not say
+    name: str = ""  # the name the module binds and uses it through (`fp8_silu_forward`, `alt_cuda_corr`)
 
 
 # -- step 1: one module ------------------------------------------------------------------------
@@ -983,12 +984,12 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         through_import = (module, head) in project.binds
         if site.kind == "launch":
             if target in resolved.kernels:
-                out.append(ProjectSite(module, site.span, site.ref, "launch", site.guarded, optional_detail))
+                out.append(ProjectSite(module, site.span, site.ref, "launch", site.guarded, optional_detail, head))
             continue
         if target in resolved.extensions and "." in site.ref:
-            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail))
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail, head))
         elif through_import and target[0] != module:
-            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail))
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail, head))
             if head_target is not None and head_target[1] == "" and "." in site.ref:
                 used_modules.setdefault(head, site.ref)
     reported: Set[int] = set()  # one finding per import statement, at its first CUDA-bound name
@@ -1011,7 +1012,7 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         calls = through.get(binding.local, [])
         only_with_fallback = bool(calls) and all(calls) and binding.local not in summary.values
         guarded = binding.guarded or fallback(binding.statement) or only_with_fallback
-        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail))
+        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local))
     return out
 
 
@@ -1275,6 +1276,12 @@ _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+)
 GUARD_NOTE = (
     "lowered one level: it sits in a branch of a CUDA check or in a `try` that carries on without it,"
     " or only such code reaches it"
+)
+
+
+REPEAT_NOTE = (
+    "lowered to info: another use of `{label}` in this file (first on line {line}, reported at its severity);"
+    " the port replaces what it names once, not at each use"
 )
 
 
@@ -1632,6 +1639,11 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             and not (s.kind == "import" and _imports_only(tree, s.span[0], only_cuda))
         ]
     out: List[Finding] = []
+    # The first site of each name (its import, or the first call of a kernel the file defines) stands for it:
+    # VILA's fp8 Qwen2 imports `fp8_silu_forward` once and calls it in fifty places, one kernel to replace.
+    first: Dict[str, int] = {}
+    for site in sorted(found, key=lambda s: s.span):
+        first.setdefault(_bound_name(site), site.span[0])
     for entry in entries:
         severity = entry.rule.severity_for(target)
         if severity is Severity.OFF:
@@ -1640,6 +1652,9 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
             if test_file:
                 sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
+            if site.span[0] > first[_bound_name(site)]:
+                repeat = REPEAT_NOTE.format(label=_bound_name(site), line=first[_bound_name(site)])
+                sev, note = Severity.INFO, f"{note}; {repeat}" if note else repeat
             line, col, end_line, end_col = site.span
             label = f"`{site.label}` ({site.kind}; {site.detail})" if site.detail else f"`{site.label}` ({site.kind})"
             out.append(
@@ -1664,6 +1679,12 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
     ignored = per_file_ignored(path, settings)
     out = [f for f in out if not any(f.code.startswith(c.upper()) for c in ignored)]
     return apply_suppressions(out, lines)
+
+
+def _bound_name(site: ProjectSite) -> str:
+    """`alt_cuda_corr` for `alt_cuda_corr.forward(...)` and `import alt_cuda_corr`: the name a file binds,
+    whatever it calls through it."""
+    return site.name or site.label.split(".", 1)[0]
 
 
 def _imports_only(tree: ast.Module, line: int, names: Set[str]) -> bool:

@@ -332,8 +332,11 @@ def test_a_kernel_the_product_also_calls_without_a_fallback_keeps_its_severity(t
     texts = dict(FALLBACK_PROJECT)
     texts["pkg/align.py"] = "from .timing import dtw_cuda\n\n\ndef align(x):\n    return dtw_cuda(x)\n"
     found = _fallback_findings(tmp_path, texts)
-    for key in (("pkg/timing.py", 6, "KRN009"), ("pkg/timing.py", 8, "KRN009"), ("pkg/triton_ops.py", 5, "KRN003")):
+    for key in (("pkg/timing.py", 6, "KRN009"), ("pkg/triton_ops.py", 5, "KRN003")):
         assert key in found and not found[key].guarded and found[key].severity.value == "blocker", key
+    # the launch is another use of the kernel the import at line 6 brings in
+    launch = found[("pkg/timing.py", 8, "KRN009")]
+    assert not launch.guarded and launch.severity.value == "info" and "first on line 6" in launch.note, launch
 
 
 # stylegan's layout: a plugin loader, and an op module whose `_init()` builds `act.cu` only under a CUDA
@@ -571,7 +574,8 @@ def test_details_inside_an_extensions_wrapper_are_info_and_the_extension_is_repo
     assert {(line, code) for _, line, code in inside} >= {(13, "DEV004"), (14, "DEV002"), (15, "KRN009")}, sorted(found)
     for (_, line, code), f in inside.items():
         if code == "KRN009":
-            assert f.severity.value == "blocker"  # the call into the extension: what the port replaces
+            # the call into the extension: another use of what the import at line 5 brings in
+            assert f.severity.value == "info" and "another use of `_backend`" in f.note, f
         else:
             assert f.severity.value == "info" and "wrapper of the CUDA extension `_backend`" in f.note, (line, code)
     # outside the wrapper, and where the application calls it
@@ -624,12 +628,31 @@ OPTIONAL_EXTENSION = {
 def test_calls_through_an_optional_import_are_lowered_with_it(tmp_path: Path):
     found = _fallback_findings(tmp_path, OPTIONAL_EXTENSION)
     imported, called = found[("core/corr.py", 4, "KRN009")], found[("core/corr.py", 12, "KRN009")]
-    assert imported.guarded and called.guarded and called.severity == imported.severity, (imported, called)
-    assert called.severity.value == "major" and "imported optionally, line 4" in called.message, called
-    # imported without a fallback, the call keeps its weight
+    assert imported.guarded and called.guarded and imported.severity.value == "major", (imported, called)
+    assert "imported optionally, line 4" in called.message, called
+    # the call is another use of what the import brings in: info, pointing at the import
+    assert called.severity.value == "info" and "another use of `alt_cuda_corr`" in called.note, called
+    # imported without a fallback, the import keeps its weight and the call still points at it
     texts = dict(OPTIONAL_EXTENSION)
     texts["core/corr.py"] = texts["core/corr.py"].replace(
         "try:\n    import alt_cuda_corr\nexcept:\n    pass\n", "import alt_cuda_corr\n"
     )
     found = _fallback_findings(tmp_path / "plain", texts)
-    assert found[("core/corr.py", 9, "KRN009")].severity.value == "blocker", sorted(found)
+    assert found[("core/corr.py", 3, "KRN009")].severity.value == "blocker", sorted(found)
+    assert "first on line 3" in found[("core/corr.py", 9, "KRN009")].note, sorted(found)
+
+
+def test_one_finding_per_name_and_file_keeps_its_severity(tmp_path: Path):
+    """VILA's fp8 Qwen2 imports `fp8_silu_forward` once and calls it in many places: the import stands for it."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": "import triton\n\n\n@triton.jit\ndef silu_kernel(x):\n    pass\n\n\n"
+        "def fp8_silu_forward(x):\n    silu_kernel[(1,)](x)\n    return x\n",
+        "pkg/model.py": "from pkg.kernels import fp8_silu_forward\n\n\ndef mlp(x):\n    x = fp8_silu_forward(x)\n"
+        "    return fp8_silu_forward(x)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    sites = {line: f for (path, line, code), f in found.items() if path == "pkg/model.py" and code == "KRN009"}
+    assert sorted(sites) == [1, 5, 6], sorted(found)
+    assert sites[1].severity.value == "blocker", sites[1]
+    assert all(sites[n].severity.value == "info" and "first on line 1" in sites[n].note for n in (5, 6)), sites
