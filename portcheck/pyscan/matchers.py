@@ -564,6 +564,10 @@ class CallMatcher(Matcher):
             yield hit, Label(name, symbol_role(name) if hit is node else value_role(node, name, hit), name)
 
 
+# Queries of a dtype's limits: `torch.finfo(torch.float64).eps` is a Python number.
+_DTYPE_QUERY = frozenset({"torch.finfo", "torch.iinfo"})
+
+
 class ReferenceMatcher(Matcher):
     """Any use of one of `names` (call, attribute read or write, decorator, base class). A bare name that
     is assigned (`except ImportError: xm = None`) is a new binding, not a use, and so is an attribute
@@ -580,7 +584,8 @@ class ReferenceMatcher(Matcher):
         if self.context not in ("any", "load", "store"):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
         # `in_compare = false`: `x.dtype == torch.float64`, `dtype in [torch.float32, torch.float64]` and
-        # `isinstance(m, nn.DataParallel)` test a value and `{torch.float64: "f64"}` maps it; none creates one.
+        # `isinstance(m, nn.DataParallel)` test a value, `{torch.float64: "f64"}` maps it and
+        # `torch.finfo(torch.float64).eps` asks for its limits (a Python number); none creates one.
         self.in_compare = _bool(params, "in_compare", True)
         # `in-tables = false`: `{"float64": torch.float64, ...}`, `[torch.float32, torch.complex64, ...]`: an
         # entry of a literal that names at least two other torch objects is a table of names, not a use.
@@ -611,6 +616,7 @@ class ReferenceMatcher(Matcher):
                 and isinstance(parent.func, ast.Name)
                 and parent.func.id in ("isinstance", "issubclass")
             )
+            or (isinstance(parent, ast.Call) and node in parent.args and imports.resolved(parent.func) in _DTYPE_QUERY)
         ):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
