@@ -155,6 +155,7 @@ class ProjectSite:
     guarded: bool
     detail: str = ""  # why the name is CUDA-bound, when the label alone does not say
     name: str = ""  # the name the module binds and uses it through (`fp8_silu_forward`, `alt_cuda_corr`)
+    binds: Tuple[str, ...] = ()  # of an import: every name its statement binds (the site stands for them all)
 
 
 # -- step 1: one module ------------------------------------------------------------------------
@@ -1012,7 +1013,8 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         calls = through.get(binding.local, [])
         only_with_fallback = bool(calls) and all(calls) and binding.local not in summary.values
         guarded = binding.guarded or fallback(binding.statement) or only_with_fallback
-        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local))
+        binds = tuple(b.local for b in summary.imports if b.statement == binding.statement)
+        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local, binds))
     return out
 
 
@@ -1640,10 +1642,12 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
         ]
     out: List[Finding] = []
     # The first site of each name (its import, or the first call of a kernel the file defines) stands for it:
-    # VILA's fp8 Qwen2 imports `fp8_silu_forward` once and calls it in fifty places, one kernel to replace.
+    # VILA's fp8 Qwen2 imports `fp8_silu_forward` and twenty other kernels in one statement and calls them in
+    # fifty places; the statement is the finding, the calls point at it.
     first: Dict[str, int] = {}
     for site in sorted(found, key=lambda s: s.span):
-        first.setdefault(_bound_name(site), site.span[0])
+        for name in site.binds or (_bound_name(site),):  # one import statement stands for all it binds
+            first.setdefault(name, site.span[0])
     for entry in entries:
         severity = entry.rule.severity_for(target)
         if severity is Severity.OFF:

@@ -148,11 +148,14 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
 
 
 BACKUP_NOTE = (
-    "lowered to info: `{name}` is a backup copy of `{original}` beside it, and nothing imports it; the"
-    " findings of `{original}` are the ones to act on"
+    "lowered to info: `{name}` is a backup or older copy of `{original}` beside it, and nothing imports it;"
+    " the findings of `{original}` are the ones to act on"
 )
-# `modules_bak.py`, `train_backup.py`, `model_copy.py`, `utils copy.py`: a file kept as a copy of its sibling.
-_BACKUP_SUFFIX = re.compile(r"^(?P<original>\w+?)(?:[_ ](?:bak|backup|copy)\d*| - copy)$", re.IGNORECASE)
+# `modules_bak.py`, `train_backup.py`, `model_copy.py`, `utils copy.py`, VILA's `gelu_bwd_legacy.py` beside
+# `gelu_bwd.py`: a file kept as a copy of its sibling.
+_BACKUP_SUFFIX = re.compile(
+    r"^(?P<original>\w+?)(?:[_ ](?:bak|backup|copy|old|legacy|orig)\d*| - copy)$", re.IGNORECASE
+)
 
 
 def backup_copies(sources: Sources) -> Dict[str, str]:

@@ -648,11 +648,13 @@ def test_one_finding_per_name_and_file_keeps_its_severity(tmp_path: Path):
         "pkg/__init__.py": "",
         "pkg/kernels.py": "import triton\n\n\n@triton.jit\ndef silu_kernel(x):\n    pass\n\n\n"
         "def fp8_silu_forward(x):\n    silu_kernel[(1,)](x)\n    return x\n",
-        "pkg/model.py": "from pkg.kernels import fp8_silu_forward\n\n\ndef mlp(x):\n    x = fp8_silu_forward(x)\n"
-        "    return fp8_silu_forward(x)\n",
+        "pkg/model.py": "from pkg.kernels import fp8_silu_forward, fp8_gelu\n\n\ndef mlp(x):\n"
+        "    x = fp8_silu_forward(x)\n    x = fp8_gelu(x)\n    return fp8_silu_forward(x)\n",
     }
+    texts["pkg/kernels.py"] += "\n\ndef fp8_gelu(x):\n    silu_kernel[(1,)](x)\n    return x\n"
     found = _fallback_findings(tmp_path, texts)
     sites = {line: f for (path, line, code), f in found.items() if path == "pkg/model.py" and code == "KRN009"}
-    assert sorted(sites) == [1, 5, 6], sorted(found)
+    assert sorted(sites) == [1, 5, 6, 7], sorted(found)
     assert sites[1].severity.value == "blocker", sites[1]
-    assert all(sites[n].severity.value == "info" and "first on line 1" in sites[n].note for n in (5, 6)), sites
+    # each call points at the statement that imports its name, whichever name the statement is reported for
+    assert all(sites[n].severity.value == "info" and "first on line 1" in sites[n].note for n in (5, 6, 7)), sites

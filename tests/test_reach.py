@@ -218,6 +218,8 @@ LIBRARY = {
     "ldm/modules/model_backup.py": OP,
     "ldm/modules/model_backup_used.py": OP,
     "ldm/modules/bak.py": OP,
+    "ldm/modules/gelu_bwd.py": OP,
+    "ldm/modules/gelu_bwd_legacy.py": OP,
     "main.py": "from ldm.modules.train_copy import fused\n",
 }
 
@@ -227,7 +229,8 @@ def test_a_backup_copy_nothing_imports_is_info_in_a_library_too(tmp_path: Path):
     backup = _severities(found, "ldm/modules/modules_bak.py")
     assert backup == {(5, "RT001"): "info", (6, "DEV002"): "info"}, backup
     note = found[("ldm/modules/modules_bak.py", 5, "RT001")].note
-    assert "`modules_bak.py` is a backup copy of `modules.py`" in note
+    assert "`modules_bak.py` is a backup or older copy of `modules.py`" in note
+    assert set(_severities(found, "ldm/modules/gelu_bwd_legacy.py").values()) == {"info"}
     # the original; a copy something imports; a copy of nothing beside it; a name that is only the word
     for path in ("modules.py", "train_copy.py", "model_backup.py", "model_backup_used.py", "bak.py"):
         kept = _severities(found, f"ldm/modules/{path}")
