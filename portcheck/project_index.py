@@ -1281,6 +1281,10 @@ GUARD_NOTE = (
 )
 
 
+REEXPORT_NOTE = (
+    "lowered to info: the package's `__init__` re-exports its own submodule's CUDA-bound name; it is reported"
+    " where it is defined and where the rest of the project imports it"
+)
 REPEAT_NOTE = (
     "lowered to info: another use of `{label}` in this file (first on line {line}, reported at its severity);"
     " the port replaces what it names once, not at each use"
@@ -1656,7 +1660,10 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
             if test_file:
                 sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
-            if site.span[0] > first[_bound_name(site)]:
+            if site.kind == "import" and path.endswith("__init__.py") and site.label.startswith(site.module + "."):
+                # VILA's `real_quantization/__init__.py`: `from .gelu_bwd import fp8_gelu_backward`, one per kernel
+                sev, note = Severity.INFO, f"{note}; {REEXPORT_NOTE}" if note else REEXPORT_NOTE
+            elif site.span[0] > first[_bound_name(site)]:
                 repeat = REPEAT_NOTE.format(label=_bound_name(site), line=first[_bound_name(site)])
                 sev, note = Severity.INFO, f"{note}; {repeat}" if note else repeat
             line, col, end_line, end_col = site.span

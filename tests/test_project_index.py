@@ -658,3 +658,16 @@ def test_one_finding_per_name_and_file_keeps_its_severity(tmp_path: Path):
     assert sites[1].severity.value == "blocker", sites[1]
     # each call points at the statement that imports its name, whichever name the statement is reported for
     assert all(sites[n].severity.value == "info" and "first on line 1" in sites[n].note for n in (5, 6, 7)), sites
+
+
+def test_a_packages_init_re_exporting_its_own_kernels_is_info(tmp_path: Path):
+    texts = {
+        "pkg/__init__.py": "from .kernels import fp8_gelu\nfrom .kernels import fp8_silu\n",
+        "pkg/kernels.py": "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\n"
+        "def fp8_gelu(x):\n    k[(1,)](x)\n\n\ndef fp8_silu(x):\n    k[(1,)](x)\n",
+        "model.py": "from pkg import fp8_gelu\n\n\ndef mlp(x):\n    return fp8_gelu(x)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    init = [f for (path, _, code), f in found.items() if path == "pkg/__init__.py" and code == "KRN009"]
+    assert len(init) == 2 and all(f.severity.value == "info" and "re-exports" in f.note for f in init), init
+    assert found[("model.py", 1, "KRN009")].severity.value == "blocker", sorted(found)
