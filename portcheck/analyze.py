@@ -26,6 +26,7 @@ from portcheck.pyscan.context import (
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
+from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import (
@@ -251,6 +252,17 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
                 (key, node, label, ctx._replace(info_note=notes[id(node)]) if id(node) in notes else ctx)
                 for key, node, label, ctx in hits
             )
+    packages = [m for m in _package_modules(rules) if m in text]
+    if packages:
+        feeds = package_feeds(module, imports, packages)
+        if feeds:
+            device = {i for i, entry in enumerate(rules) if entry.rule.category == "device"}
+            # the device strings of a probe of the package are its workings (readers rejected them even at `info`)
+            hits = (
+                (key, node, label, ctx)
+                for key, node, label, ctx in hits
+                if not (key[0] in device and isinstance(node, _VALUE_NODES) and id(node) in feeds)
+            )
     if MAY_HAVE_OVERRIDDEN.search(text):
         overridden = overridden_defaults(list(ast.walk(module)))
         if overridden:
@@ -295,6 +307,22 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
         hit
         for position, hit in enumerate(listed)
         if (definition := owner.get(id(hit[1]))) is None or last[(hit[0][0], definition)] == position
+    )
+
+
+def _package_modules(rules: Sequence[CompiledRule]) -> Tuple[str, ...]:
+    """The modules the catalog's package rules import-match (`xformers`, `flash_attn`, `bitsandbytes`)."""
+    return tuple(
+        sorted(
+            {
+                module
+                for entry in rules
+                if entry.rule.category == "package"
+                for matcher in entry.matchers
+                if isinstance(matcher, ImportMatcher)
+                for module in matcher.modules
+            }
+        )
     )
 
 
