@@ -252,7 +252,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
                 (key, node, label, ctx._replace(info_note=notes[id(node)]) if id(node) in notes else ctx)
                 for key, node, label, ctx in hits
             )
-    packages = [m for m in _package_modules(rules) if m in text]
+    packages = [m for m in _package_modules(rules) if imports.imports_any((m,))]
     if packages:
         feeds = package_feeds(module, imports, packages)
         if feeds:

@@ -429,6 +429,7 @@ def cuda_conditional_lines(lines: Sequence[str]) -> Set[int]:
 _CMAKE_IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)$", re.IGNORECASE)
 # A build switch for a GPU backend: `GGML_CUBLAS`, `USE_CUDA`, `WITH_CUDA`, `CUDAToolkit_FOUND`, `GGML_HIPBLAS`.
 _CMAKE_CUDA_SWITCH = re.compile(r"\b\w*(?:CUDA|CUBLAS|CUDNN|NVCC|HIP|ROCM)\w*\b", re.IGNORECASE)
+_CMAKE_NOT = re.compile(r"\bNOT\b", re.IGNORECASE)
 
 
 def cmake_conditional_lines(lines: Sequence[str]) -> Dict[int, str]:
@@ -445,7 +446,7 @@ def cmake_conditional_lines(lines: Sequence[str]) -> Dict[int, str]:
             if around:  # `if (NOT DEFINED CMAKE_CUDA_ARCHITECTURES)` inside `if (GGML_CUDA_SOURCES)`
                 out[number] = around
             switch = _CMAKE_CUDA_SWITCH.search(rest)
-            branch = switch.group(0) if switch and not re.search(r"\bNOT\b", rest, re.IGNORECASE) else ""
+            branch = switch.group(0) if switch and not _CMAKE_NOT.search(rest) else ""
             if word == "if":
                 stack.append(branch)
             elif word == "elseif" and stack:

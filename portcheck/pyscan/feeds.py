@@ -29,7 +29,7 @@ def package_feeds(module: ast.Module, imports: ImportTable, packages: Sequence[s
     fed: Dict[int, str] = {}
     for node in ast.walk(module):
         if isinstance(node, ast.Call):
-            name = imports.resolve(node.func) or ""
+            name = imports.resolved(node.func) or ""
             if name in wanted or name.startswith(prefixes):
                 for value in list(node.args) + [k.value for k in node.keywords]:
                     for sub in ast.walk(value):
@@ -67,13 +67,14 @@ def _bound_feeds(function: ast.AST, fed: Dict[int, str]) -> None:
         for assign in assigns:
             for sub in ast.walk(assign.value):
                 rebinding[id(sub)] = name
+    targets = {id(assign.targets[0]) for assigns in bindings.values() for assign in assigns}
     reads: Dict[str, List[ast.Name]] = {}
     stored: Set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 reads.setdefault(node.id, []).append(node)
-            elif id(node) not in {id(a.targets[0]) for a in bindings.get(node.id, [])}:
+            elif id(node) not in targets:
                 stored.add(node.id)  # bound another way too (a loop target, `with ... as`): not followed
     for name, assigns in bindings.items():
         seen = reads.get(name, [])
