@@ -51,6 +51,12 @@ def test_a_wrapper_that_never_runs(rest, line):
             "        inner = model.module\n    run(inner)\n",
             4,
         ),
+        # the `finally` of a `try` runs after its body: it runs the wrapper
+        (
+            "def main(model):\n    try:\n        model = torch.nn.DataParallel(model)\n"
+            "        inner = model.module\n    finally:\n        model(x)\n",
+            0,
+        ),
         # in a loop the block runs again, after whatever the loop did with the wrapper
         (
             "def main(models):\n    for m in models:\n        w = torch.nn.DataParallel(m)\n"

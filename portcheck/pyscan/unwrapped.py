@@ -26,6 +26,7 @@ def unwrapped_wrappers(tree: ast.AST) -> Dict[int, int]:
 
 _LOOP: List[ast.stmt] = []  # a unique list: marks, in a continuation, a loop around the block
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
+_TRY = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 
 
 def _visit(node: ast.AST, after: Tuple[Sequence[ast.stmt], ...], found: Dict[int, int]) -> None:
@@ -34,14 +35,17 @@ def _visit(node: ast.AST, after: Tuple[Sequence[ast.stmt], ...], found: Dict[int
         after = ()
     elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
         after = (_LOOP,) + after
+    # the `else` and `finally` of a `try` run after its body and handlers
+    tail = list(getattr(node, "orelse", [])) + list(getattr(node, "finalbody", [])) if isinstance(node, _TRY) else []
     for body in _blocks(node):
+        then = ((tail,) + after) if tail and body is not getattr(node, "finalbody", None) else after
         for i, stmt in enumerate(body):
             name = _wrapped_name(stmt)
             if name is not None:
-                line = _first_module_use(body[i + 1 :], after, name)
+                line = _first_module_use(body[i + 1 :], then, name)
                 if line:
                     found[id(stmt.value.func)] = line  # type: ignore[attr-defined]
-            _visit(stmt, (body[i + 1 :],) + after, found)
+            _visit(stmt, (body[i + 1 :],) + then, found)
 
 
 def _first_module_use(rest: Sequence[ast.stmt], after: Tuple[Sequence[ast.stmt], ...], name: str) -> int:
