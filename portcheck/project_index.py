@@ -1465,6 +1465,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     copy_of = {r.path: c for r in results if (c := folder_of(r.path, folders))} if folders else {}
     standing = _standing_for_copies(own_findings, added, copy_of)
     merged = []
+    imports_triton: Optional[bool] = None  # whether any module imports triton, once a pin asks
     for result in results:
         findings = own_findings[result.path]
         extra = added.get(result.path, [])
@@ -1480,7 +1481,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         elif whole:
             findings, extra = as_info(findings, whole), as_info(extra, whole)
         elif platform is not None:
-            extra = on_other_platform(extra, platform)  # `op_builder/hpu/builder.py`: as its own findings are
+            extra = on_other_platform(extra, platform, target)  # `op_builder/hpu/builder.py`: as its own findings are
         elif result.path in other:
             note = IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path])
             findings, extra = as_info(findings, note), as_info(extra, note)
@@ -1489,6 +1490,14 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             inside = platform_spans[result.path]
             findings = _as_info_in(findings, PLATFORM_CODE_NOTE, inside)
             extra = _as_info_in(extra, PLATFORM_CODE_NOTE, inside)
+        if result.kind in _PIN_KINDS and any(_torch_dependency(f) for f in findings):
+            if imports_triton is None:
+                imports_triton = any("triton" in state.sources.import_words(p) for p in files)
+            if not imports_triton:
+                findings = [
+                    as_info([f], UNIMPORTED_PIN_NOTE.format(name=n))[0] if (n := _torch_dependency(f)) else f
+                    for f in findings
+                ]
         if result.path in kernel_tests:
             # `test_bsdf.py` runs the CUDA plugin against its reference on CUDA tensors: its devices, syncs and
             # events are how a kernel is tested where it exists (readers rejected them even at `info`)
@@ -1536,6 +1545,12 @@ IMPORTED_FOR_PLATFORM_NOTE = (
     "lowered to info: the project imports this module only from another platform's code ({where}); it is"
     " no CUDA lock-in"
 )
+UNIMPORTED_PIN_NOTE = (
+    "lowered to info: nothing in the project imports {name}; it is pinned as torch's own dependency (the GPU"
+    " backend of torch.compile) and goes with the CUDA build of torch"
+)
+# Dependencies a CUDA build of torch brings itself: a pin of one that no module imports is part of torch's pin.
+TORCH_DEPENDENCIES = frozenset({"triton", "pytorch-triton"})
 BUILT_NOTE = (
     "lowered one level: the project builds this file only in code it reaches under a CUDA check or with a"
     " fallback; elsewhere its reference path runs"
@@ -1611,6 +1626,21 @@ def _as_info_in(findings: List[Finding], note: str, spans: List[Tuple[int, int]]
     """`findings` in `spans` at `info`, with `note`; the others as they are."""
     inside = [f for f in findings if any(a <= f.line <= b for a, b in spans)]
     return [f for f in findings if f not in inside] + as_info(inside, note)
+
+
+# Files with one requirement a line, the name first (`triton==2.0.0`, a conda export's `- triton==2.0.0`).
+_PIN_KINDS = frozenset({"requirements", "conda"})
+_PIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _torch_dependency(finding: Finding) -> str:
+    """The name of the pin a package finding is on (`triton==2.0.0`, a conda export's `- triton==2.0.0`),
+    when it is one of torch's own dependencies; "" otherwise."""
+    if finding.category != "package":
+        return ""
+    written = _PIN_NAME.match(finding.source_line.lstrip("- "))
+    name = written.group(0).lower().replace("_", "-") if written else ""
+    return name if name in TORCH_DEPENDENCIES else ""
 
 
 def _lower(finding: Finding, note: str) -> Finding:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from portcheck import limits
 from portcheck.analyze import (
@@ -157,7 +157,17 @@ class PlatformCode(NamedTuple):
 
     note: str
     deployment: bool
-    lazy: bool = False  # an XLA-like platform's code (`device_tpu.py`): the XLA rules still speak to it
+    # The XLA-like platforms it names (`device_tpu.py`: tpu): the XLA rules may still speak to its code.
+    lazy: FrozenSet[str] = frozenset()
+
+
+# Per target, the XLA-like platforms whose code the XLA rules speak to. For `neuron`, the legacy
+# torch-neuronx path only (`legacy_xla.py` setting `NEURON_CC_FLAGS`, `device_neuron.py`), which native Neuron
+# replaces; a TPU or PyTorch/XLA path (gemma_pytorch's `model_xla.py`, `run_tpu.py`) is another platform's
+# code, kept as it is by the port.
+_LAZY_CODE_FOR: Mapping[Target, FrozenSet[str]] = {Target.NEURON: frozenset({"neuron"})}
+# An XLA-like platform's file that names Neuron (`torch_neuronx`, `NEURON_CC_FLAGS`): the legacy Neuron path.
+_NAMES_NEURON = re.compile(r"(?i)neuron")
 
 
 def other_platform_code(path: str, kind: str) -> Optional[PlatformCode]:
@@ -172,24 +182,26 @@ def other_platform_code(path: str, kind: str) -> Optional[PlatformCode]:
     named = set(name_words(part.rsplit(".", 1)[0]))
     deployment = bool(named & DEPLOYMENT_WORDS)
     note = (DEPLOYMENT_NOTE if deployment else OTHER_PLATFORM_NOTE).format(part=part)
-    return PlatformCode(note, deployment, bool(named & LAZY_PLATFORM_WORDS))
+    return PlatformCode(note, deployment, frozenset(named & LAZY_PLATFORM_WORDS))
 
 
 def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
     return [replace(f, severity=Severity.INFO, guarded=True, note=note) for f in findings]
 
 
-def on_other_platform(findings: Sequence[Finding], code: PlatformCode) -> List[Finding]:
+def on_other_platform(findings: Sequence[Finding], code: PlatformCode, target: Target) -> List[Finding]:
     """The findings of a file kept for another platform. TensorRT deployment code keeps its imports of
     packages at `info`: the path a port replaces, said once where it comes in; the devices, syncs and
     kernels inside are its workings (readers rejected them even at `info`). Another accelerator's code (an
     Ascend backend, a ROCm kernel, an NPU op builder, an MLX port) runs there only and is no CUDA lock-in: its
-    findings go, except, in an XLA-like platform's code, the XLA rules', which are about that code's own XLA
-    idioms (a legacy `device_tpu.py`); elsewhere (an MLX port's `data_ptr()` cache key) they are not the
-    target's either."""
+    findings go, except, in an XLA-like platform's code the target replaces, the XLA rules', which are about
+    that code's own XLA idioms (a legacy `device_neuron.py` for `neuron`, `device_tpu.py` for `xla`);
+    elsewhere (an MLX port's `data_ptr()` cache key, a TPU runner for `neuron`) they are not the target's
+    either."""
     if code.deployment:
         return as_info([f for f in findings if f.category == "package"], code.note)
-    return as_info([f for f in findings if f.category == "xla" and code.lazy], code.note)
+    lazy = bool(code.lazy & _LAZY_CODE_FOR.get(target, LAZY_PLATFORM_WORDS))
+    return as_info([f for f in findings if f.category == "xla" and lazy], code.note)
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -384,8 +396,10 @@ def analyze_text_targets(
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
     platform = other_platform_code(project_path(path, group[0].roots), kind)
+    if platform is not None and platform.lazy and _NAMES_NEURON.search(text):
+        platform = platform._replace(lazy=platform.lazy | {"neuron"})
     if platform is not None:
-        per_target = [on_other_platform(found, platform) for found in per_target]
+        per_target = [on_other_platform(found, platform, t) for found, t in zip(per_target, targets)]
     ignored = per_file_ignored(path, group[0])
     if ignored:
         codes = tuple(c.upper() for c in ignored)

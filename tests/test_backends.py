@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from portcheck.backends import ABSTRACTION, device_generic, named_backends
-from portcheck.scanner import Settings, scan_bytes
+from portcheck.scanner import Settings, scan_bytes, scan_bytes_targets
 
 
 @pytest.mark.parametrize(
@@ -55,3 +55,14 @@ def test_the_scan_records_the_backends_of_python_files_only():
     assert py.backends == ("xpu",)
     req = scan_bytes(b"torch_npu\n", "requirements.txt", "requirements", settings)
     assert req.backends == ()
+
+
+@pytest.mark.parametrize("path", ["scripts/run_xla.py", "composer/devices/device_tpu.py"])
+def test_a_tpu_paths_xla_idioms_are_the_xla_targets_concern_only(path):
+    # `xm.mark_step()` in a TPU runner: deprecated for PyTorch/XLA, but a Neuron port keeps that path as it is
+    data = b"import torch_xla.core.xla_model as xm\n\n\ndef step():\n    xm.mark_step()\n"
+    group = tuple(Settings(target=t) for t in ("neuron", "xla", "generic"))
+    neuron, xla, generic = (r.findings for r in scan_bytes_targets(data, path, "python", group))
+    assert not [f for f in neuron if f.category == "xla"], neuron
+    assert [f.code for f in xla if f.category == "xla"] == ["XLA011"], xla
+    assert all(f.severity.value == "info" for f in xla + generic)

@@ -671,3 +671,21 @@ def test_a_packages_init_re_exporting_its_own_kernels_is_info(tmp_path: Path):
     init = [f for (path, _, code), f in found.items() if path == "pkg/__init__.py" and code == "KRN009"]
     assert len(init) == 2 and all(f.severity.value == "info" and "re-exports" in f.note for f in init), init
     assert found[("model.py", 1, "KRN009")].severity.value == "blocker", sorted(found)
+
+
+@pytest.mark.parametrize("name", ["environment.yml", "requirements.txt"])
+def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name):
+    # a conda export or a pip freeze pins triton beside torch: it comes with the CUDA build of torch
+    pins = "name: env\ndependencies:\n  - pip:\n    - torch==2.0.1\n    - triton==2.0.0\n    - xformers==0.0.22\n"
+    if name == "requirements.txt":
+        pins = "torch==2.0.1\ntriton==2.0.0\nxformers==0.0.22\n"
+    line = pins.splitlines().index(next(s for s in pins.splitlines() if "triton" in s)) + 1
+    texts = {name: pins, "train.py": "import torch\n\n\ndef main():\n    return torch.ones(2)\n"}
+    found = _fallback_findings(tmp_path, texts)
+    pin = found[(name, line, "PKG006")]
+    assert pin.severity.value == "info" and "nothing in the project imports triton" in pin.note, pin
+    assert found[(name, line + 1, "PKG003")].severity.value != "info"
+    # once a module imports triton, the pin is the project's own dependency again
+    (tmp_path / "kernels.py").write_text("import triton\n")
+    found = _fallback_findings(tmp_path, {})
+    assert found[(name, line, "PKG006")].severity.value == "blocker"

@@ -124,10 +124,15 @@ class Ctx(NamedTuple):
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
 
 
+# A project's own print for one rank of a distributed job (`print0`, `print_rank_0`, `rank0_print`,
+# `master_print`).
+_PRINT_HELPER = re.compile(r"^print_?(?:0|rank_?0|once|master|main)$|^(?:rank_?0|master|main)_print$")
+
+
 def is_message_call(node: ast.Call) -> bool:
     func = node.func
     if isinstance(func, ast.Name):
-        return func.id in ("print", "warn")
+        return func.id in ("print", "warn") or bool(_PRINT_HELPER.match(func.id))
     if isinstance(func, ast.Attribute) and func.attr in _MESSAGE_FUNCS:
         owner = dotted(func.value) or ""
         owner_l = owner.lower()
@@ -234,11 +239,17 @@ def _mark_narrowed_flags(fn: ast.AST, imports: ImportTable) -> None:
                     setattr(node, CUDA_FLAG_ATTR, True)
 
 
+# `x.to(device, non_blocking=(device.type == "cuda"))`: a copy hint chosen for CUDA; elsewhere the copy is
+# plainly synchronous or unpinned, which changes no result.
+COPY_HINTS = frozenset({"non_blocking", "pin_memory"})
+
+
 def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     """Mark (`GUARD_FLAG_ATTR`) `use_cuda = torch.cuda.is_available()` when every read of the name it binds
     (its own value aside) is the whole test of a pure guard (`if use_cuda: torch.cuda.synchronize()`): the
     check protects CUDA-only code, as `if torch.cuda.is_available():` written there would, and picks no
-    device."""
+    device. The same when every read is a copy hint (`use_cuda = device == "cuda"`, then only
+    `pin_memory=use_cuda` and `non_blocking=use_cuda`): elsewhere the copy is plainly synchronous."""
     reads: Dict[str, List[ast.Name]] = {}
     tests: Set[int] = set()
     for node in nodes:
@@ -246,6 +257,8 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             reads.setdefault(node.id, []).append(node)
         elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and is_pure_guard(node, imports):
             tests.add(id(node.test))
+        elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and isinstance(node.value, ast.Name):
+            tests.add(id(node.value))
     if not tests:
         return
     for node in nodes:
@@ -1368,8 +1381,56 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     if all(_skips(s) for s in branch):
         return False  # `if x.is_cuda: pass` guards nothing
     # The other branch may do the same thing another way (print without the CUDA figure, another
-    # accelerator's API), but not pick a device or a mode: then the check is a fallback after all.
-    return all(_display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) for s in other)
+    # accelerator's API), or give what the CUDA branch computes a placeholder (`peak_flops = float("inf")`),
+    # but not pick a device or a mode: then the check is a fallback after all.
+    return all(
+        _display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) or _placeholder(s, bound)
+        for s in other
+    )
+
+
+def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
+    """`torch.cuda.synchronize if device_type == "cuda" else lambda: None`: a CUDA check that picks a
+    CUDA-only function, and a no-op elsewhere. It protects the program from CUDA-only code, as
+    `is_pure_guard`'s `if` does; it picks no device. (A CUDA-only call's result against a constant,
+    `torch.cuda.current_device() if ... else -1`, is a value the program goes on with: not this.)"""
+    if not is_cuda_check(node.test, imports):
+        return False
+    negative = is_negative_cuda_check(node.test, imports)
+    cuda, other = (node.orelse, node.body) if negative else (node.body, node.orelse)
+    return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
+
+
+def _cuda_only_reference(node: ast.AST) -> bool:
+    """`torch.cuda.synchronize`, `torch.cuda.max_memory_allocated`: a CUDA-only function, not called."""
+    name = dotted(node) or ""
+    return isinstance(node, ast.Attribute) and any(p.lower() == "cuda" for p in name.split(".")[:-1])
+
+
+def _constant_like(node: ast.AST) -> bool:
+    """A constant, `None`, `float("inf")`, `-1`, or a function that returns one (`lambda: 0`)."""
+    if isinstance(node, ast.Lambda):
+        return _constant_like(node.body)
+    if isinstance(node, ast.UnaryOp):
+        return _constant_like(node.operand)
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(node.func, ast.Name)
+            and node.func.id in ("float", "int")
+            and not node.keywords
+            and all(isinstance(a, ast.Constant) for a in node.args)
+        )
+    return isinstance(node, ast.Constant)
+
+
+def _placeholder(stmt: ast.AST, bound: set) -> bool:
+    """`peak_flops = float("inf")` in the other branch of a guard whose CUDA branch computes `peak_flops`
+    from CUDA-only queries: a stand-in value where the query cannot run."""
+    return (
+        isinstance(stmt, ast.Assign)
+        and all(isinstance(t, ast.Name) and t.id in bound for t in stmt.targets)
+        and _constant_like(stmt.value)
+    )
 
 
 def _collects_garbage(stmt: ast.AST) -> bool:
@@ -1416,13 +1477,15 @@ def _cuda_backend_setting(stmt: ast.AST) -> bool:
 
 
 def _derived(stmt: ast.AST, bound: set) -> bool:
-    """`mb = allocated / 2**20` after `allocated = torch.cuda.memory_allocated()`: a value computed only
-    from what the branch bound before (and constants), with no call."""
+    """`mb = allocated / 2**20` after `allocated = torch.cuda.memory_allocated()`, `flops =
+    peak_flops(name)` after `name = torch.cuda.get_device_name()`: a value computed only from what the
+    branch bound before (and constants)."""
     if not isinstance(stmt, ast.Assign) or not bound:
         return False
-    names = [n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)]
-    calls = any(isinstance(n, ast.Call) for n in ast.walk(stmt.value))
-    return bool(names) and not calls and all(n in bound for n in names)
+    # the names a callee is spelled with (`get_peak_flops(name)`, `math.ceil(mb)`) are not values
+    callees = {id(n) for c in ast.walk(stmt.value) if isinstance(c, ast.Call) for n in ast.walk(c.func)}
+    names = [n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and id(n) not in callees]
+    return bool(names) and all(n in bound for n in names)
 
 
 def _other_accelerator(stmt: ast.AST) -> bool:
@@ -1472,13 +1535,19 @@ _REQUIREMENT = re.compile(
     r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
 )
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
+# A skip condition's names that ask for CUDA, or for a CUDA-only library (`not HAS_FA3`, `no_flash_attn`,
+# `not XFORMERS_AVAILABLE`, `not HAS_BNB`).
+_CUDA_SKIP_WORD = re.compile(r"(?i)cuda|gpu|fa[23](?![a-z0-9])|flash_?att|xformers|apex|bitsandbytes|bnb(?![a-z])")
+# Decorators that make a function a benchmark of GPU kernels.
+_KERNEL_BENCHMARKS = frozenset({"triton.testing.perf_report"})
 
 
 def skips_without_cuda(node: ast.AST, imports: ImportTable) -> bool:
     """A test function or class decorated to run only with CUDA: `@unittest.skipIf(not
     torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(torch.cuda.device_count() < 2, ...)`,
-    `@require_torch_gpu`, `@require_bitsandbytes`, `@pytest.mark.gpu`. Its body cannot run elsewhere,
-    so it is no lock-in of the code under test."""
+    `@require_torch_gpu`, `@require_bitsandbytes`, `@pytest.mark.gpu`; or a Triton benchmark
+    (`@triton.testing.perf_report`), which times the module's kernels where they run. Its body cannot run
+    elsewhere, so it is no lock-in of the code under test (or of the kernels, reported where they are)."""
     return any(cuda_only_decorator(deco, imports) for deco in getattr(node, "decorator_list", []))
 
 
@@ -1489,13 +1558,15 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
     last = name.rsplit(".", 1)[-1]
     if _REQUIREMENT.match(last):
         return True
+    if last == "perf_report" and imports.resolve(call.func if call is not None else deco) in _KERNEL_BENCHMARKS:
+        return True
     if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
         return True
     if call is not None and any(_needs_cuda_devices(k) for k in call.keywords):
         return True  # Lightning's `@RunIf(min_cuda_gpus=1)`, `_RunIf(min_gpus=2)`
     if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
         condition = call.args[0]
-        if is_cuda_check(condition, imports) or any(_CUDA_WORD.search(n) for n in _names_in(condition)):
+        if is_cuda_check(condition, imports) or any(_CUDA_SKIP_WORD.search(n) for n in _names_in(condition)):
             return True
     return False
 

@@ -12,6 +12,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
+    COPY_HINTS,
     CUDA_SIDE_ATTR,
     GUARD_FLAG_ATTR,
     MESSAGE_KEYWORDS,
@@ -49,6 +50,7 @@ from portcheck.pyscan.context import (
     is_precision_flag_assignment,
     is_probe_function,
     is_pure_guard,
+    is_pure_guard_expression,
     is_single_iteration,
     is_test_assertion_call,
     is_test_function,
@@ -162,11 +164,6 @@ _TPU_NAME = re.compile(r"(?i)(?:^|_)tpu(?:_|$)")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
-# `x.to(device, non_blocking=(device.type == "cuda"))`: a copy hint chosen for CUDA; elsewhere the copy is
-# plainly synchronous or unpinned, which changes no result.
-_COPY_HINTS = frozenset({"non_blocking", "pin_memory"})
-
-
 def _plain_children(node: ast.AST) -> List[ast.AST]:
     """`ast.iter_child_nodes` as a list, minus the context markers every Name and Attribute carries."""
     fields = _FIELDS.get(type(node))
@@ -232,7 +229,7 @@ def _children(
             test_ctx = ctx._replace(guard_test=True)  # `'cpu' if torch.cuda.is_available() else 'cpu'`: no choice
         if is_flag_device_choice(node):
             body_branch = else_branch = ctx  # `"cuda" if args.cuda else "cpu"`: a choice, not a guard
-        elif isinstance(node, ast.If) and is_pure_guard(node, imports):
+        elif is_pure_guard(node, imports) if isinstance(node, ast.If) else is_pure_guard_expression(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
             body_branch = else_branch = ctx._replace(guarded=True, pure_guard=True, tried=False)
@@ -434,7 +431,7 @@ def _children(
                     else ctx._replace(host=True)
                     if host and k.arg == "dtype"
                     else ctx._replace(guard_test=True)
-                    if k.arg in _COPY_HINTS
+                    if k.arg in COPY_HINTS
                     else ctx,
                 )
                 for k in node.keywords
