@@ -227,7 +227,7 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
                 marked = matcher.kind == "requirement" and bool(PLATFORM_MARKER.search(source))
                 sev, note = (severity.lowered(), MARKER_NOTE) if marked else (severity, "")
-                if not marked and matcher.lowers(source):
+                if not marked and matcher.lowers(source, lines):
                     marked, sev, note = True, severity.lowered(), matcher.lower_note or SET_TO_NOTE
                 elif not marked and line in extras:
                     marked, sev, note = True, severity.lowered(), EXTRA_NOTE.format(extra=extras[line])

@@ -160,8 +160,8 @@ class TextMatcher:
     # why a hit `lowers` reports one level lower; None: `SET_TO_NOTE` (the line turns the CUDA setting off)
     lower_note: Optional[str] = None
 
-    def lowers(self, line: str) -> bool:
-        """Whether a hit on `line` is reported one level lower (`lower_note` says why)."""
+    def lowers(self, line: str, lines: Sequence[str] = ()) -> bool:
+        """Whether a hit on `line` of the file `lines` is reported one level lower (`lower_note` says why)."""
         return False
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
@@ -171,14 +171,15 @@ class TextMatcher:
 class LineMatcher(TextMatcher):
     """A regular expression searched on every line (comments removed); `exclude` skips lines that match it,
     `lower` reports them one level lower (`CUDA_VISIBLE_DEVICES= python test.py` hides every GPU to run on
-    the CPU). A group named `at` says which part of the match is the finding (`device: cuda` reports `cuda`).
+    the CPU) unless a line of the file matches `lower-unless`. A group named `at` says which part of the
+    match is the finding (`device: cuda` reports `cuda`).
     `command` must match the whole command the line belongs to, its `\\`-continued lines joined: `--gpus`
     is a container's GPU request in `docker run --gpus all` and a script's own option in
     `python train.py --gpus 0 1`."""
 
     kind = "line"
     allowed_keys = frozenset(
-        {"files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "once", "command"}
+        {"files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "lower-unless", "once", "command"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -194,12 +195,19 @@ class LineMatcher(TextMatcher):
         if note is not None and self.lower is None:
             raise MatcherError("'lower-note' needs 'lower'")
         self.lower_note = note
+        # `lower-unless`: a line of the file that undoes the lowering (the launcher's `GPUS=$(nvidia-smi ...)`
+        # computes the variable `lower` trusts whoever launches the job to set)
+        self.lower_unless = _regex(params, "lower-unless", flags, required=False)
+        if self.lower_unless is not None and self.lower is None:
+            raise MatcherError("'lower-unless' needs 'lower'")
         # `once = true`: the first matching line of a file only (a header's CUDA includes are one port of
         # that file, not one per include)
         self.once = _bool(params, "once", False)
 
-    def lowers(self, line: str) -> bool:
-        return self.lower is not None and bool(self.lower.search(line))
+    def lowers(self, line: str, lines: Sequence[str] = ()) -> bool:
+        if self.lower is None or not self.lower.search(line):
+            return False
+        return self.lower_unless is None or not any(self.lower_unless.search(text) for text in lines)
 
     def scan(self, kind: str, lines: Sequence[str]) -> Iterator[TextHit]:
         commands = commands_by_line(lines, kind) if self.command is not None else {}

@@ -327,3 +327,17 @@ def test_cmake_conditional_lines_are_inside_a_gpu_build_switch():
     found = cmake_conditional_lines(text.splitlines())
     assert sorted(found) == [2, 3, 4, 5, 7]
     assert found[3] == "GGML_CUBLAS" and found[7] == "GGML_HIPBLAS"
+
+
+def test_a_launchers_gpu_variable_is_lowered_unless_the_script_counts_the_gpus_itself():
+    launch = "torchrun --nproc_per_node $GPUS_PER_NODE finetune.py\n"
+    set_by_launcher = [f for f in scan_snippet(launch, "finetune.sh", "neuron") if f.code == "DIST006"]
+    assert [(f.severity.value, f.guarded) for f in set_by_launcher] == [("info", True)]
+    counted = "GPUS_PER_NODE=$(python -c 'import torch; print(torch.cuda.device_count())')\n" + launch
+    by_script = [f for f in scan_snippet(counted, "finetune.sh", "neuron") if f.code == "DIST006"]
+    assert [(f.line, f.severity.value, f.guarded) for f in by_script] == [(2, "minor", False)]
+
+
+def test_lower_unless_needs_lower():
+    with pytest.raises(MatcherError):
+        build_text({"kind": "line", "files": ["shell"], "pattern": "x", "lower-unless": "y"})
