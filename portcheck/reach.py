@@ -229,13 +229,22 @@ def unused_definitions(
     if not candidates:
         return {}
     names = {name for spans in candidates.values() for _, _, name, _ in spans}
+    text_words = [set(IDENTIFIER.findall(text)) for text in texts]
     spelt: Dict[str, int] = {}  # name -> how many Python files spell it (its own among them)
     for path in all_paths:
         for name in names & words[path]:
             spelt[name] = spelt.get(name, 0) + 1
-    for text in texts:
-        for name in names & set(IDENTIFIER.findall(text)):
+    for spelled in text_words:
+        for name in names & spelled:
             spelt[name] = spelt.get(name, 0) + 1
+    # A module whose name no other file spells is imported by none (`loading` aside, above): its names are
+    # its own, whatever other scripts spell the same (Qwen's eval scripts, each with its own `DEVICE`).
+    alone = {
+        path
+        for path in candidates
+        if not any(_stem(path) in words[other] for other in all_paths if other != path)
+        and not any(_stem(path) in spelled for spelled in text_words)
+    }
     # unused: named by no other file and, in its own, nowhere or only inside definitions that are unused
     unused: Set[Tuple[str, str]] = set()
     changed = True
@@ -243,7 +252,7 @@ def unused_definitions(
         changed = False
         for path, spans in candidates.items():
             for _, _, name, holders in spans:
-                if (path, name) in unused or spelt.get(name, 0) != 1:
+                if (path, name) in unused or (path not in alone and spelt.get(name, 0) != 1):
                     continue
                 if all((path, h) in unused for h in holders):
                     unused.add((path, name))
@@ -254,6 +263,11 @@ def unused_definitions(
         if found:
             out[path] = found
     return out
+
+
+def _stem(path: str) -> str:
+    """`eval/evaluate_chat_gsm8k.py` -> `evaluate_chat_gsm8k`: the name an import spells for the module."""
+    return module_name(path)[0].rsplit(".", 1)[-1]
 
 
 def _folder(path: str) -> str:

@@ -11,7 +11,7 @@ from portcheck.cache import Cache
 from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.project_index import TextSources
-from portcheck.pyscan.definitions import top_level_definitions
+from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
 from portcheck.pyscan.loading import LOADS_ANY, MAIN, RUNS, loading_facts
 from portcheck.reach import (
     UNREACHED_NOTE,
@@ -235,3 +235,27 @@ def test_a_backup_copy_nothing_imports_is_info_in_a_library_too(tmp_path: Path):
     for path in ("modules.py", "train_copy.py", "model_backup.py", "model_backup_used.py", "bak.py"):
         kept = _severities(found, f"ldm/modules/{path}")
         assert kept and "info" not in kept.values(), (path, kept)
+
+
+# Two evaluation scripts of an application, each with its own `DEVICE` (QwenLM/Qwen's eval folder).
+SCRIPTS = {
+    "eval/evaluate_a.py": 'import torch\n\nDEVICE = "cuda:0"\n\n\ndef main():\n    return torch.ones(2)\n\n\nmain()\n',
+    "eval/evaluate_b.py": 'import torch\n\nDEVICE = "cuda:0"\n\n\ndef main():\n    return torch.ones(2, device=DEVICE)\n\n\nmain()\n',
+}
+
+
+def test_a_constant_nothing_reads_is_info_whatever_other_scripts_spell(tmp_path: Path):
+    found = _scan(tmp_path, SCRIPTS)
+    unused = found[("eval/evaluate_a.py", 3, "DEV001")]
+    assert unused.severity.value == "info" and unused.note == UNUSED_NOTE.format(name="DEVICE"), unused
+    assert found[("eval/evaluate_b.py", 3, "DEV001")].severity.value != "info"
+
+
+def test_a_constant_another_module_may_import_keeps_its_findings(tmp_path: Path):
+    found = _scan(tmp_path, {**SCRIPTS, "eval/run.py": "from evaluate_a import DEVICE\n\nprint(DEVICE)\n"})
+    assert found[("eval/evaluate_a.py", 3, "DEV001")].severity.value != "info"
+
+
+def test_top_level_constants():
+    lines = 'DEVICE = "cuda:0"\nx: int = 3\nh = torch.cuda.set_device(0)\nd = torch.device("cuda")\n__all__ = []\n'
+    assert top_level_constants(lines.splitlines()) == [(1, 1, "DEVICE"), (2, 2, "x"), (4, 4, "d")]

@@ -1,5 +1,5 @@
-"""A module's lone definitions, from its text alone: the module-level functions and classes it never
-names outside their own statement. `portcheck.reach` asks the rest of the project whether anything else
+"""A module's lone definitions, from its text alone: the module-level functions, classes and constants it
+never names outside their own statement. `portcheck.reach` asks the rest of the project whether anything else
 names them; the project cache keeps them per file.
 
 Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache.
@@ -18,6 +18,12 @@ from portcheck.pyscan.loading import IDENTIFIER
 # it (the `):` of a signature or a call black spread over lines).
 _DEFINITION = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
 _CLOSING = ")]}"
+# A module-level constant on one line: `DEVICE = "cuda:0"`, `device = torch.device("cuda")`. Other values
+# may run code when the module loads (`handle = torch.cuda.set_device(0)`): never unused.
+_CONSTANT = re.compile(
+    r"([A-Za-z][A-Za-z0-9_]*)[ \t]*(?::[^=]*)?=[ \t]*"
+    r"(?:[\"'][^\"'()\\]*[\"']|-?\d[\w.]*|True|False|None|(?:torch\.)?device\([^()]*\))[ \t]*(?:#.*)?$"
+)
 # Names a module may look up by computed name among its own: `globals()[name]`, `eval(expr)`.
 _COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
 
@@ -33,6 +39,7 @@ def lone_definitions(text: str) -> FrozenSet[str]:
         return frozenset()
     lines = text.splitlines()
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
+    definitions += top_level_constants(lines)
     names = {name for _, _, name in definitions}
     spelt: Dict[str, List[int]] = {}  # name -> the lines that spell it
     for number, line in enumerate(lines, 1):
@@ -81,6 +88,11 @@ def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
     if open_at is not None:
         out.append((open_at[0], _last_code_line(lines, len(lines)), open_at[1]))
     return out
+
+
+def top_level_constants(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
+    """The module-level one-line constants of `lines` (`DEVICE = "cuda:0"`), each as (line, line, name)."""
+    return [(n, n, m.group(1)) for n, line in enumerate(lines, 1) if (m := _CONSTANT.match(line))]
 
 
 def _last_code_line(lines: Sequence[str], upto: int) -> int:
