@@ -9,6 +9,7 @@ computed name (`globals()[name]`, `eval(expr)`) has none.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -46,8 +47,12 @@ def lone_definitions(text: str) -> FrozenSet[str]:
         for word in names.intersection(IDENTIFIER.findall(line)):
             spelt.setdefault(word, []).append(number)
 
+    spans = sorted(definitions)
+    starts = [first for first, _, _ in spans]
+
     def holder(number: int) -> Optional[str]:
-        return next((name for first, last, name in definitions if first <= number <= last), None)
+        at = bisect.bisect_right(starts, number) - 1
+        return spans[at][2] if at >= 0 and spans[at][0] <= number <= spans[at][1] else None
 
     out = set()
     for first, last, name in definitions:
@@ -91,8 +96,19 @@ def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
 
 
 def top_level_constants(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
-    """The module-level one-line constants of `lines` (`DEVICE = "cuda:0"`), each as (line, line, name)."""
-    return [(n, n, m.group(1)) for n, line in enumerate(lines, 1) if (m := _CONSTANT.match(line))]
+    """The module-level one-line constants of `lines` (`DEVICE = "cuda:0"`), each as (line, line, name): a
+    name bound once so (a name set twice is a setting the module changes), and none in a module of more than
+    MAX_CONSTANTS of them (generated tables)."""
+    found = [(n, n, m.group(1)) for n, line in enumerate(lines, 1) if (m := _CONSTANT.match(line))]
+    if len(found) > MAX_CONSTANTS:
+        return []
+    counts: Dict[str, int] = {}
+    for _, _, name in found:
+        counts[name] = counts.get(name, 0) + 1
+    return [c for c in found if counts[c[2]] == 1]
+
+
+MAX_CONSTANTS = 500
 
 
 def _last_code_line(lines: Sequence[str], upto: int) -> int:
