@@ -240,7 +240,9 @@ def test_a_backup_copy_nothing_imports_is_info_in_a_library_too(tmp_path: Path):
 # Two evaluation scripts of an application, each with its own `DEVICE` (QwenLM/Qwen's eval folder).
 SCRIPTS = {
     "eval/evaluate_a.py": 'import torch\n\nDEVICE = "cuda:0"\n\n\ndef main():\n    return torch.ones(2)\n\n\nmain()\n',
-    "eval/evaluate_b.py": 'import torch\n\nDEVICE = "cuda:0"\n\n\ndef main():\n    return torch.ones(2, device=DEVICE)\n\n\nmain()\n',
+    "eval/evaluate_b.py": (
+        'import torch\n\nDEVICE = "cuda:0"\n\n\ndef main():\n    return torch.ones(2, device=DEVICE)\n\n\nmain()\n'
+    ),
 }
 
 
