@@ -25,12 +25,13 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
-from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only
+from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import (
     imports_cuda_runtime,
+    is_benchmark_path,
     is_evaluation_path,
     is_test_module,
     mark_cuda_only,
@@ -41,6 +42,10 @@ from portcheck.pyscan.walker import build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
+SPEEDUP_NOTE = (
+    "lowered one level: the check only turns on a CUDA speed-up (`fused=True`); elsewhere the plain"
+    " implementation runs, with the same results"
+)
 GUARD_NOTE = "lowered one level: it sits under a CUDA check; other devices skip it or take the other branch"
 TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
@@ -142,6 +147,7 @@ def _finding(
     requirement = ctx.requirement_test and rule.category == "device"
     for applies, why in (
         (ctx.precision_test and rule.category == "device", PRECISION_NOTE),
+        (ctx.speedup_test and rule.category == "device", SPEEDUP_NOTE),
         (requirement, REQUIREMENT_NOTE),
         (bool(ctx.lowered_by), ctx.lowered_by),
         (ctx.test_file, TEST_NOTE),
@@ -221,6 +227,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(display=True)
     if path and is_evaluation_path(path):
         root = root._replace(evaluation_file=True)
+    if path and is_build_script(path, text):
+        root = root._replace(build_script=True)
+    if path and is_benchmark_path(path):
+        root = root._replace(bench_file=True)
     if path and is_test_module(path, module):
         skipped = module_cuda_only(module, imports, path) is not None
         if not skipped:
@@ -435,11 +445,33 @@ def findings_for(
     if details:
         # `nvcc` flags and `.cu` entries (KRN007) of a setup.py that builds a CUDAExtension (KRN001): the
         # build's details, one port with it
-        first: Dict[str, int] = {}
-        for f in findings:
-            first[f.code] = min(first.get(f.code, f.line), f.line)
+        first = _owners(findings)
         findings = [_as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first]) for f in findings]
+        # `if CUDA_HOME is not None:` read again and again around a setup.py's CUDAExtension: plumbing of
+        # the one build its owner finding reports
+        findings = [
+            _as_detail(f, [(f.code, first[f.code])])
+            if f.symbol in TOOLKIT_READS and first.get(f.code, f.line) != f.line
+            else f
+            for f in findings
+        ]
     return _one_per_list(_one_per_line(findings), lines)
+
+
+# Reads of where the CUDA toolkit is: the build's plumbing, not a build of their own.
+TOOLKIT_READS = frozenset({"torch.utils.cpp_extension.CUDA_HOME"})
+
+
+def _owners(findings: Sequence[Finding]) -> Dict[str, int]:
+    """Per rule, the line of the finding the file's details belong to: its first finding that is more than a
+    toolkit read (the `CUDAExtension`), else its first."""
+    first: Dict[str, int] = {}
+    built: Dict[str, int] = {}
+    for f in findings:
+        first[f.code] = min(first.get(f.code, f.line), f.line)
+        if f.symbol not in TOOLKIT_READS:
+            built[f.code] = min(built.get(f.code, f.line), f.line)
+    return {**first, **built}
 
 
 DETAIL_NOTE = "lowered to info: a detail of what this file's {code} finding (line {line}) reports, ported with it"

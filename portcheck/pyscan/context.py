@@ -106,6 +106,8 @@ class Ctx(NamedTuple):
     shown: bool = False  # set on a hit whose value is only shown (logged, formatted), for rules that lower it
     declined: bool = False  # set on a hit the rule declines where it sits: no finding, and no fallback's either
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
+    build_script: bool = False  # in a package's build script (`setup.py`): its device checks pick what to build
+    bench_file: bool = False  # in a benchmark (`benchmark/`, `bench_*.py`): its asserts check results, once
     evaluation_file: bool = False  # in evaluation code (`eval/`, `evaluate.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
@@ -117,6 +119,7 @@ class Ctx(NamedTuple):
     built_once: bool = False  # in a class whose objects are built once, before the steps (a module, a dataset)
     scope: Optional[ast.AST] = None  # the innermost function (or the module) the node sits in
     precision_test: bool = False  # the test of a condition that picks a precision, not a device
+    speedup_test: bool = False  # a CUDA check that only turns on a speed-up (`fused=True`): elsewhere, the plain path
     build_test: bool = False  # the test of a CUDA build condition (`if CUDA_HOME is not None ...`) with an `else`
     requirement_test: bool = False  # a CUDA check that raises without CUDA (`if not ...: raise`, `assert`)
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
@@ -208,10 +211,13 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             _mark_narrowed_flags(node, imports)
             _mark_cuda_objects(node)
     _mark_guard_flags(nodes, imports)
+    _mark_speedup_flags(nodes, imports)
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 GUARD_FLAG_ATTR = "_portcheck_guard_flag"  # set on `flag = <CUDA check>` whose every read guards CUDA-only code
+# set on `flag = <CUDA check>` whose every read turns on a speed-up only (`fused=flag`) or shows the flag
+SPEEDUP_FLAG_ATTR = "_portcheck_speedup_flag"
 
 
 def _mark_narrowed_flags(fn: ast.AST, imports: ImportTable) -> None:
@@ -267,6 +273,61 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             names = [n for n in reads.get(node.targets[0].id, []) if id(n) not in own]
             if names and all(id(n) in tests for n in names) and is_cuda_check(node.value, imports):
                 setattr(node, GUARD_FLAG_ATTR, True)
+
+
+# Keywords that turn on a faster implementation of the same computation (`torch.optim.AdamW(...,
+# fused=True)`); without them the plain implementation runs, with the same results.
+SPEEDUP_HINTS = frozenset({"fused"})
+
+
+def _speedup_choice(node: ast.AST) -> bool:
+    """`dict(fused=True)` (or `{"fused": True}`), or an empty `dict()` / `{}`: keyword arguments that only
+    turn a speed-up on."""
+    if isinstance(node, ast.Dict):
+        return all(isinstance(k, ast.Constant) and k.value in SPEEDUP_HINTS for k in node.keys)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "dict"
+        and not node.args
+        and all(k.arg in SPEEDUP_HINTS for k in node.keywords)
+    )
+
+
+def _mark_speedup_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
+    """Mark (`SPEEDUP_FLAG_ATTR`) `use_fused = fused_available and device_type == "cuda"` when every read
+    of the name is a speed-up switch (`fused=use_fused`, `dict(fused=True) if use_fused else dict()`) or
+    is shown (`print(f"using fused AdamW: {use_fused}")`), and one is a switch: elsewhere the plain
+    optimizer runs, slower, with the same results (karpathy/llama2.c, nanoGPT)."""
+    reads: Dict[str, List[ast.Name]] = {}
+    switches: Set[int] = set()
+    shown: Set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads.setdefault(node.id, []).append(node)
+        elif isinstance(node, ast.keyword) and node.arg in SPEEDUP_HINTS and isinstance(node.value, ast.Name):
+            switches.add(id(node.value))
+        elif (
+            isinstance(node, ast.IfExp)
+            and isinstance(node.test, ast.Name)
+            and _speedup_choice(node.body)
+            and _speedup_choice(node.orelse)
+        ):
+            switches.add(id(node.test))
+        elif isinstance(node, ast.FormattedValue) and isinstance(node.value, ast.Name):
+            shown.add(id(node.value))
+    if not switches:
+        return
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            own = {id(n) for n in ast.walk(node.value)}
+            names = [id(n) for n in reads.get(node.targets[0].id, []) if id(n) not in own]
+            if (
+                any(n in switches for n in names)
+                and all(n in switches or n in shown for n in names)
+                and is_cuda_check(node.value, imports)
+            ):
+                setattr(node, SPEEDUP_FLAG_ATTR, True)
 
 
 CUDA_OBJECT_ATTR = "_portcheck_cuda_object"  # set on a read of a name only ever bound to a CUDA-only call
@@ -1376,7 +1437,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
     bound: set = set()
-    if not _guarded_work(branch, bound):
+    # `if device == "cuda": net = DataParallel(net)` only adds CUDA's replication; `if torch.cuda.device_count()
+    # > 1:` asks how many devices there are, which the device-generic count answers on other accelerators too
+    wraps = "device_count" not in _names_in(node.test)
+    if not _guarded_work(branch, bound, wraps):
         return False
     if all(_skips(s) for s in branch):
         return False  # `if x.is_cuda: pass` guards nothing
@@ -1442,11 +1506,25 @@ def _collects_garbage(stmt: ast.AST) -> bool:
     )
 
 
-def _guarded_work(block, bound: set) -> bool:
+# Wrappers that replicate a module over the GPUs of one process; elsewhere the module runs as it is.
+_GPU_WRAPPERS = frozenset({"DataParallel"})
+
+
+def _wraps_for_gpus(stmt: ast.AST) -> bool:
+    """`net = torch.nn.DataParallel(net)`: the model spread over the CUDA devices of this process."""
+    if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+        return False
+    name = dotted(stmt.value.func) or ""
+    return name.rsplit(".", 1)[-1] in _GPU_WRAPPERS
+
+
+def _guarded_work(block, bound: set, wraps: bool = False) -> bool:
     """Whether every statement of `block` is CUDA-only, display, a skip, bookkeeping (`self.runs += 1`),
-    or an `if` made of such statements (`if self.runs == self.max_runs: print(torch.cuda.memory_summary())`)."""
+    or an `if` made of such statements (`if self.runs == self.max_runs: print(torch.cuda.memory_summary())`).
+    With `wraps`, a `DataParallel` wrap counts too (the check asks about CUDA, not how many devices)."""
     return all(
         _cuda_only_call(s)
+        or (wraps and _wraps_for_gpus(s))
         or _display_only(s)
         or _skips(s)
         or _other_accelerator(s)
@@ -1454,7 +1532,7 @@ def _guarded_work(block, bound: set) -> bool:
         or _cuda_backend_setting(s)
         or _derived(s, bound)
         or (isinstance(s, ast.AugAssign) and isinstance(s.value, ast.Constant))
-        or (isinstance(s, ast.If) and bool(s.body) and _guarded_work(s.body + s.orelse, bound))
+        or (isinstance(s, ast.If) and bool(s.body) and _guarded_work(s.body + s.orelse, bound, wraps))
         for s in _binding(block, bound)
     )
 
@@ -1473,7 +1551,7 @@ def _cuda_backend_setting(stmt: ast.AST) -> bool:
     if not isinstance(stmt, ast.Assign) or any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)):
         return False
     names = [dotted(t) or "" for t in stmt.targets]
-    return all(re.match(r"^(?:torch|th)\.backends\.(?:cuda|cudnn)\.", n) for n in names)
+    return all(re.match(r"^(?:(?:torch|th)\.backends\.(?:cuda|cudnn)|cudnn)\.", n) for n in names)
 
 
 def _derived(stmt: ast.AST, bound: set) -> bool:

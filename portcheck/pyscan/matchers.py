@@ -310,7 +310,7 @@ class Matcher:
     allowed_keys: FrozenSet[str] = frozenset()
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
-         "in-guards", "in-xla-branches", "in-complex-branches", "in-constructors"}
+         "in-guards", "in-xla-branches", "in-complex-branches", "in-constructors", "in-build-scripts"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -333,6 +333,8 @@ class Matcher:
         self.in_xla_branches = _bool(params, "in-xla-branches", True)
         self.in_complex_branches = _bool(params, "in-complex-branches", True)
         self.in_constructors = _bool(params, "in-constructors", True)
+        # `in-build-scripts = false`: in a `setup.py` a device check picks the extensions to build, not a device
+        self.in_build_scripts = _bool(params, "in-build-scripts", True)
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -377,6 +379,7 @@ class Matcher:
         in_xla_branches = self.in_xla_branches
         in_complex_branches = self.in_complex_branches
         in_constructors = self.in_constructors
+        in_build_scripts = self.in_build_scripts
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
             if ctx.annotation or ctx.test_assert or ctx.skipped:
@@ -394,6 +397,7 @@ class Matcher:
                 or (ctx.xla_branch and not in_xla_branches)
                 or (ctx.complex_branch and not in_complex_branches)
                 or (ctx.in_init and ctx.built_once and not in_constructors)
+                or (ctx.build_script and not in_build_scripts)
             )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
@@ -575,11 +579,16 @@ class ReferenceMatcher(Matcher):
 
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
-    allowed_keys = frozenset({"names", "context", "in_compare", "in-tables", "not-beside", "bare-calls"})
+    allowed_keys = frozenset(
+        {"names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches"}
+    )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.names = NameSet(_str_list(params, "names"))
+        # `off-switches`: `torch.backends.cuda.enable_cudnn_sdp(False)` turns off a kernel only CUDA has, which
+        # pins nothing: such a call with a literal `False` is declined.
+        self.off_switches = frozenset(_str_list(params, "off-switches", required=False) or ())
         self.context = params.get("context", "any")
         if self.context not in ("any", "load", "store"):
             raise MatcherError("'context' must be 'any', 'load' or 'store'")
@@ -639,6 +648,10 @@ class ReferenceMatcher(Matcher):
         # declined, so no catch-all rule reports it either
         bare = not self.bare_calls and isinstance(parent, ast.Call) and parent.func is node
         bare = bare and not (parent.args or parent.keywords)
+        if self.off_switches and isinstance(parent, ast.Call) and parent.func is node:
+            first = parent.args[0] if parent.args else None
+            if isinstance(first, ast.Constant) and first.value is False:
+                bare = bare or (imports.resolved(node) or "") in self.off_switches
         # `validate(model, amp_autocast=amp_autocast)` hands on a name bound to a CUDA callable: it is reported
         # where it is bound (the import, `amp_autocast = torch.cuda.amp.autocast`) and where it is called.
         # (A value handed on, `get_version(CUDA_HOME)`, is a use.)

@@ -50,6 +50,14 @@ def is_benchmark_file(path: str) -> bool:
     return bool(parts) and bool(_BENCH_FILE.match(parts[-1]))
 
 
+_BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks"})
+
+
+def is_benchmark_path(path: str) -> bool:
+    """A file of benchmarks: named for timing code, or under a `benchmark/` (`bench/`) folder."""
+    return is_benchmark_file(path) or any(p.lower() in _BENCH_DIRS for p in _parts(path)[:-1])
+
+
 def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Set[str]:
     """The test (or benchmark) files among `tests` that sit beside CUDA sources (`kernel_sources`, `.cu`/`.cuh` paths):
     in the folder that holds them or one or two folders above (`extensions/kernels/test_cauchy.py` beside

@@ -16,6 +16,7 @@ from portcheck.pyscan.context import (
     CUDA_SIDE_ATTR,
     GUARD_FLAG_ATTR,
     MESSAGE_KEYWORDS,
+    SPEEDUP_FLAG_ATTR,
     Ctx,
     asks_complex,
     asks_for_accelerator_api,
@@ -358,6 +359,9 @@ def _children(
         if getattr(node, GUARD_FLAG_ATTR, False):
             # `use_cuda = torch.cuda.is_available()`, read only by `if use_cuda: torch.cuda.synchronize()`
             return given + [(node.value, ctx._replace(guard_test=True))]
+        if getattr(node, SPEEDUP_FLAG_ATTR, False):
+            # `use_fused = fused_available and device_type == "cuda"`, read only as `fused=use_fused`
+            return given + [(node.value, ctx._replace(speedup_test=True))]
         if is_precision_flag_assignment(node):
             # `opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a precision, not a device
             return given + [(node.value, ctx._replace(precision_test=True))]

@@ -1,0 +1,47 @@
+"""A build script's details: reads of where the CUDA toolkit is belong to the extension they build."""
+
+from __future__ import annotations
+
+from portcheck.model import Severity
+from portcheck.scanner import Settings, scan_bytes
+
+# Dao-AILab/causal-conv1d's setup.py, cut down: `CUDA_HOME` is checked three times around one CUDAExtension.
+SETUP = b"""import warnings
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension
+
+
+def check_if_cuda_home_none(name):
+    if CUDA_HOME is not None:
+        return
+    warnings.warn(f"{name} was requested, but nvcc was not found.")
+
+
+check_if_cuda_home_none("ops")
+if CUDA_HOME is not None:
+    version = CUDA_HOME
+ext = CUDAExtension("ops_cuda", ["ops.cpp", "ops_kernel.cu"])
+setup(ext_modules=[ext], cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def _krn001(data: bytes, path: str):
+    found = scan_bytes(data, path, "python", Settings(target="neuron")).findings
+    return sorted((f.line, f.severity, f.note) for f in found if f.code == "KRN001")
+
+
+def test_toolkit_reads_are_details_of_the_extension_they_build():
+    found = _krn001(SETUP, "setup.py")
+    owner = [f for f in found if f[1] is Severity.BLOCKER]
+    assert [line for line, _, _ in owner] == [15]
+    details = [f for f in found if f[1] is not Severity.BLOCKER]
+    assert {line for line, _, _ in details} == {7, 13, 14}
+    assert all(sev is Severity.INFO and "KRN001 finding (line 15)" in note for _, sev, note in details)
+
+
+def test_a_toolkit_read_alone_stays_a_finding_of_its_own():
+    found = _krn001(
+        b"import os\nfrom torch.utils.cpp_extension import CUDA_HOME\nnvcc = os.path.join(CUDA_HOME, 'bin')\n",
+        "build.py",
+    )
+    assert found and found[0][1] is Severity.BLOCKER
