@@ -365,8 +365,10 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
     islands = {id(n.func) for n in nodes if isinstance(n, ast.Call) and is_fp32_island(n)}
     names = [n for n in nodes if isinstance(n, ast.Name)]
     used = {n.id for n in names}
-    if "__all__" in used:
-        return hits
+    exported = _exported(module)
+    if exported is None:
+        return hits  # `__all__` built at run time: any name may be re-exported
+    used |= exported
     # names used only to call `autocast(enabled=False)`: fp32 islands, reported there (AMP004)
     beyond_islands = {n.id for n in names if id(n) not in islands}
     for i in marked:
@@ -379,6 +381,28 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
         elif not any(name in beyond_islands for name in bound):
             hits[i] = (key, node, label, ctx._replace(info_note=ISLAND_IMPORT_NOTE))
     return hits
+
+
+def _exported(module: ast.Module) -> Optional[Set[str]]:
+    """The names a module's literal `__all__` lists (none without one); None when `__all__` is computed."""
+    names: Set[str] = set()
+    for stmt in module.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+            stmt, (ast.AugAssign, ast.AnnAssign)
+        ) else []
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        value = getattr(stmt, "value", None)
+        if not isinstance(value, (ast.List, ast.Tuple)) or not all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+        ):
+            return None
+        names.update(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    if any(
+        isinstance(n, ast.Name) and n.id == "__all__" and not isinstance(n.ctx, ast.Store) for n in ast.walk(module)
+    ):
+        return None  # `__all__.extend(...)`, `__all__ += helpers.__all__`
+    return names
 
 
 def findings_for(
