@@ -1677,11 +1677,12 @@ def is_test_assertion_call(node: ast.Call) -> bool:
     return bool(_ASSERT_CALLS.match(name))
 
 
-# `collect_env`, `collect_env_info`, `print_env`, `get_system_info`, `env_report`, `show_versions`:
+# `collect_env`, `collect_env_info`, `print_env`, `get_system_info`, `env_report`, `show_versions`,
+# `_get_gpu_info` (mosaicml/llm-foundry's environment-logging callback):
 # functions that read toolkit variables and versions to show them.
 _DISPLAY_FUNCTION = re.compile(
     r"^_?(?:collect|print|show|dump|log|report|describe)_?(?:env|environment|system|sys|platform|versions?|cuda|gpu|hardware)\w*$"
-    r"|^_?get_?(?:env|environment|system|platform)_?info\w*$|^\w*_env_info$"
+    r"|^_?get_?(?:env|environment|system|platform|gpu|nvidia|cuda|hardware)_?info\w*$|^\w*_env_info$"
     r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$",
     re.IGNORECASE,
 )

@@ -7,7 +7,14 @@ import ast
 import re
 from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
 
-from portcheck.pyscan.context import Ctx, asks_for_accelerator_api, is_cuda_check, is_flag_device_choice, is_host_value
+from portcheck.pyscan.context import (
+    Ctx,
+    asks_for_accelerator_api,
+    is_cuda_check,
+    is_flag_device_choice,
+    is_host_value,
+    skips_without_cuda,
+)
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import (
     Attr,
@@ -204,6 +211,8 @@ class DeviceStringMatcher(Matcher):
                 for hit, hctx in self.strings(node.value, ctx, imports):
                     yield hit, Label("assignment", STRING), hctx
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
+            if not isinstance(node, ast.Lambda) and skips_without_cuda(node, imports):
+                return  # `@pytest.mark.gpu def test_nope(device="cuda")`: the default is used only with CUDA
             args = node.args
             positional = args.posonlyargs + args.args
             pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))

@@ -335,7 +335,9 @@ def _children(
             inner = inner._replace(host=True)  # a data loader's collate function works on host tensors
         if _TPU_NAME.search(getattr(node, "name", "")):
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
-        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, ctx)]
+        # a test that only runs with CUDA (`@pytest.mark.gpu def test_x(device="cuda")`) uses its defaults only there
+        defaults = ctx._replace(skipped=True) if inner.skipped and not ctx.skipped else ctx
+        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, defaults)]
         returns = getattr(node, "returns", None)
         if returns is not None:
             outer.append((returns, ctx._replace(annotation=True)))
