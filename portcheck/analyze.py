@@ -49,6 +49,10 @@ SPEEDUP_NOTE = (
 GUARD_NOTE = "lowered one level: it sits under a CUDA check; other devices skip it or take the other branch"
 TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
 OPTIONAL_NOTE = "lowered one level: the import is optional (guarded by ImportError or an availability check)"
+OPT_IN_NOTE = (
+    "lowered one level: the import sits in code named for it or switched on by a flag that names it"
+    " (`{switch}`); a run that does not ask for it does not import it"
+)
 DISPLAY_NOTE = "lowered to info: the value is only shown (printed, logged or formatted for people)"
 PRECISION_NOTE = (
     "lowered one level: the check picks a precision (dtype), not a device; nothing falls back to the CPU here"
@@ -138,8 +142,11 @@ def _finding(
     note = ""
     guarded = False
     if entry.guard:
+        opt_in = _opted_into(reported, ctx) if is_import else ""
         if is_import and ctx.optional_import:
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
+        elif opt_in:
+            severity, guarded, note = severity.lowered(), True, OPT_IN_NOTE.format(switch=opt_in)
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
         elif not is_import and ctx.build_test:
@@ -403,6 +410,29 @@ def _exported(module: ast.Module) -> Optional[Set[str]]:
     ):
         return None  # `__all__.extend(...)`, `__all__ += helpers.__all__`
     return names
+
+
+def _opted_into(reported: Reported, ctx: Ctx) -> str:
+    """The word of an enclosing function name or `if` test that names the library an import statement
+    brings in (`def forward_memory_efficient_xformers(...): import xformers.ops`, `elif xformers:`,
+    `def apply_liger_kernel(...): from liger_kernel.transformers import ...`, `if args.use_bnb_linear:
+    import bitsandbytes as bnb`); "" when none does."""
+    if not ctx.switches or not isinstance(reported, (ast.Import, ast.ImportFrom)):
+        return ""
+    if isinstance(reported, ast.ImportFrom):
+        if reported.level:
+            return ""
+        names: List[Tuple[str, Optional[str]]] = [(reported.module or "", None)]
+    else:
+        names = [(a.name, a.asname) for a in reported.names]
+    for module, asname in names:
+        top = module.split(".", 1)[0].lower()
+        words = set(w for w in top.split("_") if w)
+        if top in ctx.switches or (len(words) > 1 and words <= ctx.switches):
+            return top
+        if asname and asname.lower() in ctx.switches:
+            return asname.lower()
+    return ""
 
 
 def findings_for(

@@ -63,6 +63,7 @@ from portcheck.scanner import (
     on_other_platform,
     other_platform_code,
     per_file_ignored,
+    platform_named,
     prepare,
     project_path,
 )
@@ -1410,14 +1411,14 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     built: FrozenSet[str] = frozenset()  # sources it builds only there
     spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
     other: Dict[str, str] = {}  # modules it imports only from another platform's code, and from where
-    platform_spans: Dict[str, List[Tuple[int, int]]] = {}  # functions named for another platform
+    platform_spans: Dict[str, List[Tuple[int, int, str]]] = {}  # functions named for another platform
     wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # definitions that call an extension or launch a kernel
     if state.index is not None:
         project, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
         elsewhere = resolved.other_platform
         other = {p: elsewhere[s.module] for p, s in summaries.items() if s.module in elsewhere}
-        platform_spans = {p: lines for p, s in summaries.items() if (lines := platform_code(s))}
+        platform_spans = {p: named for p, s in summaries.items() if (named := platform_code(s))}
         for p, s in summaries.items():
             wrapped = [] if is_test_path(p) else extension_wrappers(s, project, resolved)
             if wrapped:
@@ -1483,13 +1484,15 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         elif platform is not None:
             extra = on_other_platform(extra, platform, target)  # `op_builder/hpu/builder.py`: as its own findings are
         elif result.path in other:
-            note = IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path])
-            findings, extra = as_info(findings, note), as_info(extra, note)
+            # vendored Triton kernels the project loads only from its Ascend patch: that platform's code,
+            # not reported (as a file named for the platform is not)
+            code = platform_named(other[result.path], IMPORTED_FOR_PLATFORM_NOTE.format(where=other[result.path]))
+            findings, extra = on_other_platform(findings, code, target), on_other_platform(extra, code, target)
         elif result.path in platform_spans:
             # `def patch_qwen3_5_forward_npu(model):` and what it imports: that platform's code
             inside = platform_spans[result.path]
-            findings = _as_info_in(findings, PLATFORM_CODE_NOTE, inside)
-            extra = _as_info_in(extra, PLATFORM_CODE_NOTE, inside)
+            findings = _on_platform_in(findings, inside, target)
+            extra = _on_platform_in(extra, inside, target)
         if result.kind in _PIN_KINDS and any(_torch_dependency(f) for f in findings):
             if imports_triton is None:
                 imports_triton = any("triton" in state.sources.import_words(p) for p in files)
@@ -1540,7 +1543,7 @@ def _standing_for_copies(
 
 
 REACHED_NOTE = "lowered one level: the project imports this module only from code with a fallback"
-PLATFORM_CODE_NOTE = "lowered to info: in a function named for another platform, which runs there only"
+PLATFORM_CODE_NOTE = "lowered to info: in a function named for another platform, which runs there only (its XLA idioms)"
 IMPORTED_FOR_PLATFORM_NOTE = (
     "lowered to info: the project imports this module only from another platform's code ({where}); it is"
     " no CUDA lock-in"
@@ -1597,9 +1600,9 @@ def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resol
     return out
 
 
-def platform_code(summary: ModuleSummary) -> List[Tuple[int, int]]:
-    """The lines of `summary`'s functions and classes named for another platform (`patch_..._npu`)."""
-    return [d.lines for d in summary.definitions if d.lines[0] and _platform_name(d.name)]
+def platform_code(summary: ModuleSummary) -> List[Tuple[int, int, str]]:
+    """The lines and names of `summary`'s functions and classes named for another platform (`patch_..._npu`)."""
+    return [(d.lines[0], d.lines[1], d.name) for d in summary.definitions if d.lines[0] and _platform_name(d.name)]
 
 
 def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
@@ -1622,10 +1625,17 @@ def _in_spans(
     return out
 
 
-def _as_info_in(findings: List[Finding], note: str, spans: List[Tuple[int, int]]) -> List[Finding]:
-    """`findings` in `spans` at `info`, with `note`; the others as they are."""
-    inside = [f for f in findings if any(a <= f.line <= b for a, b in spans)]
-    return [f for f in findings if f not in inside] + as_info(inside, note)
+def _on_platform_in(findings: List[Finding], spans: List[Tuple[int, int, str]], target: Target) -> List[Finding]:
+    """`findings` outside `spans` (functions named for another platform) as they are; those inside as
+    `on_other_platform` keeps that platform's code (XLA findings in an XLA-like platform's function only)."""
+    out = []
+    for finding in findings:
+        span = next((name for a, b, name in spans if a <= finding.line <= b), None)
+        if span is None:
+            out.append(finding)
+        else:
+            out.extend(on_other_platform([finding], platform_named(span, PLATFORM_CODE_NOTE), target))
+    return out
 
 
 # Files with one requirement a line, the name first (`triton==2.0.0`, a conda export's `- triton==2.0.0`).

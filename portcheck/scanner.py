@@ -185,6 +185,12 @@ def other_platform_code(path: str, kind: str) -> Optional[PlatformCode]:
     return PlatformCode(note, deployment, frozenset(named & LAZY_PLATFORM_WORDS))
 
 
+def platform_named(name: str, note: str) -> PlatformCode:
+    """Code named for another platform by a function or a caller (`patch_qwen3_5_forward_npu`), as
+    `on_other_platform` takes it."""
+    return PlatformCode(note, False, frozenset(set(name_words(name)) & LAZY_PLATFORM_WORDS))
+
+
 def as_info(findings: Sequence[Finding], note: str) -> List[Finding]:
     return [replace(f, severity=Severity.INFO, guarded=True, note=note) for f in findings]
 

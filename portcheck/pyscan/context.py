@@ -125,6 +125,9 @@ class Ctx(NamedTuple):
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
     lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
+    # words of the enclosing functions' names and of the `if` tests whose true side this is
+    # (`def forward_xformers(...)`, `elif args.use_bnb_linear:`): what the code is switched on for
+    switches: FrozenSet[str] = frozenset()
 
 
 # A project's own print for one rank of a distributed job (`print0`, `print_rank_0`, `rank0_print`,
@@ -1462,7 +1465,24 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         return False
     negative = is_negative_cuda_check(node.test, imports)
     cuda, other = (node.orelse, node.body) if negative else (node.body, node.orelse)
+    if _cuda_state_query(cuda) and isinstance(other, ast.Constant) and other.value is None:
+        # `torch.cuda.get_rng_state() if torch.cuda.is_available() else None`: CUDA's own state, or none
+        return True
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
+
+
+# CUDA-only queries of CUDA's own state (its RNG, its memory, its device's name): no device comes of them.
+_CUDA_STATE_QUERY = re.compile(r"rng_state|memory|mem_get_info|get_device_name|get_device_properties|capability")
+
+
+def _cuda_state_query(node: ast.AST) -> bool:
+    """`torch.cuda.get_rng_state()`, `torch.cuda.max_memory_allocated(dev)`: a call of a CUDA-only query of
+    CUDA's own state."""
+    return (
+        isinstance(node, ast.Call)
+        and _cuda_only_reference(node.func)
+        and bool(_CUDA_STATE_QUERY.search(cast(ast.Attribute, node.func).attr))
+    )
 
 
 def _cuda_only_reference(node: ast.AST) -> bool:
@@ -2031,6 +2051,12 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
     root = expr
     while isinstance(root, ast.Subscript):
         root = root.value
+    if isinstance(root, ast.Compare) and len(root.comparators) == 1:
+        # `(query[i] != self.tokenizer.pad_token_id)` of a host `query`: compared on the host
+        other = root.comparators[0]
+        return is_host_value(root.left, scope, imports, copies) and (
+            isinstance(other, (ast.Constant, ast.Attribute)) or is_host_value(other, scope, imports, copies)
+        )
     if isinstance(root, ast.Call):
         # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
         if _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies):
@@ -2057,3 +2083,43 @@ def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable
     if not isinstance(func, ast.Attribute) or func.attr in _MOVES:
         return False
     return is_host_value(func.value, scope, imports)
+
+
+def switch_words(node: ast.AST) -> FrozenSet[str]:
+    """The lower-case words of the names in a positive `if` test (`elif xformers:`, `if args.use_bnb_linear
+    is not None:` -> args, use, bnb, linear) or of a function's name; none for a negated test."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset(_words(node.name))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return frozenset()
+    words: Set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not):
+            return frozenset()
+        if isinstance(sub, ast.Name):
+            words.update(_words(sub.id))
+        elif isinstance(sub, ast.Attribute):
+            words.update(_words(sub.attr))
+    return frozenset(words)
+
+
+def _words(name: str) -> List[str]:
+    return [w for w in re.split(r"_+", name.lower()) if w]
+
+
+TESTED_ATTR = "_portcheck_tested"  # set on a reference an earlier operand of its `and` chain tests for truth
+
+
+def mark_tested_references(node: ast.BoolOp) -> None:
+    """`torch.version.cuda and parse(torch.version.cuda) >= (11, 0)`: the later reads of a value the chain
+    first tests for truth run only where it is set (not None); the test is where it is reported."""
+    if not isinstance(node.op, ast.And):
+        return
+    for i, value in enumerate(node.values[:-1]):
+        name = dotted(value) if isinstance(value, (ast.Attribute, ast.Name)) else None
+        if not name:
+            continue
+        for later in node.values[i + 1 :]:
+            for sub in ast.walk(later):
+                if isinstance(sub, (ast.Attribute, ast.Name)) and dotted(sub) == name:
+                    setattr(sub, TESTED_ATTR, True)

@@ -68,7 +68,9 @@ class KeywordMatcher(Matcher):
             if isinstance(kw.value, ast.Name) and kw.value.id == kw.arg:
                 continue  # `load_in_4bit=load_in_4bit`: a caller's choice passed on; reported where it is made
             if kw.arg in self.names and self._wanted(kw.value):
+                # `from_pretrained(name, load_in_4bit=a, load_in_8bit=b)`: one switch of the call, reported once
                 yield (kw if getattr(kw, "lineno", None) is not None else kw.value), f"{kw.arg}="
+                return
 
 
 class AutocastOffMatcher(Matcher):

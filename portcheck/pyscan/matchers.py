@@ -29,6 +29,7 @@ from typing import (
 from portcheck.backends import in_other_backend
 from portcheck.pyscan.context import (
     STEP_TOKENS,
+    TESTED_ATTR,
     Ctx,
     is_evaluation_loop,
     is_fp32_island,
@@ -613,8 +614,8 @@ class ReferenceMatcher(Matcher):
         return (self.names.clause(),)
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
-        if not _outermost_chain(node, parent):
-            return
+        if not _outermost_chain(node, parent) or getattr(node, TESTED_ATTR, False):
+            return  # (a value its `and` chain tested for truth first: reported at the test)
         if not self.in_compare and (
             isinstance(parent, ast.Compare)
             or (isinstance(parent, ast.Dict) and any(k is node for k in parent.keys))

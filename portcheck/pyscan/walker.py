@@ -58,10 +58,12 @@ from portcheck.pyscan.context import (
     is_xla_device_check,
     is_xla_probe,
     mark_init_only_methods,
+    mark_tested_references,
     on_host_array,
     short_circuits_off_cuda,
     shown_names,
     skips_without_cuda,
+    switch_words,
     torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues, ends_the_run
@@ -204,6 +206,8 @@ def _is_type_test(node: ast.Call) -> bool:
 def _children(
     node: ast.AST, ctx: Ctx, imports: ImportTable, torch_host: bool = False
 ) -> List[Tuple[ast.AST, Ctx]]:
+    if isinstance(node, ast.BoolOp):
+        mark_tested_references(node)
     if not isinstance(node, _SPECIAL):
         return [(c, ctx) for c in _plain_children(node)]
     if (
@@ -280,6 +284,11 @@ def _children(
         elif isinstance(node, ast.If) and is_debug_branch(node.test, imports):
             # `if torch.is_anomaly_enabled():`, `if os.environ.get("X_DEBUG") == "1":`: debugging runs only
             body_branch = body_branch._replace(periodic=True, debug=True)
+        if isinstance(node, ast.If):
+            body_branch = body_branch._replace(switches=body_branch.switches | switch_words(node.test))
+            if not node.orelse and _only_messages(node.body) and not cuda:
+                # `if torch.cuda.is_bf16_supported(): print("... try --bf16")`: the test only picks a hint to show
+                test_ctx = test_ctx._replace(display=True)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
@@ -324,7 +333,7 @@ def _children(
         elif getattr(node, CUDA_SIDE_ATTR, False):
             inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
         if not isinstance(node, ast.Lambda):
-            inner = inner._replace(scope=node)
+            inner = inner._replace(scope=node, switches=ctx.switches | switch_words(node))
         if is_test_function(node):
             inner = inner._replace(in_test=True)
         if is_display_function(node):
@@ -480,10 +489,12 @@ def _children(
         ):
             return [(operand, ctx), (node.right, ctx._replace(display=True))]
         return [(operand, ctx), (node.right, ctx)]
-    if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
-        # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`: a number formatted for people to read.
+    if isinstance(node, ast.FormattedValue) and (node.format_spec is not None or _in_units(node.value)):
+        # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`, `f"{torch.cuda.memory_allocated() // 1024**2} MiB"`:
+        # a number formatted (or scaled to units) for people to read.
         shown = ctx._replace(display=True)
-        return [(node.value, shown), (node.format_spec, ctx)]
+        parts: List[Tuple[ast.AST, Ctx]] = [(node.value, shown)]
+        return parts + ([(node.format_spec, ctx)] if node.format_spec is not None else [])
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
         return [(c, msg) for c in _plain_children(node)]
@@ -613,3 +624,19 @@ def walk(
         if found:
             found.reverse()
             push(found)
+
+
+def _in_units(value: ast.AST) -> bool:
+    """`mem // 1024**2`, `mem / 2**30`, `mem / 1e9`: a value divided by a constant, scaled to units."""
+    return (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, (ast.Div, ast.FloorDiv))
+        and all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(value.right))
+    )
+
+
+def _only_messages(stmts: Sequence[ast.AST]) -> bool:
+    """Whether `stmts` only print or log (`print("=" * 80)`, `logger.info(...)`)."""
+    return bool(stmts) and all(
+        isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and is_message_call(st.value) for st in stmts
+    )
