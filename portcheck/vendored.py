@@ -13,13 +13,17 @@ A folder counts when it is below the scanned root, holds packaging metadata (`se
 `flash_attn/cute/` is the library's own subpackage), and the scan has Python code outside every such
 folder (in a monorepo of such folders, each is the product). A folder kept in a `third_party/` (or
 `3rdparty/`, `vendor/`) folder says so by its place: packaging or a licence is enough, inside a package
-too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`).
+too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`). A package that sets a literal
+`__version__` of its own below a folder with a licence is one too (mmcv 1.3.17 in ControlNet's
+`annotator/uniformer/mmcv/`, UniFormer's folder): it must sit strictly below the licensed folder, so a
+project's own package with its licence beside it is not.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import re
 from typing import Dict, Iterable, Sequence, Tuple
 
 _PACKAGING = ("setup.py", "pyproject.toml")
@@ -28,9 +32,9 @@ _THIRD_PARTY = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "_vendor", "vendored"}
 )
 VENDORED_NOTE = (
-    "lowered to info: `{folder}/` is a copy of another project (its own packaging and licence); this finding"
-    " stands for all {{count}} of its findings, which are not listed (scan the folder on its own for them);"
-    " a port takes upstream's support for the target or drops it, and the project's imports of it say which"
+    "lowered to info: `{folder}/` is a copy of another project (its own licence, and packaging or version);"
+    " this finding stands for all {{count}} of its findings, which are not listed (scan the folder on its own"
+    " for them); a port takes upstream's support for the target or drops it, and the project's imports of it say which"
 )
 
 
@@ -58,17 +62,45 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
                 candidates[folder] = False
                 disk_of.setdefault(folder, _up(os.path.dirname(disk), len(parts) - 1 - (i + 2)))
                 break
+    # a library that sets its own `__version__`, below a folder with a licence: mmcv 1.3.17 copied into
+    # ControlNet's `annotator/uniformer/` (UniFormer's folder, whose `__init__.py` is ControlNet's own glue)
+    versioned = set()
+    for display, disk in pairs:
+        if posixpath.basename(display) not in _VERSION_FILES or not _sets_version(disk):
+            continue
+        library = posixpath.dirname(display)
+        folder, disk_folder = posixpath.dirname(library), os.path.dirname(os.path.dirname(disk))
+        while folder:
+            if _has_licence(disk_folder):
+                candidates.setdefault(library, True)
+                disk_of.setdefault(library, os.path.dirname(disk))
+                versioned.add(library)
+                break
+            folder, disk_folder = posixpath.dirname(folder), os.path.dirname(disk_folder)
     found: Dict[str, str] = {}
     for folder in sorted(candidates):
         if under(folder, found) or any(r == folder or r.startswith(folder + "/") for r in roots):
             continue
         licensed = _has_licence(disk_of[folder])
-        if licensed or (not candidates[folder] and folder in packaged):
+        if licensed or (not candidates[folder] and folder in packaged) or folder in versioned:
             found[folder] = VENDORED_NOTE.format(folder=folder)
     if not found:
         return {}
     own = [d for d in displays if d.endswith(".py") and not under(d, found)]
     return found if own else {}
+
+
+_VERSION_FILES = frozenset({"version.py", "_version.py", "__init__.py"})
+_SETS_VERSION = re.compile(r"^__version__\s*=\s*['\"]", re.MULTILINE)
+
+
+def _sets_version(path: str) -> bool:
+    """Whether the file at `path` sets a literal `__version__` (`__version__ = '1.3.17'`)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return bool(_SETS_VERSION.search(handle.read(20000)))
+    except OSError:
+        return False
 
 
 def under(path: str, folders: Iterable[str]) -> bool:

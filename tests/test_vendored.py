@@ -123,3 +123,39 @@ def test_folders_in_a_third_party_folder_are_copies_by_their_licence_or_packagin
     for folder in found:  # one `info` finding stands for each copy
         standing = [f for key, f in reported.items() if key[0].startswith(folder + "/")]
         assert [f.severity.value for f in standing] == ["info"], (folder, sorted(reported))
+
+
+# ControlNet's layout: UniFormer's folder (a licence, ControlNet's own glue in its `__init__.py`) with mmcv
+# copied inside as a package that sets its own version.
+CONTROLNET = {
+    "gradio_seg.py": "import torch\nfrom annotator.uniformer import Detector\nx = torch.zeros(1).cuda()\n",
+    "annotator/uniformer/LICENSE": "Apache\n",
+    "annotator/uniformer/__init__.py": (
+        "class Detector:\n    def __init__(self, model):\n        self.model = model.cuda()\n"
+    ),
+    "annotator/uniformer/mmcv/__init__.py": "from .version import __version__\n",
+    "annotator/uniformer/mmcv/version.py": "__version__ = '1.3.17'\n",
+    "annotator/uniformer/mmcv/parallel.py": (
+        "import torch\n\n\ndef scatter(x, devices):\n    with torch.cuda.device(devices[0]):\n        return x.cuda()\n"
+    ),
+}
+
+
+def test_a_versioned_library_below_a_licensed_folder_is_a_copy_but_the_glue_beside_it_is_not(tmp_path: Path):
+    found = _scan(tmp_path, CONTROLNET)
+    copied = [f for key, f in found.items() if key[0].startswith("annotator/uniformer/mmcv/")]
+    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    # the project's own glue in the licensed folder, and its own code, keep their findings
+    assert ("annotator/uniformer/__init__.py", 3, "DEV002") in found, sorted(found)
+    assert ("gradio_seg.py", 3, "DEV002") in found, sorted(found)
+
+
+def test_a_package_with_its_own_version_and_licence_is_the_project(tmp_path: Path):
+    files = {
+        "mypkg/LICENSE": "MIT\n",
+        "mypkg/__init__.py": "__version__ = '0.1'\n",
+        "mypkg/ops.py": "import torch\n\n\ndef f(x):\n    return x.cuda()\n",
+        "train.py": "from mypkg.ops import f\n",
+    }
+    found = _scan(tmp_path, files)
+    assert found[("mypkg/ops.py", 5, "DEV002")].severity.value != "info", sorted(found)
