@@ -427,6 +427,8 @@ def _opted_into(reported: Reported, ctx: Ctx) -> str:
         names = [(a.name, a.asname) for a in reported.names]
     for module, asname in names:
         top = module.split(".", 1)[0].lower()
+        if top == "torch":
+            continue  # `if version.parse(torch.__version__) >= ...: from torch.cuda.amp import ...`: no library
         words = set(w for w in top.split("_") if w)
         if top in ctx.switches or (len(words) > 1 and words <= ctx.switches):
             return top

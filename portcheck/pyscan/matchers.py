@@ -775,6 +775,10 @@ class MethodMatcher(Matcher):
             return
         if isinstance(parent, ast.Attribute) and parent.attr in self.names:
             return  # `x.cpu().numpy()`: one finding, on the outermost call of the chain
+        if isinstance(ctx.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scope.name == func.attr:
+            # `def cuda(self): ... v.cuda()`: a container's own `.cuda()` passed on to its parts; its callers
+            # are the lock-in, reported where they call it
+            return
         if imports.resolved(func.value) is not None:
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
         if isinstance(func.value, ast.Constant):
