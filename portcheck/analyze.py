@@ -11,6 +11,7 @@ import warnings
 from dataclasses import replace
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
+from portcheck.backends import name_words
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
@@ -22,6 +23,7 @@ from portcheck.pyscan.context import (
     mark_cuda_side_helpers,
     mark_loader_classes,
     mark_modulo_calls,
+    switch_words,
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
@@ -142,10 +144,9 @@ def _finding(
     note = ""
     guarded = False
     if entry.guard:
-        opt_in = _opted_into(reported, ctx) if is_import else ""
         if is_import and ctx.optional_import:
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
-        elif opt_in:
+        elif is_import and (opt_in := _opted_into(reported, ctx)):
             severity, guarded, note = severity.lowered(), True, OPT_IN_NOTE.format(switch=opt_in)
         elif not is_import and ctx.guarded:
             severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
@@ -419,6 +420,7 @@ def _opted_into(reported: Reported, ctx: Ctx) -> str:
     import bitsandbytes as bnb`); "" when none does."""
     if not ctx.switches or not isinstance(reported, (ast.Import, ast.ImportFrom)):
         return ""
+    switches = frozenset().union(*(switch_words(node) for node in ctx.switches))
     if isinstance(reported, ast.ImportFrom):
         if reported.level:
             return ""
@@ -429,10 +431,10 @@ def _opted_into(reported: Reported, ctx: Ctx) -> str:
         top = module.split(".", 1)[0].lower()
         if top == "torch":
             continue  # `if version.parse(torch.__version__) >= ...: from torch.cuda.amp import ...`: no library
-        words = set(w for w in top.split("_") if w)
-        if top in ctx.switches or (len(words) > 1 and words <= ctx.switches):
+        words = set(name_words(top))
+        if top in switches or (len(words) > 1 and words <= switches):
             return top
-        if asname and asname.lower() in ctx.switches:
+        if asname and asname.lower() in switches:
             return asname.lower()
     return ""
 

@@ -64,17 +64,22 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
                 break
     # a library that sets its own `__version__`, below a folder with a licence: mmcv 1.3.17 copied into
     # ControlNet's `annotator/uniformer/` (UniFormer's folder, whose `__init__.py` is ControlNet's own glue)
+    # (the folders' licences are looked up once each, and a file is read only below a licensed folder)
     versioned = set()
+    licences: Dict[str, bool] = {}
     for display, disk in pairs:
-        if posixpath.basename(display) not in _VERSION_FILES or not _sets_version(disk):
+        if posixpath.basename(display) not in _VERSION_FILES:
             continue
         library = posixpath.dirname(display)
         folder, disk_folder = posixpath.dirname(library), os.path.dirname(os.path.dirname(disk))
         while folder:
-            if _has_licence(disk_folder):
-                candidates.setdefault(library, True)
-                disk_of.setdefault(library, os.path.dirname(disk))
-                versioned.add(library)
+            if disk_folder not in licences:
+                licences[disk_folder] = _has_licence(disk_folder)
+            if licences[disk_folder]:
+                if _sets_version(disk):
+                    candidates.setdefault(library, True)
+                    disk_of.setdefault(library, os.path.dirname(disk))
+                    versioned.add(library)
                 break
             folder, disk_folder = posixpath.dirname(folder), os.path.dirname(disk_folder)
     found: Dict[str, str] = {}

@@ -6,7 +6,7 @@ import ast
 import re
 from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
-from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, probed_backend
+from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
@@ -125,9 +125,9 @@ class Ctx(NamedTuple):
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
     lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
-    # words of the enclosing functions' names and of the `if` tests whose true side this is
-    # (`def forward_xformers(...)`, `elif args.use_bnb_linear:`): what the code is switched on for
-    switches: FrozenSet[str] = frozenset()
+    # the enclosing functions and the tests of the `if`s whose true side this is (`def forward_xformers(...)`,
+    # `elif args.use_bnb_linear:`): what the code is switched on for, read by `switch_words` when asked
+    switches: Tuple[ast.AST, ...] = ()
 
 
 # A project's own print for one rank of a distributed job (`print0`, `print_rank_0`, `rank0_print`,
@@ -2089,7 +2089,7 @@ def switch_words(node: ast.AST) -> FrozenSet[str]:
     """The lower-case words of the names in a positive `if` test (`elif xformers:`, `if args.use_bnb_linear
     is not None:` -> args, use, bnb, linear) or of a function's name; none for a negated test."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return frozenset(_words(node.name))
+        return frozenset(name_words(node.name))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return frozenset()
     words: Set[str] = set()
@@ -2097,14 +2097,10 @@ def switch_words(node: ast.AST) -> FrozenSet[str]:
         if isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not):
             return frozenset()
         if isinstance(sub, ast.Name):
-            words.update(_words(sub.id))
+            words.update(name_words(sub.id))
         elif isinstance(sub, ast.Attribute):
-            words.update(_words(sub.attr))
+            words.update(name_words(sub.attr))
     return frozenset(words)
-
-
-def _words(name: str) -> List[str]:
-    return [w for w in re.split(r"_+", name.lower()) if w]
 
 
 TESTED_ATTR = "_portcheck_tested"  # set on a reference an earlier operand of its `and` chain tests for truth

@@ -63,7 +63,6 @@ from portcheck.pyscan.context import (
     short_circuits_off_cuda,
     shown_names,
     skips_without_cuda,
-    switch_words,
     torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues, ends_the_run
@@ -285,7 +284,7 @@ def _children(
             # `if torch.is_anomaly_enabled():`, `if os.environ.get("X_DEBUG") == "1":`: debugging runs only
             body_branch = body_branch._replace(periodic=True, debug=True)
         if isinstance(node, ast.If):
-            body_branch = body_branch._replace(switches=body_branch.switches | switch_words(node.test))
+            body_branch = body_branch._replace(switches=body_branch.switches + (node.test,))
             if not node.orelse and _only_messages(node.body) and not cuda:
                 # `if torch.cuda.is_bf16_supported(): print("... try --bf16")`: the test only picks a hint to show
                 test_ctx = test_ctx._replace(display=True)
@@ -333,7 +332,7 @@ def _children(
         elif getattr(node, CUDA_SIDE_ATTR, False):
             inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
         if not isinstance(node, ast.Lambda):
-            inner = inner._replace(scope=node, switches=ctx.switches | switch_words(node))
+            inner = inner._replace(scope=node, switches=ctx.switches + (node,))
         if is_test_function(node):
             inner = inner._replace(in_test=True)
         if is_display_function(node):
