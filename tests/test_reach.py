@@ -155,6 +155,11 @@ MAY_BE_USED = {
     "imported": ("inference.py", "from pkg.model import run, normalize_kp\n\nrun(1)\n"),
     "a notebook": ("demo.ipynb", '{"cells": [{"cell_type": "code", "source": ["normalize_kp(kp)\\n"]}]}'),
     "a computed import in its folder": ("pkg/other.py", "import importlib\nm = importlib.import_module(name)\n"),
+    # score_sde_pytorch: `--config=configs/ve/x.py`, whose `get_config()` ml_collections runs
+    "a config file loaded by path": (
+        "main.py",
+        "from ml_collections.config_flags import config_flags\n\nconfig_flags.DEFINE_config_file('config')\n",
+    ),
     "globals": ("pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nf = globals()['normalize_kp']\n"),
 }
 

@@ -36,6 +36,7 @@ ANY_LOADERS = frozenset(
         "load_entry_point",
         "entry_points",
         "SourceFileLoader",
+        "DEFINE_config_file",  # ml_collections config_flags: `--config=configs/ve/x.py` runs its get_config()
     }
 )
 LOADER_WORDS = PREFIXED_LOADERS | ANY_LOADERS
