@@ -34,6 +34,7 @@ from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import (
     imports_cuda_runtime,
     is_benchmark_path,
+    is_data_pipeline_path,
     is_evaluation_path,
     is_test_module,
     mark_cuda_only,
@@ -235,6 +236,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(display=True)
     if path and is_evaluation_path(path):
         root = root._replace(evaluation_file=True)
+    if path and is_data_pipeline_path(path):
+        root = root._replace(host=True)  # the data loader runs it on host tensors
     if path and is_build_script(path, text):
         root = root._replace(build_script=True)
     if path and is_benchmark_path(path):

@@ -150,6 +150,15 @@ DEPLOYMENT_NOTE = (
 )
 
 
+# A TensorRT plugin's source (hustvl/YOLOP `toolkits/deploy/yololayer.cu`): it implements TensorRT's plugin
+# interfaces, so it runs inside a TensorRT engine only.
+_TENSORRT_PLUGIN = re.compile(r"\b(?:NvInfer\w*\.h|nvinfer1::|IPluginV2\w*|IPluginCreator)\b")
+TENSORRT_PLUGIN_NOTE = (
+    "lowered to info: `{name}` is a TensorRT plugin (it implements TensorRT's plugin interface), NVIDIA-only by"
+    " design; a port replaces the TensorRT path rather than changing it"
+)
+
+
 class PlatformCode(NamedTuple):
     """A file kept for another platform: the note for its findings, and whether it is TensorRT deployment
     code (its package imports kept at `info`) rather than another accelerator's (not reported; see
@@ -402,6 +411,8 @@ def analyze_text_targets(
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
     platform = other_platform_code(project_path(path, group[0].roots), kind)
+    if platform is None and kind in ("cuda", "cpp") and _TENSORRT_PLUGIN.search(text):
+        platform = PlatformCode(TENSORRT_PLUGIN_NOTE.format(name=Path(path).name), deployment=True)
     if platform is not None and platform.lazy and _NAMES_NEURON.search(text):
         platform = platform._replace(lazy=platform.lazy | {"neuron"})
     if platform is not None:

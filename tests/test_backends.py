@@ -66,3 +66,25 @@ def test_a_tpu_paths_xla_idioms_are_the_xla_targets_concern_only(path):
     assert not [f for f in neuron if f.category == "xla"], neuron
     assert [f.code for f in xla if f.category == "xla"] == ["XLA011"], xla
     assert all(f.severity.value == "info" for f in xla + generic)
+
+
+PLUGIN = b"""#include "yololayer.h"
+#include <cuda_runtime.h>
+
+namespace nvinfer1 {
+__global__ void yolo_kernel(const float* in, float* out) { out[threadIdx.x] = in[threadIdx.x]; }
+IPluginV2IOExt* YoloLayerPlugin::clone() const { return new YoloLayerPlugin(*this); }
+}
+"""
+
+
+def test_a_tensorrt_plugin_source_is_deployment_code_not_a_kernel_to_port():
+    # hustvl/YOLOP `toolkits/deploy/yololayer.cu`: it implements TensorRT's plugin interface
+    plugin = scan_bytes(PLUGIN, "toolkits/deploy/yololayer.cu", "cuda", Settings(target="neuron"))
+    assert not plugin.findings, plugin.findings
+    # the same kernel without the plugin interface is a kernel to port
+    clone = b"IPluginV2IOExt* YoloLayerPlugin::clone() const { return new YoloLayerPlugin(*this); }\n"
+    kernel = PLUGIN.replace(clone, b"")
+    kernel = kernel.replace(b"nvinfer1", b"ops")
+    found = scan_bytes(kernel, "toolkits/deploy/yololayer.cu", "cuda", Settings(target="neuron"))
+    assert [f.code for f in found.findings] == ["KRN002"], found.findings

@@ -3,7 +3,7 @@
 import pytest
 
 from portcheck.config import Config
-from portcheck.pyscan.testcode import is_evaluation_path, is_test_path
+from portcheck.pyscan.testcode import is_data_pipeline_path, is_evaluation_path, is_test_path
 from portcheck.runner import scan_paths
 from portcheck.scanner import project_path
 
@@ -138,10 +138,28 @@ def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path,
         ("train.py", False),
         ("models/retrieval.py", False),  # `eval` only as part of a word
         ("evaluate_model_card.md", True),
+        ("ultralytics/yolo/v8/pose/val.py", True),  # a validator run over a dataset
+        ("interval.py", False),
     ],
 )
 def test_evaluation_paths(path, expected):
     assert is_evaluation_path(path) is expected
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        ("onmt/transforms/bart.py", True),
+        ("dpr/data/reader_data.py", True),
+        ("src/pkg/datasets/coco.py", True),
+        ("DeBERTa/data/dataloader.py", True),
+        ("dpr/models/reader.py", False),
+        ("train_data.py", False),  # a word of a name, not the pipeline's folder
+        ("metadata.py", False),
+    ],
+)
+def test_data_pipeline_paths(path, expected):
+    assert is_data_pipeline_path(path) is expected
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,9 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
     if isinstance(parent, (cst.If, cst.While)) and parent.test is top:
         if isinstance(parent, cst.If) and _skips_for_cuda(parent.body):
             return Protected((), "the branch skips or stops because CUDA itself is required (its message says so)")
+        if isinstance(parent, cst.If) and isinstance(parent.orelse, cst.Else) and _skips_for_cuda(parent.orelse.body):
+            # `if torch.cuda.is_available(): <the CUDA build> else: raise ValueError("CUDA is not available")`
+            return Protected((), "the other branch stops because CUDA itself is required (its message says so)")
         region: List[cst.CSTNode] = [parent]
         if isinstance(parent, cst.If) and _exits(parent.body):
             region += _following(parent, parents)  # `if not available: return` guards the rest

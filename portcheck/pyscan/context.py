@@ -143,13 +143,28 @@ def is_message_call(node: ast.Call) -> bool:
         owner = dotted(func.value) or ""
         owner_l = owner.lower()
         if func.attr == "write":
-            return owner_l in ("sys.stdout", "sys.stderr")
+            # `opt_file.write("==> cudnn version: {}\n".format(...))`: text formatted for people, to a log
+            return owner_l in ("sys.stdout", "sys.stderr") or (len(node.args) == 1 and _formatted_text(node.args[0]))
         if func.attr in ("warn", "warning", "info", "debug", "error", "exception", "critical", "fatal", "log"):
             return any(h in owner_l for h in _LOGGER_HINTS) or owner_l in ("self", "warnings", "")
         return any(h in owner_l for h in _LOGGER_HINTS)
     if isinstance(func, ast.Attribute) and func.attr in _SKIP_CALLS:
         return True
     return False
+
+
+def _formatted_text(node: ast.AST) -> bool:
+    """`f"memory: {m}"`, `"version: {}\n".format(v)`, `"%s GB" % m`: a sentence with values put in."""
+    template: object
+    if isinstance(node, ast.JoinedStr):
+        template = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        template = node.func.value.value if isinstance(node.func.value, ast.Constant) else None
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        template = node.left.value if isinstance(node.left, ast.Constant) else None
+    else:
+        return False
+    return isinstance(template, str) and " " in template.strip()
 
 
 def _is_cuda_string(node: ast.AST) -> bool:
@@ -213,11 +228,47 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
         if isinstance(node, _FUNCTION_DEFS):
             _mark_narrowed_flags(node, imports)
             _mark_cuda_objects(node)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.IfExp):
+            setattr(node.value, STATEMENT_ATTR, True)
+        elif isinstance(node, ast.For):
+            _mark_searched_literals(node)
     _mark_guard_flags(nodes, imports)
     _mark_speedup_flags(nodes, imports)
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# String methods that search their first argument in the string (`spec.replace("cuda:", "")`)
+SEARCHING_METHODS = frozenset(
+    "replace startswith endswith split rsplit removeprefix removesuffix strip lstrip rstrip find rfind index "
+    "rindex count partition rpartition".split()
+)
+SEARCHED_ATTR = "_portcheck_searched"  # set on a literal a loop hands, one by one, to a searching method
+
+
+def _mark_searched_literals(loop: ast.For) -> None:
+    """`for remove in "cuda:", "none", "(": device = device.replace(remove, "")`: each literal is searched
+    for in a string the program parses, as `device.replace("cuda:", "")` would. Marks (`SEARCHED_ATTR`) the
+    literals when every read of the loop variable in the body is a searching method's first argument."""
+    if not (isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.Tuple, ast.List))):
+        return
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in loop.iter.elts):
+        return
+    name = loop.target.id
+    reads = [n for s in loop.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
+    searched = {
+        id(c.args[0])
+        for s in loop.body
+        for c in ast.walk(s)
+        if isinstance(c, ast.Call)
+        and isinstance(c.func, ast.Attribute)
+        and c.func.attr in SEARCHING_METHODS
+        and c.args
+        and isinstance(c.args[0], ast.Name)
+    }
+    if reads and all(id(n) in searched and isinstance(n.ctx, ast.Load) for n in reads):
+        for e in loop.iter.elts:
+            setattr(e, SEARCHED_ATTR, True)
+STATEMENT_ATTR = "_portcheck_statement"  # set on an `a if test else b` whose value is not kept (a statement)
 GUARD_FLAG_ATTR = "_portcheck_guard_flag"  # set on `flag = <CUDA check>` whose every read guards CUDA-only code
 # set on `flag = <CUDA check>` whose every read turns on a speed-up only (`fused=flag`) or shows the flag
 SPEEDUP_FLAG_ATTR = "_portcheck_speedup_flag"
@@ -259,23 +310,45 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     check protects CUDA-only code, as `if torch.cuda.is_available():` written there would, and picks no
     device. The same when every read is a copy hint (`use_cuda = device == "cuda"`, then only
     `pin_memory=use_cuda` and `non_blocking=use_cuda`): elsewhere the copy is plainly synchronous."""
-    reads: Dict[str, List[ast.Name]] = {}
+    reads: Dict[str, List[ast.AST]] = {}
     tests: Set[int] = set()
     for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads.setdefault(node.id, []).append(node)
-        elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and is_pure_guard(node, imports):
+        key = _flag_key(node)
+        if key is not None and isinstance(getattr(node, "ctx", None), ast.Load):
+            reads.setdefault(key, []).append(node)
+        elif isinstance(node, ast.If) and _flag_key(node.test) is not None and is_pure_guard(node, imports):
             tests.add(id(node.test))
-        elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and isinstance(node.value, ast.Name):
+        elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and _flag_key(node.value) is not None:
             tests.add(id(node.value))
     if not tests:
         return
     for node in nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            key = _flag_key(node.targets[0])
+            if key is None:
+                continue
             own = {id(n) for n in ast.walk(node.value)}
-            names = [n for n in reads.get(node.targets[0].id, []) if id(n) not in own]
+            names = [n for n in reads.get(key, []) if id(n) not in own]
             if names and all(id(n) in tests for n in names) and is_cuda_check(node.value, imports):
                 setattr(node, GUARD_FLAG_ATTR, True)
+
+
+def _flag_key(node: ast.AST) -> Optional[str]:
+    """`use_cuda` -> "use_cuda", `self.cuda` -> "self.cuda": a name, or an attribute of the instance, that
+    may hold a flag."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def is_copy_hint_assignment(node: ast.Assign, imports: ImportTable) -> bool:
+    """`self.pin_memory = loader.pin_memory and torch.cuda.is_available()`: a copy hint chosen for CUDA, as
+    `pin_memory=torch.cuda.is_available()` is; elsewhere the copy is plainly unpinned."""
+    target = node.targets[0] if len(node.targets) == 1 else None
+    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+    return name in COPY_HINTS and is_cuda_check(node.value, imports)
 
 
 # Keywords that turn on a faster implementation of the same computation (`torch.optim.AdamW(...,
@@ -747,6 +820,37 @@ def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
     )
 
 
+REPLICATION_NOTE = (
+    "lowered one level: the count only decides whether to wrap the model in `DataParallel`, which replicates"
+    " over CUDA devices; elsewhere the model runs as it is, on one device"
+)
+
+
+def is_replication_choice(node: ast.AST) -> bool:
+    """`if torch.cuda.device_count() > 1: model = torch.nn.DataParallel(model)`: the count only picks
+    CUDA's in-process replication. Elsewhere the single-device path runs; the port replaces the wrap
+    (with DDP), and the count with it."""
+    return (
+        isinstance(node, ast.If)
+        and "device_count" in _names_in(node.test)
+        and all(_display_only(s) for s in node.orelse)
+        and any(_wraps_for_gpus(s) for s in node.body)
+        and all(_wraps_for_gpus(s) or _display_only(s) for s in node.body)
+    )
+
+
+def is_cuda_precondition(node: ast.AST, imports: ImportTable) -> bool:
+    """`if "cuda" in device.type: assert gpu, "inference not supported on GPU"`: a CUDA check whose only
+    work is to assert what the CUDA path needs. Elsewhere the asserts are skipped; nothing falls back."""
+    return (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and all(isinstance(s, ast.Assert) for s in node.body)
+        and is_cuda_check(node.test, imports)
+        and not is_negative_cuda_check(node.test, imports)
+    )
+
+
 def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
     """`if not torch.cuda.is_available(): raise ...` (with or without an `else`, the CUDA path; diffusers'
     `elif not torch.cuda.is_available(): raise ValueError(...)` before its xformers check),
@@ -754,9 +858,18 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
     states that CUDA is needed and stops with an error where it is absent. Nothing falls back silently."""
     if isinstance(node, ast.Assert):
         return is_cuda_check(node.test, imports) and not is_negative_cuda_check(node.test, imports)
+    if not isinstance(node, ast.If):
+        return False
+    if (
+        node.orelse
+        and isinstance(node.orelse[-1], ast.Raise)
+        and all(_display_only(s) for s in node.orelse[:-1])
+        and is_cuda_check(node.test, imports)
+        and not is_negative_cuda_check(node.test, imports)
+    ):
+        return True  # `if torch.cuda.is_available(): <CUDA build> else: raise ValueError("CUDA is not available")`
     return (
-        isinstance(node, ast.If)
-        and bool(node.body)
+        bool(node.body)
         and isinstance(node.body[-1], ast.Raise)
         and all(is_negative_cuda_check(t, imports) or _excludes_other_device(t) for t in and_terms(node.test))
         and any(is_negative_cuda_check(t, imports) for t in and_terms(node.test))
@@ -924,6 +1037,13 @@ def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         return any(_is_cuda_string(side) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return any(is_negative_cuda_check(v, imports) for v in test.values)
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and _is_bool(test.comparators[0], False)
+    ):
+        return is_cuda_check(test.left, imports)  # `torch.cuda.is_available() is False`
     return _too_few_devices(test, imports)
 
 
@@ -1432,6 +1552,8 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     if negative and not node.orelse:
         # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work.
         return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
+    if _in_cuda_context(branch, other):
+        return True
     # `gc.collect()` beside `torch.cuda.empty_cache()` is part of the cleanup the check guards; alone, it
     # is work other devices skip.
     branch = [s for s in branch if not _collects_garbage(s)]
@@ -1456,6 +1578,17 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     )
 
 
+def _in_cuda_context(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:
+    """`with torch.cuda.device(x.device): return f(x)` on the CUDA side, `return f(x)` on the other (esm's
+    `FusedLayerNorm` wrapper): the same work, with only a CUDA context around it."""
+    return (
+        len(branch) == 1
+        and isinstance(branch[0], ast.With)
+        and all(_cuda_only_call(item.context_expr) for item in branch[0].items)
+        and [ast.dump(s) for s in branch[0].body] == [ast.dump(s) for s in other]
+    )
+
+
 def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
     """`torch.cuda.synchronize if device_type == "cuda" else lambda: None`: a CUDA check that picks a
     CUDA-only function, and a no-op elsewhere. It protects the program from CUDA-only code, as
@@ -1465,9 +1598,14 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         return False
     negative = is_negative_cuda_check(node.test, imports)
     cuda, other = (node.orelse, node.body) if negative else (node.body, node.orelse)
-    if _cuda_state_query(cuda) and isinstance(other, ast.Constant) and other.value is None:
-        # `torch.cuda.get_rng_state() if torch.cuda.is_available() else None`: CUDA's own state, or none
+    if _cuda_state_query(_scaled(cuda)) and _constant_like(other):
+        # `torch.cuda.get_rng_state() if torch.cuda.is_available() else None`, `torch.cuda.memory_reserved() /
+        # 1e9 if torch.cuda.is_available() else 0`: CUDA's own state, or a placeholder
         return True
+    if getattr(node, STATEMENT_ATTR, False) and isinstance(cuda, ast.Call) and _constant_like(other):
+        # `torch.cuda.synchronize() if torch.cuda.is_available() else None` as a statement: an `if` written
+        # on one line, whose value nobody keeps
+        return _cuda_only_reference(cuda.func)
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
 
 
@@ -1475,13 +1613,30 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
 _CUDA_STATE_QUERY = re.compile(r"rng_state|memory|mem_get_info|get_device_name|get_device_properties|capability")
 
 
+def _scaled(node: ast.AST) -> ast.AST:
+    """`torch.cuda.memory_reserved() / 1e9` -> the call: a value scaled by constants."""
+    while isinstance(node, ast.BinOp):
+        if _constant_like(node.right):
+            node = node.left
+        elif _constant_like(node.left):
+            node = node.right
+        else:
+            break
+    return node
+
+
 def _cuda_state_query(node: ast.AST) -> bool:
     """`torch.cuda.get_rng_state()`, `torch.cuda.max_memory_allocated(dev)`: a call of a CUDA-only query of
-    CUDA's own state."""
+    CUDA's own state. Its device-generic spelling counts too (`(torch.accelerator.memory_reserved() if
+    torch.accelerator.is_available() else 0)`): it is what `portcheck fix` writes there, so fixing never
+    turns the guard around it into a finding."""
+    if isinstance(node, ast.IfExp):
+        return _cuda_state_query(node.body) and _constant_like(node.orelse)
     return (
         isinstance(node, ast.Call)
-        and _cuda_only_reference(node.func)
-        and bool(_CUDA_STATE_QUERY.search(cast(ast.Attribute, node.func).attr))
+        and isinstance(node.func, ast.Attribute)
+        and (_cuda_only_reference(node.func) or (dotted(node.func) or "").startswith("torch.accelerator."))
+        and bool(_CUDA_STATE_QUERY.search(node.func.attr))
     )
 
 

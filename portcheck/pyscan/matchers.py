@@ -28,6 +28,8 @@ from typing import (
 
 from portcheck.backends import in_other_backend
 from portcheck.pyscan.context import (
+    SEARCHED_ATTR,
+    SEARCHING_METHODS,
     STEP_TOKENS,
     TESTED_ATTR,
     Ctx,
@@ -581,7 +583,7 @@ class ReferenceMatcher(Matcher):
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
     allowed_keys = frozenset(
-        {"names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches"}
+        {"names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches", "redundant-beside"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -606,6 +608,9 @@ class ReferenceMatcher(Matcher):
         # `bare-calls = false`: `with torch.backends.cuda.sdp_kernel():` passes nothing, so it pins nothing:
         # such a call is declined (no finding, and none of a catch-all rule).
         self.bare_calls = _bool(params, "bare-calls", True)
+        # `redundant-beside`: `torch.cuda.manual_seed_all(seed)` in a function that also calls
+        # `torch.manual_seed(...)`, which seeds every device: the CUDA call adds nothing elsewhere (one level lower).
+        self.redundant_beside = frozenset(_str_list(params, "redundant-beside", required=False) or ())
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
@@ -642,10 +647,11 @@ class ReferenceMatcher(Matcher):
                 return
         if _points_at_other_backend(node, parent, imports):
             return  # `torch.cuda.current_device = torch.xpu.current_device`: a shim that replaces CUDA's name
-        if self.context == "store" and not isinstance(node.ctx, ast.Store):
-            return
         if self.context == "load" and not isinstance(node.ctx, ast.Load):
             return
+        # `context = "store"`: only a setting counts; a read of the setting (`if cudnn.benchmark:`) sets
+        # nothing, and is declined (no finding, and none of a catch-all rule either)
+        read = self.context == "store" and not isinstance(node.ctx, ast.Store)
         # declined, so no catch-all rule reports it either
         bare = not self.bare_calls and isinstance(parent, ast.Call) and parent.func is node
         bare = bare and not (parent.args or parent.keywords)
@@ -664,8 +670,34 @@ class ReferenceMatcher(Matcher):
                 if handed_on and name.rsplit(".", 1)[-1] in ALIASED_CALLABLES:
                     return
                 label = Label(name, symbol_role(name), name)
-                yield (sub, label, ctx._replace(declined=True)) if bare else (sub, label)
+                if bare or read:
+                    yield sub, label, ctx._replace(declined=True)
+                elif self.redundant_beside and (done := _called_in(ctx.scope, self.redundant_beside, imports)):
+                    yield sub, label, ctx._replace(lowered_by=REDUNDANT_NOTE.format(call=done))
+                else:
+                    yield sub, label
                 return
+
+
+REDUNDANT_NOTE = "lowered one level: `{call}()` in the same function already does this for every device"
+
+
+def _called_in(scope: Optional[ast.AST], names: FrozenSet[str], imports: ImportTable) -> str:
+    """The first of `names` that `scope` (a function, or the module) calls, outside nested functions; ""
+    for none."""
+    if scope is None:
+        return ""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            name = imports.resolve(node.func)
+            if name in names:
+                return name
+        stack.extend(ast.iter_child_nodes(node))
+    return ""
 
 
 def _points_at_other_backend(node: ast.AST, parent: Optional[ast.AST], imports: ImportTable) -> bool:
@@ -856,19 +888,15 @@ class AttributeMatcher(Matcher):
 
 
 # String methods whose (first) argument is text looked for in another string, not a value that is used.
-_SEARCHING_METHODS = frozenset(
-    "replace startswith endswith split rsplit removeprefix removesuffix strip lstrip rstrip find rfind index "
-    "rindex count partition rpartition".split()
-)
 
 
 def _searched_text(node: ast.AST, parent: Optional[ast.AST]) -> bool:
     """`spec.replace("cuda:", "")`, `name.startswith("cuda:")`: the literal is searched for in a string the
     program parses (a user's device spec), not a device it picks. The replacement of `replace` is used."""
-    return (
+    return getattr(node, SEARCHED_ATTR, False) or (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Attribute)
-        and parent.func.attr in _SEARCHING_METHODS
+        and parent.func.attr in SEARCHING_METHODS
         and bool(parent.args)
         and parent.args[0] is node
     )

@@ -75,8 +75,26 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
     return found
 
 
-# Not `metrics`: a metrics module often computes the training losses (pytorch3d's implicitron).
-_EVALUATION_WORDS = frozenset({"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator"})
+# Not `metrics`: a metrics module often computes the training losses (pytorch3d's implicitron). `val`:
+# ultralytics' `v8/detect/val.py`, a validator run over a dataset.
+_EVALUATION_WORDS = frozenset(
+    {"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator", "val", "validation", "validator"}
+)
+
+# Folders (and modules) of a data pipeline: what they hold runs in the data loader, on host tensors
+# (OpenNMT's `onmt/transforms/bart.py` noising, DPR's `dpr/data/reader_data.py`).
+_DATA_NAMES = frozenset(
+    {"data", "dataset", "datasets", "dataloader", "dataloaders", "data_loader", "transforms", "preprocessing"}
+)
+
+
+def is_data_pipeline_path(path: str) -> bool:
+    """A module of the data pipeline, by its folder or name (`data/`, `datasets/`, `transforms/`,
+    `dataloader.py`): it prepares batches on the host."""
+    parts = [p.lower() for p in _parts(path)]
+    if parts:
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(p in _DATA_NAMES for p in parts)
 
 
 def is_evaluation_path(path: str) -> bool:

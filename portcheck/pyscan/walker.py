@@ -16,6 +16,7 @@ from portcheck.pyscan.context import (
     CUDA_SIDE_ATTR,
     GUARD_FLAG_ATTR,
     MESSAGE_KEYWORDS,
+    REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
     Ctx,
     asks_complex,
@@ -29,7 +30,9 @@ from portcheck.pyscan.context import (
     is_build_choice,
     is_built_once_class,
     is_collate_function,
+    is_copy_hint_assignment,
     is_cuda_check,
+    is_cuda_precondition,
     is_cuda_requirement,
     is_dataset_class,
     is_debug_branch,
@@ -52,6 +55,7 @@ from portcheck.pyscan.context import (
     is_probe_function,
     is_pure_guard,
     is_pure_guard_expression,
+    is_replication_choice,
     is_single_iteration,
     is_test_assertion_call,
     is_test_function,
@@ -240,9 +244,12 @@ def _children(
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and cuda:
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
+        elif is_replication_choice(node):
+            test_ctx = ctx._replace(lowered_by=REPLICATION_NOTE)  # `if device_count() > 1: DataParallel(model)`
         elif (
             is_kernel_eligibility(node, imports)
             or is_device_exit(node, imports)
+            or is_cuda_precondition(node, imports)
             or is_device_move_choice(node, imports)
             or is_optional_library(node, imports)
             or is_implementation_choice(node, imports)
@@ -372,6 +379,9 @@ def _children(
         if getattr(node, SPEEDUP_FLAG_ATTR, False):
             # `use_fused = fused_available and device_type == "cuda"`, read only as `fused=use_fused`
             return given + [(node.value, ctx._replace(speedup_test=True))]
+        if is_copy_hint_assignment(node, imports):
+            # `self.pin_memory = loader.pin_memory and torch.cuda.is_available()`: a copy hint
+            return given + [(node.value, ctx._replace(guard_test=True))]
         if is_precision_flag_assignment(node):
             # `opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a precision, not a device
             return given + [(node.value, ctx._replace(precision_test=True))]
@@ -410,8 +420,10 @@ def _children(
         if isinstance(node.func, ast.Name) and node.func.id == "round" and len(node.args) == 2:
             # `round(torch.cuda.max_memory_reserved() / 1024**3, 3)`: a number rounded to digits for people.
             return [(node.func, ctx), (node.args[0], ctx._replace(display=True)), (node.args[1], ctx)]
-        if getattr(node, CUDA_ONLY_ATTR, False):
-            # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA.
+        if getattr(node, CUDA_ONLY_ATTR, False) or _launches_raw_kernel(node):
+            # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA;
+            # `fn(args=[x.data_ptr(), ...], block=(256, 1, 1), grid=(n, 1, 1))`: a compiled CUDA kernel's launch
+            # (cupy, PyCUDA), whose arguments are its workings; the kernel is reported where it is built.
             only_cuda = ctx._replace(skipped=True)
             return [(node.func, ctx)] + [(c, only_cuda) for c in node.args] + [(k, only_cuda) for k in node.keywords]
         if _is_type_test(node):
@@ -561,6 +573,12 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
             yield from _run(rest, node, parent, ctx, imports)
 
     return dispatch
+
+
+def _launches_raw_kernel(call: ast.Call) -> bool:
+    """`kernel(args=[...], block=(256, 1, 1), grid=(n, 1, 1), stream=s)`: CUDA's launch geometry, spelt out."""
+    keys = {k.arg for k in call.keywords}
+    return "block" in keys and "grid" in keys
 
 
 def build_dispatch(keyed: Iterable[Tuple[object, Matcher]]) -> Dict[Type[ast.AST], Dispatch]:
