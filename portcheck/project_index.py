@@ -252,9 +252,12 @@ class _Collector:
                 node = node.func
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
+                # `if os.environ.get("RWKV_CUDA_ON") == "1": load(...)`: an environment switch turns the build
+                # on; a run without it builds nothing, as behind an ImportError fallback
+                switched = optional or (isinstance(node, ast.If) and reads_environment(node.test, self.imports))
                 branches: List[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
                 branches += node.orelse if isinstance(node.orelse, list) else [node.orelse]
-                stack.extend((c, inside or cuda, True, optional) for c in reversed(branches))
+                stack.extend((c, inside or cuda, True, switched) for c in reversed(branches))
                 stack.append((node.test, inside or cuda, conditional, optional))
                 continue
             if isinstance(node, ast.Call):
@@ -287,6 +290,17 @@ class _Collector:
                 self.guarded_imports.add(node.lineno)
             stack.extend((c, inside, conditional, optional) for c in reversed(list(ast.iter_child_nodes(node))))
         return out, loads
+
+
+def reads_environment(test: ast.AST, imports: ImportTable) -> bool:
+    """`os.environ.get("X") == "1"`, `os.environ["X"] == "1"`, `os.getenv("X")`: a test of an environment
+    variable."""
+    for node in ast.walk(test):
+        target = node.func if isinstance(node, ast.Call) else node.value if isinstance(node, ast.Subscript) else None
+        name = imports.resolve(target) if target is not None else None
+        if name in ("os.environ.get", "os.getenv", "os.environ"):
+            return True
+    return False
 
 
 def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bool]:

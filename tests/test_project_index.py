@@ -257,6 +257,22 @@ def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
     assert [(s.kind, s.span[0]) for s in sites(summaries["swagan.py"], project, resolved)] == [("import", 1)]
 
 
+@pytest.mark.parametrize("switched", [True, False])
+def test_a_build_behind_an_environment_switch_is_optional(switched):
+    # BlinkDL/ChatRWKV's `rwkv/model.py`: the kernels build only with `RWKV_CUDA_ON=1`; torch code otherwise
+    load = "load('wkv', sources=['wkv.cu'])\n"
+    build = f"if os.environ.get('RWKV_CUDA_ON') == '1':\n    {load}" if switched else load
+    texts = {
+        "rwkv/__init__.py": "",
+        "rwkv/model.py": "import os\nfrom torch.utils.cpp_extension import load\n" + build + "class RWKV:\n    pass\n",
+        "chat.py": "from rwkv.model import RWKV\ny = 1\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    assert ("rwkv.model" in resolved.at_import) is not switched
+    found = sites(summaries["chat.py"], project, resolved) if "chat.py" in summaries else []
+    assert bool(found) is not switched
+
+
 def test_the_message_of_an_import_of_a_module_that_builds_at_import_says_why(tmp_path: Path):
     (tmp_path / "op").mkdir()
     (tmp_path / "op" / "__init__.py").write_text("from .fused_act import fused_act\n")

@@ -980,10 +980,13 @@ def _ternary_device_strings(site: Site, call: cst.Call) -> List[cst.CSTNode]:
 
 
 def _guarded(site: Site, node: cst.CSTNode) -> bool:
-    """True inside the body of an `if torch.cuda.is_available():` or `if torch.accelerator.is_available():`."""
+    """True inside the body of an `if torch.cuda.is_available():` or `if torch.accelerator.is_available():`,
+    or the value of such an `... if torch.cuda.is_available() else None`."""
     child, parent = node, site.parent(node)
     while parent is not None:
-        if isinstance(parent, cst.If) and child is parent.body:
+        if (isinstance(parent, cst.If) and child is parent.body) or (
+            isinstance(parent, cst.IfExp) and child is parent.body
+        ):
             test = parent.test
             if isinstance(test, cst.Call) and site.context_name(test.func) in AVAILABILITY_CALLS:
                 return True

@@ -167,6 +167,13 @@ def _formatted_text(node: ast.AST) -> bool:
     return isinstance(template, str) and " " in template.strip()
 
 
+def _names_nccl(node: ast.AST) -> bool:
+    """`"nccl"`, `dist.Backend.NCCL`: the NCCL backend, named in a comparison."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.lower() == "nccl"
+    return isinstance(node, ast.Attribute) and node.attr == "NCCL"
+
+
 def _is_cuda_string(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Constant)
@@ -192,8 +199,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
                 return True
         elif isinstance(node, ast.Compare):
             for side in [node.left, *node.comparators]:
-                if _is_cuda_string(side):
-                    return True
+                if _is_cuda_string(side) or _names_nccl(side):
+                    return True  # NCCL runs on CUDA only: `if dist.get_backend() == "nccl":` asks for CUDA
                 if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and any(_is_cuda_string(e) for e in side.elts):
                     return True
         elif isinstance(node, ast.Name) and _CUDA_FLAG.match(node.id) and node.id not in imports.aliases:
@@ -1604,8 +1611,9 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         return True
     if getattr(node, STATEMENT_ATTR, False) and isinstance(cuda, ast.Call) and _constant_like(other):
         # `torch.cuda.synchronize() if torch.cuda.is_available() else None` as a statement: an `if` written
-        # on one line, whose value nobody keeps
-        return _cuda_only_reference(cuda.func)
+        # on one line, whose value nobody keeps (`torch.accelerator.synchronize()` there too: it is what
+        # `portcheck fix` writes, so fixing never turns the guard into a finding)
+        return _cuda_only_reference(cuda.func) or (dotted(cuda.func) or "").startswith("torch.accelerator.")
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
 
 

@@ -659,6 +659,10 @@ class ReferenceMatcher(Matcher):
             first = parent.args[0] if parent.args else None
             if isinstance(first, ast.Constant) and first.value is False:
                 bare = bare or (imports.resolved(node) or "") in self.off_switches
+        elif self.off_switches and isinstance(parent, ast.Assign) and any(t is node for t in parent.targets):
+            # `torch.backends.cudnn.deterministic = False`: the default, asked for nothing
+            if isinstance(parent.value, ast.Constant) and parent.value.value is False:
+                bare = bare or (imports.resolved(node) or "") in self.off_switches
         # `validate(model, amp_autocast=amp_autocast)` hands on a name bound to a CUDA callable: it is reported
         # where it is bound (the import, `amp_autocast = torch.cuda.amp.autocast`) and where it is called.
         # (A value handed on, `get_version(CUDA_HOME)`, is a use.)

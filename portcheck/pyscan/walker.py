@@ -298,6 +298,8 @@ def _children(
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
+        if isinstance(node, ast.If) and _ends_unsupported(node.body):
+            body_ctx = body_ctx._replace(info_note=UNSUPPORTED_NOTE)
         if once:
             body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
@@ -573,6 +575,21 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
             yield from _run(rest, node, parent, ctx, imports)
 
     return dispatch
+
+
+UNSUPPORTED_NOTE = (
+    "lowered to info: the branch ends in `raise NotImplementedError`; the code does not support this path,"
+    " so there is nothing to port in it"
+)
+
+
+def _ends_unsupported(body: List[ast.stmt]) -> bool:
+    """A block whose last statement raises `NotImplementedError`: whatever runs before it leads nowhere."""
+    last = body[-1] if body else None
+    if not isinstance(last, ast.Raise) or last.exc is None:
+        return False
+    exc = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError" and len(body) > 1
 
 
 def _launches_raw_kernel(call: ast.Call) -> bool:
