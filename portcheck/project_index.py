@@ -43,6 +43,7 @@ from portcheck.pyscan.context import (
     is_cuda_check,
     is_display_function,
     is_display_module,
+    is_extension_build,
     is_message_call,
 )
 from portcheck.pyscan.definitions import lone_definitions
@@ -143,6 +144,9 @@ class ModuleSummary:
     values: Tuple[str, ...] = ()
     # The module builds C++ extensions only (`CppExtension` from `*.cpp`; a `setup.py` of a plain C++ `_C`).
     cpp_only: bool = False
+    # Lines (first, last) of module-level `if torch.cuda.is_available(): ext = load(...)` blocks: what they
+    # build is built only where CUDA is, and the module has a path without it.
+    cuda_builds: Tuple[Tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -499,6 +503,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         definitions = [replace(d, loader=False, extension=False) for d in definitions]
         at_import = False
     sources, values = _literals_and_values(tree, {b.local for b in bindings})
+    cuda_builds = tuple(
+        (stmt.lineno, stmt.end_lineno or stmt.lineno) for stmt in tree.body if is_extension_build(stmt, imports)
+    )
     # `import fused_cuda`, `from pkg import _C`: an extension object unless the project defines it.
     return ModuleSummary(
         name,
@@ -511,6 +518,7 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         sources,
         values,
         cpp_only,
+        cuda_builds,
     )
 
 
@@ -1045,7 +1053,9 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
             continue
         folder = posixpath.dirname(path.replace("\\", "/"))
         for literal, line in summary.sources:
-            fallback = (summary.module, owner(summary, line) or "") in resolved.fallback_seen
+            fallback = (summary.module, owner(summary, line) or "") in resolved.fallback_seen or any(
+                first <= line <= last for first, last in summary.cuda_builds
+            )
             for candidate in {posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal)}:
                 named[candidate] = named.get(candidate, True) and fallback
     return frozenset(p for p, only in named.items() if only)

@@ -220,6 +220,28 @@ def test_what_a_function_reached_only_under_a_cuda_check_calls_is_lowered_even_w
         assert calls and all(s.guarded is expect for s in calls), (expect, calls)
 
 
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_kernel_built_only_where_cuda_is_available_has_a_path_without_it(tmp_path: Path, guarded):
+    # yangxy/GPEN `face_model/op/upfirdn2d.py`: the extension is built only under `torch.cuda.is_available()`,
+    # and `upfirdn2d()` runs `upfirdn2d_native()` elsewhere
+    load = "op = load('upfirdn2d', sources=[os.path.join(path, 'upfirdn2d_kernel.cu')])\n"
+    build = f"if torch.cuda.is_available():\n    {load}" if guarded else load
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "op").mkdir()
+    (tmp_path / "op" / "__init__.py").write_text("")
+    (tmp_path / "op" / "upfirdn2d.py").write_text(
+        "import os\nimport torch\nfrom torch.utils.cpp_extension import load\npath = os.path.dirname(__file__)\n"
+        + build
+        + "def upfirdn2d(x):\n    if torch.cuda.is_available() and x.device.type != 'cpu':\n"
+        "        return op.upfirdn2d(x)\n    return x * 2\n"
+    )
+    (tmp_path / "op" / "upfirdn2d_kernel.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    (tmp_path / "run.py").write_text("from op.upfirdn2d import upfirdn2d\nprint(upfirdn2d(1))\n")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    (kernel,) = [f for r in result.files if r.path == "op/upfirdn2d_kernel.cu" for f in r.findings]
+    assert kernel.code == "KRN002" and (kernel.severity.value == "major") is guarded, kernel
+
+
 def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
     # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
     summaries = [

@@ -687,13 +687,37 @@ def is_kernel_eligibility(node: ast.AST, imports: ImportTable) -> bool:
     if not isinstance(node, ast.If) or not node.body:
         return False
     terms = and_terms(node.test)
-    if not all(is_cuda_check(t, imports) and not is_negative_cuda_check(t, imports) for t in terms):
+    cuda = [t for t in terms if is_cuda_check(t, imports) and not is_negative_cuda_check(t, imports)]
+    # `platform.system() == "Linux" and torch.cuda.is_available() and device != "cpu"` (GPEN's fused ops):
+    # the tensor's device is asked too, and the platform only narrows where the kernel runs
+    others = [t for t in terms if not any(t is c for c in cuda)]
+    if not cuda or not all(_not_cpu(t) or _asks_platform(t) for t in others):
         return False
-    if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms):
+    if not any(isinstance(t, ast.Attribute) and t.attr == "is_cuda" for t in terms) and not any(
+        _not_cpu(t) for t in others
+    ):
         return False
     if not node.orelse:
         return _returns_launch(node.body)
     return any(_launches_op(s) for s in node.body)
+
+
+def _not_cpu(term: ast.AST) -> bool:
+    """`device != "cpu"`, `x.device.type != "cpu"`: the tensor is on an accelerator."""
+    return (
+        isinstance(term, ast.Compare)
+        and len(term.ops) == 1
+        and isinstance(term.ops[0], ast.NotEq)
+        and any(isinstance(c, ast.Constant) and c.value == "cpu" for c in (term.left, term.comparators[0]))
+    )
+
+
+def _asks_platform(term: ast.AST) -> bool:
+    """`platform.system() == "Linux"`, `sys.platform != "win32"`, `os.name == "posix"`: the operating system."""
+    if not isinstance(term, ast.Compare):
+        return False
+    names = set(_names_in(term))
+    return {"platform", "system"} <= names or ("sys" in names and "platform" in names) or {"os", "name"} <= names
 
 
 def _moves(stmts: Sequence[ast.AST], method: str) -> bool:
@@ -912,6 +936,27 @@ def builds_cpp_otherwise(node: Union[ast.If, ast.IfExp]) -> bool:
     else: extension = CppExtension` (BasicSR's setup.py): a build choice whose other side builds the op
     for the CPU. Nothing runs on a device here: the check picks what to compile."""
     return _spells(node.body, "CUDAExtension") and _spells(node.orelse, "CppExtension")
+
+
+_EXTENSION_LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+
+
+def is_extension_build(node: ast.AST, imports: ImportTable) -> bool:
+    """`if torch.cuda.is_available(): fused = load("fused", sources=[...])` (GPEN's, and rosinality's,
+    `op/fused_act.py`): the check picks whether to compile the CUDA extension, nothing else; it chooses no
+    device. The extension is reported where it is built and used."""
+    if not isinstance(node, ast.If) or node.orelse or not is_cuda_check(node.test, imports):
+        return False
+    if is_negative_cuda_check(node.test, imports):
+        return False
+    builds = False
+    for stmt in node.body:
+        if not isinstance(stmt, (ast.Assign, ast.Expr)):
+            return False
+        for sub in ast.walk(stmt.value):
+            if isinstance(sub, ast.Call) and imports.resolve(sub.func) in _EXTENSION_LOADERS:
+                builds = True
+    return builds
 
 
 def _spells(part: Union[ast.AST, Sequence[ast.AST]], name: str) -> bool:

@@ -39,6 +39,7 @@ from portcheck.pyscan.context import (
     is_device_exit,
     is_device_move_choice,
     is_display_function,
+    is_extension_build,
     is_flag_device_choice,
     is_host_factory,
     is_implementation_choice,
@@ -250,6 +251,7 @@ def _children(
             is_kernel_eligibility(node, imports)
             or is_device_exit(node, imports)
             or is_cuda_precondition(node, imports)
+            or is_extension_build(node, imports)
             or is_device_move_choice(node, imports)
             or is_optional_library(node, imports)
             or is_implementation_choice(node, imports)
