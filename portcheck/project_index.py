@@ -747,6 +747,10 @@ class Project:
     def _owns(self, dotted_name: str) -> bool:
         return self.find_module(dotted_name.split(".", 1)[0]) is not None
 
+    def binding_target(self, module: str, binding: Binding) -> Optional[Symbol]:
+        """What one import statement's binding refers to, whatever else binds the same name."""
+        return self._bound(module, binding, set())
+
     def reference(self, module: str, ref: str) -> Optional[Symbol]:
         """What a dotted use (`a`, `mod.fn`, `pkg.mod.fn.apply`) in `module` refers to."""
         parts = ref.split(".")
@@ -993,8 +997,41 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
     # Names the module imports only optionally (`try: import alt_cuda_corr` / `except: pass`, RAFT): it runs
     # without them, and a call through one is on the path taken only where the extension was built.
     optional = {b.local: b.statement for b in summary.imports if b.top and b.guarded}
+    # A name each branch of a function imports from another module (KAIR's `select_network.py`: `from
+    # models.network_rrdb import RRDB as net` in one branch, `... RVRT as net` in another): a use is of the
+    # import before it in its scope. (Module-level rebinding, `try: from pkg import ngram_cuda` / `except
+    # ImportError: import ngram_cuda`, keeps `Project.target`'s reading: the binding that leads somewhere.)
+    by_local: Dict[str, List[Binding]] = {}
+    for b in summary.imports:
+        by_local.setdefault(b.local, []).append(b)
+    rebound = {
+        local: sorted(bs, key=lambda b: b.statement)
+        for local, bs in by_local.items()
+        if len({b.statement for b in bs}) > 1 and not any(b.guarded or b.top for b in bs)
+    }
+
+    def rebound_target(ref: str, line: int) -> Optional[Symbol]:
+        """What `ref` refers to through the last import of its head before `line` in the same scope (a
+        function's own imports count inside it only); None when no import of it is in scope there (a
+        parameter of the same name, `def init_weights(net):`)."""
+        head, *rest = ref.split(".")
+        scope = owner(summary, line)
+        before = [b for b in rebound[head] if b.statement <= line and (b.top or owner(summary, b.statement) == scope)]
+        sym = project.binding_target(module, before[-1]) if before else None
+        for part in rest:
+            if sym is None or sym[0] == "<ext>" or sym[1]:
+                break
+            nxt = project.target(sym[0], part)
+            if nxt is None:
+                break
+            sym = nxt
+        return sym
+
     for site in summary.sites:
-        target = project.reference(module, site.ref)
+        if site.ref.split(".", 1)[0] in rebound:
+            target = rebound_target(site.ref, site.span[0])
+        else:
+            target = project.reference(module, site.ref)
         if target is None or target not in resolved.bound or _for_other_platform(target):
             continue
         if not site.guarded and fallback(site.span[0]):
@@ -1020,7 +1057,10 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
     for binding in summary.imports:
         if binding.statement in reported:
             continue
-        sym = project.target(module, binding.local)
+        if binding.local in rebound:
+            sym = project.binding_target(module, binding)
+        else:
+            sym = project.target(module, binding.local)
         if sym is None or _for_other_platform(sym):
             continue
         detail = ""

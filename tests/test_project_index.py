@@ -242,6 +242,29 @@ def test_a_kernel_built_only_where_cuda_is_available_has_a_path_without_it(tmp_p
     assert kernel.code == "KRN002" and (kernel.severity.value == "major") is guarded, kernel
 
 
+def test_a_name_each_branch_imports_from_another_module_is_the_import_before_it():
+    # cszn/KAIR `models/select_network.py`: `from models.network_rvrt import RVRT as net` in one branch,
+    # `from models.network_rrdb import RRDB as net` in another; `init_weights(net)` takes a parameter
+    texts = {
+        "models/__init__.py": "",
+        "models/ops.py": "from torch.utils.cpp_extension import load\next = load('op', sources=['op.cu'])\n",
+        "models/network_rvrt.py": (
+            "from models.ops import ext\nclass RVRT:\n    def forward(self, x):\n        return ext.op(x)\n"
+        ),
+        "models/network_rrdb.py": "class RRDB:\n    def forward(self, x):\n        return x\n",
+        "models/select_network.py": (
+            "def define_G(name):\n"
+            "    if name == 'rrdb':\n        from models.network_rrdb import RRDB as net\n        g = net()\n"
+            "    elif name == 'rvrt':\n        from models.network_rvrt import RVRT as net\n        g = net()\n"
+            "    return g\n"
+            "def init_weights(net):\n    net.apply(1)\n"
+        ),
+    }
+    project, resolved, summaries = index_project(texts)
+    found = sorted((s.kind, s.span[0]) for s in sites(summaries["models/select_network.py"], project, resolved))
+    assert found == [("call", 7), ("import", 6)], found
+
+
 def test_an_absolute_import_does_not_resolve_to_a_nested_package_of_the_same_name():
     # `import triton` in a project with `pkg/ops/triton/` is the third-party package.
     summaries = [
