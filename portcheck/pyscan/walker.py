@@ -299,6 +299,9 @@ def _children(
                 test_ctx = test_ctx._replace(display=True)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
+        if _never_true(node.test):
+            # `if torch.cuda.is_available() and False:`: switched off in the code; the body never runs
+            cuda_side, test_ctx = "body", test_ctx._replace(guard_test=True)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
         if isinstance(node, ast.If) and _ends_unsupported(node.body):
             body_ctx = body_ctx._replace(info_note=UNSUPPORTED_NOTE)
@@ -583,6 +586,15 @@ UNSUPPORTED_NOTE = (
     "lowered to info: the branch ends in `raise NotImplementedError`; the code does not support this path,"
     " so there is nothing to port in it"
 )
+
+
+def _never_true(test: ast.AST) -> bool:
+    """`x and False`, `False and x`: a condition switched off in the code itself."""
+    return (
+        isinstance(test, ast.BoolOp)
+        and isinstance(test.op, ast.And)
+        and any(isinstance(v, ast.Constant) and v.value is False for v in test.values)
+    )
 
 
 def _ends_unsupported(body: List[ast.stmt]) -> bool:
