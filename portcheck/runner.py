@@ -10,8 +10,9 @@ import sys
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
+from portcheck.app_defaults import overridden_defaults
 from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
@@ -183,6 +184,8 @@ def run_targets(
 # Files whose text may name a Python function or class of the project (a notebook's imports, a config's
 # `_target_`, a script's `python -c`): read for what an application uses (portcheck.reach).
 _NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"})
+# Rules that report a CUDA device string, as a parameter's default too (`def load(device="cuda")`).
+_DEFAULT_CODES = frozenset({"DEV001", "DEV013"})
 
 
 def _naming_texts(candidates: Sequence[Candidate]) -> Dict[str, List[str]]:
@@ -256,6 +259,18 @@ def scan_paths_targets(
         with_findings = sorted({r.path for found in per_target for r in found if r.kind == "python" and r.findings})
         texts = [text for kind_texts in naming.values() for text in kind_texts]
         shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)
+        # `def load(path, device="cuda")` that every call gives a device: the default never runs
+        device_lines: Dict[str, Set[int]] = {}
+        for found in per_target:
+            for r in found:
+                for f in r.findings:
+                    if r.kind == "python" and f.code in _DEFAULT_CODES:
+                        device_lines.setdefault(r.path, set()).add(f.line)
+        overridden = overridden_defaults(shared.sources, device_lines, texts)
+        shared.unused = {
+            path: list(shared.unused.get(path, ())) + overridden.get(path, [])
+            for path in set(shared.unused) | set(overridden)
+        }
     shared.vendored = vendored_folders(zip(displays, (str(c.path) for c in candidates)), roots)
     out = []
     for settings, results in zip(group, per_target):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple, cast
 
 _CUDA_STRING = re.compile(r"^cuda(?::\d+)?$")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -27,19 +27,12 @@ def overridden_defaults(nodes: Sequence[ast.AST]) -> Set[int]:
     for fn in nodes:
         if not isinstance(fn, _FUNCTIONS) or not fn.name.startswith("_") or fn.name.startswith("__"):
             continue
-        positional = list(fn.args.posonlyargs) + list(fn.args.args)
-        offset = len(positional) - len(fn.args.defaults)
-        pairs: List[Tuple[str, Optional[int], ast.expr]] = [
-            (positional[offset + i].arg, offset + i, d) for i, d in enumerate(fn.args.defaults)
-        ]
-        pairs += [(a.arg, None, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None]
-        cuda = [(name, index, d) for name, index, d in pairs if _is_cuda_string(d)]
+        cuda = cuda_defaults(fn)
         if cuda:
             if fn.name in defaults:
                 defaults[fn.name] = []  # defined twice: which one a call reaches is not known
                 continue
-            method = bool(positional) and positional[0].arg in ("self", "cls")
-            defaults[fn.name] = [(name, None if index is None else index - method, d) for name, index, d in cuda]
+            defaults[fn.name] = cuda
     if not any(defaults.values()):
         return set()
     calls: Dict[str, List[ast.Call]] = {name: [] for name in defaults}
@@ -62,9 +55,23 @@ def overridden_defaults(nodes: Sequence[ast.AST]) -> Set[int]:
         if not calls[name] or name in used_otherwise:
             continue
         for param, index, default in params:
-            if all(_passes(call, param, index) for call in calls[name]):
+            if all(passes(call, param, index) for call in calls[name]):
                 found.add(id(default))
     return found
+
+
+def cuda_defaults(fn: ast.AST) -> List[Tuple[str, Optional[int], ast.expr]]:
+    """The CUDA device-string defaults of a function's parameters: each parameter's name, its position as
+    a call spells it (`self`/`cls` not counted; None for a keyword-only one) and the default's node."""
+    args = cast(ast.FunctionDef, fn).args
+    positional = list(args.posonlyargs) + list(args.args)
+    offset = len(positional) - len(args.defaults)
+    pairs: List[Tuple[str, Optional[int], ast.expr]] = [
+        (positional[offset + i].arg, offset + i, d) for i, d in enumerate(args.defaults)
+    ]
+    pairs += [(a.arg, None, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    method = bool(positional) and positional[0].arg in ("self", "cls")
+    return [(name, None if index is None else index - method, d) for name, index, d in pairs if _is_cuda_string(d)]
 
 
 def _is_cuda_string(node: Optional[ast.AST]) -> bool:
@@ -80,7 +87,7 @@ def _callee(node: ast.AST) -> Optional[str]:
     return None
 
 
-def _passes(call: ast.Call, param: str, index: Optional[int]) -> bool:
+def passes(call: ast.Call, param: str, index: Optional[int]) -> bool:
     """Whether `call` gives `param` a value of its own: by keyword, or by position (no `*args`/`**kwargs`
     that might or might not)."""
     if any(k.arg == param for k in call.keywords):

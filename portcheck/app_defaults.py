@@ -1,0 +1,105 @@
+"""Parameter defaults no call in the application uses: `def mixup_target(target, num_classes,
+device="cuda")` where every call passes `device`. The CUDA default is then never what runs, and a
+porting engineer has nothing to change there (VideoMAE's `RandomErasing(..., device="cuda")`, always
+built with `device="cpu"`).
+
+`portcheck.pyscan.defaults` answers this for a private function within its module, file by file; a
+public one may be called from any module, so only the whole application can tell, and only an
+application (a library's users may rely on the default): the runner asks this for applications, as it
+asks `portcheck.reach`. The answer per file is the lines of such defaults with the note for their
+findings, the shape `portcheck.project_index` lowers to `info`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import AbstractSet, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple
+
+from portcheck.project_index import Sources
+from portcheck.pyscan.defaults import cuda_defaults, passes
+from portcheck.pyscan.loading import IDENTIFIER
+
+OVERRIDDEN_NOTE = (
+    "lowered to info: every call of `{function}` in this application passes `{param}`, so this default is"
+    " never used"
+)
+
+
+class Default(NamedTuple):
+    path: str
+    line: int
+    function: str  # the name calls spell: the function's, or its class's for `__init__`
+    param: str
+    position: Optional[int]  # as a call spells it (`self` not counted); None: keyword-only
+
+
+def _parse(sources: Sources, path: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(sources.text(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _defaults_in(path: str, tree: ast.Module, lines: Set[int]) -> List[Default]:
+    """The CUDA defaults of `tree`'s functions whose line is one of `lines`."""
+    owners: Dict[int, str] = {}  # id of an `__init__` -> its class's name, which calls spell
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                    owners[id(item)] = node.name
+    out: List[Default] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = owners.get(id(node), node.name)
+            for param, position, default in cuda_defaults(node):
+                if default.lineno in lines:
+                    out.append(Default(path, default.lineno, name, param, position))
+    return out
+
+
+def _callee(node: ast.AST) -> str:
+    """`f` of `f(...)`, `self.f(...)`, `module.f(...)`."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def overridden_defaults(
+    sources: Sources, lines: Mapping[str, AbstractSet[int]], texts: Iterable[str] = ()
+) -> Dict[str, List[Tuple[int, int, str]]]:
+    """Of the CUDA parameter defaults on `lines` (per path: the lines of findings there), those every call
+    of their function in `sources` passes a value for. At least one call must be found, and the name must
+    be used only as a callee (`callback=load` may call it any way) and spelt in none of `texts` (notebooks,
+    configs and scripts, whose calls are not read). Per path, each such line with the note for its
+    findings."""
+    defaults: List[Default] = []
+    for path, wanted in lines.items():
+        tree = _parse(sources, path)
+        if tree is not None:
+            defaults.extend(_defaults_in(path, tree, set(wanted)))
+    if not defaults:
+        return {}
+    calls: Dict[str, List[ast.Call]] = {d.function: [] for d in defaults}
+    # names also read other than as a callee, or named where calls are not read
+    elsewise: Set[str] = {name for text in texts for name in calls.keys() & set(IDENTIFIER.findall(text))}
+    for path in sources.paths():
+        if not calls.keys() & sources.words(path):
+            continue
+        tree = _parse(sources, path)
+        if tree is None:
+            continue
+        callees: Set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _callee(node.func) in calls:
+                calls[_callee(node.func)].append(node)
+                callees.add(id(node.func))
+        for node in ast.walk(tree):
+            name = _callee(node)
+            if name in calls and id(node) not in callees and isinstance(getattr(node, "ctx", None), ast.Load):
+                elsewise.add(name)
+    out: Dict[str, List[Tuple[int, int, str]]] = {}
+    for d in defaults:
+        found = calls[d.function]
+        if found and d.function not in elsewise and all(passes(call, d.param, d.position) for call in found):
+            note = OVERRIDDEN_NOTE.format(function=d.function, param=d.param)
+            out.setdefault(d.path, []).append((d.line, d.line, note))
+    return out
