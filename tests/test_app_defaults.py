@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Dict
 
 import pytest
+from helpers import scan_tree
 
 from portcheck.app_defaults import OVERRIDDEN_NOTE
-from portcheck.config import Config
-from portcheck.runner import scan_paths
 
 # VideoMAE's layout: `mixup_target(..., device="cuda")` and `RandomErasing(..., device="cuda")`, whose every
 # call passes a device of its own.
@@ -33,12 +32,7 @@ APP = {
 
 
 def _scan(root: Path, files: Dict[str, str]):
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=root, jobs=1)
-    return {(r.path, f.line, f.code): f for r in result.files for f in r.findings}
+    return scan_tree(root, files, top=True)
 
 
 def test_a_default_every_call_overrides_is_info(tmp_path: Path):

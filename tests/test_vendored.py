@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict
 
+from helpers import scan_tree
+
 from portcheck.config import Config
 from portcheck.runner import scan_paths
 from portcheck.vendored import VENDORED_NOTE, vendored_folders
@@ -27,11 +29,7 @@ JUKEBOX = {
 
 
 def _scan(root: Path, files: Dict[str, str]):
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=root, jobs=1)
-    return {(r.path, f.line, f.code): f for r in result.files for f in r.findings}
+    return scan_tree(root, files)
 
 
 def test_one_info_finding_stands_for_a_copied_project_and_importing_it_is_a_dependency(tmp_path: Path):
