@@ -47,6 +47,7 @@ from portcheck.pyscan.context import (
     is_message_call,
 )
 from portcheck.pyscan.definitions import lone_definitions
+from portcheck.pyscan.environ import reads_environment
 from portcheck.pyscan.extensions import builds_cpp_only
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
@@ -70,6 +71,7 @@ from portcheck.scanner import (
 )
 from portcheck.source import DecodeError, decode_python, looks_binary, python_lines
 from portcheck.suppress import skip_file
+from portcheck.torchfacts import EXTENSION_LOADERS
 from portcheck.vendored import folder_of, under
 
 # A compiled extension module, by the names projects give them: `_C`, `_ext`, `fused_cuda`,
@@ -79,7 +81,6 @@ from portcheck.vendored import folder_of, under
 EXTENSION_NAME = re.compile(
     r"^(?!(?:has|is|use|with|enable|can|should)_)(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$"
 )
-_LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 _KERNEL_DECORATORS = frozenset(
     {
         "triton.jit",
@@ -267,7 +268,7 @@ class _Collector:
             if isinstance(node, ast.Call):
                 func = node.func
                 qualified = self.imports.resolve(func)
-                if qualified in _LOADERS and not optional:
+                if qualified in EXTENSION_LOADERS and not optional:
                     loads = True
                 elif qualified == "importlib.import_module" and node.args and not optional:
                     arg = node.args[0]
@@ -294,17 +295,6 @@ class _Collector:
                 self.guarded_imports.add(node.lineno)
             stack.extend((c, inside, conditional, optional) for c in reversed(list(ast.iter_child_nodes(node))))
         return out, loads
-
-
-def reads_environment(test: ast.AST, imports: ImportTable) -> bool:
-    """`os.environ.get("X") == "1"`, `os.environ["X"] == "1"`, `os.getenv("X")`: a test of an environment
-    variable."""
-    for node in ast.walk(test):
-        target = node.func if isinstance(node, ast.Call) else node.value if isinstance(node, ast.Subscript) else None
-        name = imports.resolve(target) if target is not None else None
-        if name in ("os.environ.get", "os.getenv", "os.environ"):
-            return True
-    return False
 
 
 def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bool]:
@@ -390,7 +380,7 @@ def _bound_by_load(value: ast.AST, imports: ImportTable) -> Optional[str]:
     """For `x = <call>`: the callee's dotted name when the call may produce an extension object."""
     if isinstance(value, ast.Call):
         qualified = imports.resolve(value.func)
-        if qualified in _LOADERS:
+        if qualified in EXTENSION_LOADERS:
             return "<load>"
         if qualified in _KERNEL_WRAPPERS:
             return "<kernel>"

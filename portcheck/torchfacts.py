@@ -42,6 +42,10 @@ CUDA_CHECK_CALLS: FrozenSet[str] = frozenset(
     {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
 )
 AVAILABILITY_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available"})
+# Calls that build (or load a built) C++/CUDA extension at run time.
+EXTENSION_LOADERS: FrozenSet[str] = frozenset(
+    {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
+)
 
 # The torch.cuda memory-statistics family: numbers about CUDA's caching allocator. They are fixed as
 # a unit (every call of a function, or none), and `synchronize`/`empty_cache` beside them only when

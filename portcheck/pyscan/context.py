@@ -9,7 +9,7 @@ from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequen
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
-from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS
+from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
 # Callees whose string arguments are messages for people, never device strings.
 _MESSAGE_FUNCS = frozenset(
@@ -275,6 +275,8 @@ def _mark_searched_literals(loop: ast.For) -> None:
     if reads and all(id(n) in searched and isinstance(n.ctx, ast.Load) for n in reads):
         for e in loop.iter.elts:
             setattr(e, SEARCHED_ATTR, True)
+
+
 STATEMENT_ATTR = "_portcheck_statement"  # set on an `a if test else b` whose value is not kept (a statement)
 GUARD_FLAG_ATTR = "_portcheck_guard_flag"  # set on `flag = <CUDA check>` whose every read guards CUDA-only code
 # set on `flag = <CUDA check>` whose every read turns on a speed-up only (`fused=flag`) or shows the flag
@@ -938,9 +940,6 @@ def builds_cpp_otherwise(node: Union[ast.If, ast.IfExp]) -> bool:
     return _spells(node.body, "CUDAExtension") and _spells(node.orelse, "CppExtension")
 
 
-_EXTENSION_LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
-
-
 def is_extension_build(node: ast.AST, imports: ImportTable) -> bool:
     """`if torch.cuda.is_available(): fused = load("fused", sources=[...])` (GPEN's, and rosinality's,
     `op/fused_act.py`): the check picks whether to compile the CUDA extension, nothing else; it chooses no
@@ -954,7 +953,7 @@ def is_extension_build(node: ast.AST, imports: ImportTable) -> bool:
         if not isinstance(stmt, (ast.Assign, ast.Expr)):
             return False
         for sub in ast.walk(stmt.value):
-            if isinstance(sub, ast.Call) and imports.resolve(sub.func) in _EXTENSION_LOADERS:
+            if isinstance(sub, ast.Call) and imports.resolve(sub.func) in EXTENSION_LOADERS:
                 builds = True
     return builds
 
@@ -1658,7 +1657,7 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         # `torch.cuda.synchronize() if torch.cuda.is_available() else None` as a statement: an `if` written
         # on one line, whose value nobody keeps (`torch.accelerator.synchronize()` there too: it is what
         # `portcheck fix` writes, so fixing never turns the guard into a finding)
-        return _cuda_only_reference(cuda.func) or (dotted(cuda.func) or "").startswith("torch.accelerator.")
+        return _cuda_only_reference(cuda.func) or _accelerator_reference(cuda.func)
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
 
 
@@ -1688,7 +1687,7 @@ def _cuda_state_query(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and (_cuda_only_reference(node.func) or (dotted(node.func) or "").startswith("torch.accelerator."))
+        and (_cuda_only_reference(node.func) or _accelerator_reference(node.func))
         and bool(_CUDA_STATE_QUERY.search(node.func.attr))
     )
 
@@ -1697,6 +1696,11 @@ def _cuda_only_reference(node: ast.AST) -> bool:
     """`torch.cuda.synchronize`, `torch.cuda.max_memory_allocated`: a CUDA-only function, not called."""
     name = dotted(node) or ""
     return isinstance(node, ast.Attribute) and any(p.lower() == "cuda" for p in name.split(".")[:-1])
+
+
+def _accelerator_reference(node: ast.AST) -> bool:
+    """`torch.accelerator.synchronize`: the device-generic function `portcheck fix` writes for a CUDA one."""
+    return (dotted(node) or "").startswith("torch.accelerator.")
 
 
 def _constant_like(node: ast.AST) -> bool:

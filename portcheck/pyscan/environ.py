@@ -20,3 +20,14 @@ def variable_read(node: ast.AST, imports: ImportTable) -> Optional[str]:
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
         return key.value
     return None
+
+
+def reads_environment(test: ast.AST, imports: ImportTable) -> bool:
+    """`os.environ.get("X") == "1"`, `os.environ["X"] == "1"`, `os.getenv(name)`: whether `test` reads an
+    environment variable, by any name."""
+    for node in ast.walk(test):
+        target = node.func if isinstance(node, ast.Call) else node.value if isinstance(node, ast.Subscript) else None
+        name = imports.resolve(target) if target is not None else None
+        if name in _GETTERS or name == "os.environ":
+            return True
+    return False

@@ -891,9 +891,6 @@ class AttributeMatcher(Matcher):
             yield node, node.attr
 
 
-# String methods whose (first) argument is text looked for in another string, not a value that is used.
-
-
 def _searched_text(node: ast.AST, parent: Optional[ast.AST]) -> bool:
     """`spec.replace("cuda:", "")`, `name.startswith("cuda:")`: the literal is searched for in a string the
     program parses (a user's device spec), not a device it picks. The replacement of `replace` is used."""
