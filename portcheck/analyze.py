@@ -38,6 +38,7 @@ from portcheck.pyscan.testcode import (
     is_evaluation_path,
     is_test_module,
     mark_cuda_only,
+    mark_self_tests,
     module_cuda_only,
 )
 from portcheck.pyscan.unwrapped import unwrapped_wrappers
@@ -213,6 +214,8 @@ Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matc
 
 
 _VALUE_NODES = (ast.Constant, ast.JoinedStr, ast.keyword)
+# Frameworks whose device strings (`"cuda"`, `"/gpu:0"`) are their own: a module built on one without torch.
+OTHER_FRAMEWORKS = ("tensorflow", "tvm", "jax", "mxnet", "paddle", "mindspore", "oneflow")
 
 
 def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], path: str = "") -> List[Match]:
@@ -242,6 +245,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(build_script=True)
     if path and is_benchmark_path(path):
         root = root._replace(bench_file=True)
+    if "__main__" in text:
+        mark_self_tests(module)
     if path and is_test_module(path, module):
         skipped = module_cuda_only(module, imports, path) is not None
         if not skipped:
@@ -254,6 +259,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # (`device = "cuda"` on a fake probe, `load_in_4bit=True` to a monkeypatched backend): test data, not
         # a device or library it uses. Calls are still reported.
         hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
+    if not imports.imports_any(("torch",)) and imports.imports_any(OTHER_FRAMEWORKS):
+        # A TensorFlow or TVM program (TSM's `main_tf.py`, `--target cuda` for TVM's compiler): its device
+        # strings name that framework's targets, not a torch device. Calls are still reported.
+        hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
     if builds_cpp_only(text):
         # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply.
         kernel = {i for i, entry in enumerate(rules) if entry.rule.category == "kernel"}
@@ -265,6 +274,9 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
+    if _REPEATED_SYNC.search(text):
+        xla = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
+        hits = (hit for hit in hits if not (hit[0][0] in xla and _synced_before(hit[1], hit[3])))
     if "DataParallel" in text and ".module" in text:
         unwrapped = unwrapped_wrappers(module)
         if unwrapped:
@@ -299,6 +311,56 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
 
 
 _DECORATOR_LINE = re.compile(r"^[ \t]*@", re.MULTILINE)
+_HOST_TRANSFERS = frozenset({"item", "tolist", "cpu", "numpy"})
+_REPEATED_SYNC = re.compile(r"(\w+)\.(?:item|tolist|cpu|numpy)\(\)[\s\S]*\b\1\.(?:item|tolist|cpu|numpy)\(")
+
+
+def _synced_before(node: Reported, ctx: Ctx) -> bool:
+    """A host transfer of a value its scope already brought to the host (`loss.item()` for the log line after
+    `losses.append(loss.item())`, `rewards.tolist()` twice in one step), with no new value in between: the
+    first transfer paid the sync; the second copies what is already there."""
+    if not isinstance(node, ast.AST):
+        return False
+    # the hit is the transfer (`x.item()`), or the test that branches on it (`x.item() == 1`)
+    method = next(
+        (
+            n.func
+            for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _HOST_TRANSFERS
+        ),
+        None,
+    )
+    if method is None:
+        return False
+    scope = ctx.scope
+    if scope is None:
+        return False
+    receiver = ast.dump(method.value)
+    roots = {n.id for n in ast.walk(method.value) if isinstance(n, ast.Name)}
+    line = getattr(node, "lineno", 0)
+    earlier = [
+        n.lineno
+        for n in ast.walk(scope)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _HOST_TRANSFERS
+        and n.lineno < line
+        and ast.dump(n.func.value) == receiver
+    ]
+    if not earlier:
+        return False
+    first = max(earlier)
+    for n in ast.walk(scope):
+        targets: List[ast.AST] = []
+        if isinstance(n, ast.Assign):
+            targets = list(n.targets)
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+            targets = [n.target]
+        if first <= getattr(n, "lineno", 0) <= line and any(
+            isinstance(t, ast.Name) and t.id in roots for target in targets for t in ast.walk(target)
+        ):
+            return False
+    return True
 
 
 def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterator:

@@ -452,15 +452,18 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                 collector.uses(stmt.body, record_sites=False)
                 definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, False, ()))
                 continue
+            kernel = _is_kernel(stmt, imports)
             if isinstance(stmt, ast.ClassDef):
                 uses, loads = _class_uses(collector, stmt)
             else:
-                uses, loads = collector.uses(stmt.body, record_sites=True, fallbacks=True)
+                # A kernel's calls of other kernels (`get_flat_tid()` in a `@triton.jit` barrier) are its own
+                # workings: the kernel is reported, and what it calls is no further use to port.
+                uses, loads = collector.uses(stmt.body, record_sites=not kernel, fallbacks=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
             definitions.append(
                 Definition(
                     stmt.name,
-                    _is_kernel(stmt, imports),
+                    kernel,
                     False,
                     loads,
                     tuple(sorted(set(uses) - {stmt.name})),
@@ -727,8 +730,10 @@ class Project:
         if sub is not None:
             return (sub, "")
         if owner is not None:
-            if EXTENSION_NAME.match(binding.name):
+            if EXTENSION_NAME.match(binding.name) and owner in self.packages:
                 return ("<ext>", f"{absolute}.{binding.name}")  # `from pkg import _C`: compiled, not a file
+            # A name from a module file (`from .utils.memory import retry_if_cuda_oom`) is one of its
+            # definitions, never a compiled submodule, whatever it is called.
             return None
         if EXTENSION_NAME.match(binding.name) and (binding.level or self._owns(absolute)):
             return ("<ext>", f"{absolute}.{binding.name}")

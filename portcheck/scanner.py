@@ -16,6 +16,7 @@ from typing import FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from portcheck import limits
 from portcheck.analyze import (
+    TEST_NOTE,
     ParseFailure,
     analyze_python_tree,
     apply_suppressions,
@@ -39,6 +40,7 @@ from portcheck.escape import path_text
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Rule, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.matchers import SET_TO_NOTE
+from portcheck.pyscan.testcode import is_test_path
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
 from portcheck.textscan import cmake_conditional_lines, cuda_conditional_lines, cuda_extras, explicit_indexes
@@ -217,6 +219,15 @@ def on_other_platform(findings: Sequence[Finding], code: PlatformCode, target: T
         return as_info([f for f in findings if f.category == "package"], code.note)
     lazy = bool(code.lazy & _LAZY_CODE_FOR.get(target, LAZY_PLATFORM_WORDS))
     return as_info([f for f in findings if f.category == "xla" and lazy], code.note)
+
+
+_RUN_CONFIGS = frozenset({"config", "dotenv", "shell"})
+
+
+def _as_test(finding: Finding) -> Finding:
+    if finding.guarded:
+        return finding
+    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=TEST_NOTE)
 
 
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
@@ -410,6 +421,10 @@ def analyze_text_targets(
     else:
         lines = count_lines(text)
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
+        if kind in _RUN_CONFIGS and is_test_path(project_path(path, group[0].roots)):
+            # a test suite's run configuration (Megatron's `tests/functional_tests/.../model_config.yaml`)
+            # configures test runs, not the product: as test code, one level lower
+            per_target = [[_as_test(f) for f in found] for found in per_target]
     platform = other_platform_code(project_path(path, group[0].roots), kind)
     if platform is None and kind in ("cuda", "cpp") and _TENSORRT_PLUGIN.search(text):
         platform = PlatformCode(TENSORRT_PLUGIN_NOTE.format(name=Path(path).name), deployment=True)

@@ -405,7 +405,8 @@ def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
 
 
 _PP_IF = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)$")
-_CUDA_MACRO = re.compile(r"\b(?:WITH_CUDA|USE_CUDA|__CUDACC__|__NVCC__|GOOGLE_CUDA)\b")
+# `WITH_CUDA`, `USE_CUDA` and the project-prefixed spellings (`MMCV_WITH_CUDA`), `__CUDACC__`, `__NVCC__`
+_CUDA_MACRO = re.compile(r"\b(?:\w*_)?(?:WITH_CUDA|USE_CUDA)\b|\b(?:__CUDACC__|__NVCC__|GOOGLE_CUDA)\b")
 
 
 def cuda_conditional_lines(lines: Sequence[str]) -> Set[int]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import scan_tree
 
 from portcheck.config import Config
 from portcheck.project_index import (
     DEFINER_PATTERN,
+    ModuleSummary,
     Project,
     dependents,
     index_project,
@@ -755,3 +757,36 @@ def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name
     (tmp_path / "kernels.py").write_text("import triton\n")
     found = _fallback_findings(tmp_path, {})
     assert found[(name, line, "PKG006")].severity.value == "blocker"
+
+
+def test_a_name_imported_from_a_module_file_is_a_definition_whatever_it_is_called():
+    # detectron2's `from ..utils.memory import retry_if_cuda_oom`: a plain function of a module file (here one
+    # the index did not read: nothing in it can define a CUDA-bound name), named like an extension
+    # (`*_cuda_*`); only a package can hold a compiled submodule
+    model = "import torch\nfrom .utils.memory import retry_if_cuda_oom\nfrom .ops import _C\n"
+    project = Project(
+        [
+            summarize(model, "pkg/model.py"),
+            ModuleSummary(*module_name("pkg/utils/memory.py"), (), (), (), ""),
+            ModuleSummary(*module_name("pkg/ops/__init__.py"), (), (), (), ""),
+            ModuleSummary(*module_name("pkg/__init__.py"), (), (), (), ""),
+        ]
+    )
+    assert project.target("pkg.model", "retry_if_cuda_oom") is None
+    assert project.target("pkg.model", "_C") == ("<ext>", "pkg.ops._C")
+
+
+def test_kernels_calling_kernels_are_one_kernel_not_uses(tmp_path: Path):
+    # Megatron's symmetric-memory barrier: a `@triton.jit` helper called inside another kernel
+    helpers = (
+        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef get_flat_tid():\n    return tl.program_id(0)\n"
+    )
+    barrier = (
+        "import triton\nimport triton.language as tl\nfrom .utils import get_flat_tid\n\n"
+        "@triton.jit\ndef barrier_kernel(ptr):\n    tid = get_flat_tid()\n    tl.store(ptr + tid, 1)\n"
+    )
+    found = scan_tree(
+        tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": helpers, "pkg/barrier.py": barrier}, top=True
+    )
+    assert ("pkg/barrier.py", 3, "KRN009") in found  # the import says the module needs the kernel
+    assert ("pkg/barrier.py", 7, "KRN009") not in found  # the call inside a kernel is the kernel's workings

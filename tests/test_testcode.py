@@ -169,6 +169,14 @@ def test_data_pipeline_paths(path, expected):
         ("import torch\nfrom flash_attn import flash_attn_func\n", True),
         ("import torch\ntry:\n    import tinycudann as tcnn\nexcept ImportError:\n    tcnn = None\n", False),
         ("import torch\nimport numpy as np\n", False),
+        # Megatron's GTP tests: TransformerEngine, NVIDIA's CUDA library, imported after a module-level skip
+        ("import pytest\nif not HAVE_GTP:\n    pytest.skip('TE', allow_module_level=True)\n"
+         "import transformer_engine.pytorch as te\n", True),
+        # a mark that skips outside NVIDIA's containers (Megatron's `test_emerging_optimizers.py`)
+        ("import os, pytest\npytestmark = [pytest.mark.skipif(Version(os.getenv('NVIDIA_PYTORCH_VERSION', '24.01'))"
+         " <= Version('25.05'), reason='LTS')]\n", True),
+        ("import pytest\npytestmark = pytest.mark.skipif(not HAVE_TE, reason='needs TransformerEngine')\n", True),
+        ("import os, pytest\npytestmark = pytest.mark.skipif(os.getenv('CI_FAST') == '1', reason='slow')\n", False),
     ],
 )
 def test_a_test_module_that_imports_a_cuda_only_library_only_runs_with_cuda(source, cuda_only):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
+from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
@@ -327,19 +327,39 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             reads.setdefault(key, []).append(node)
         elif isinstance(node, ast.If) and _flag_key(node.test) is not None and is_pure_guard(node, imports):
             tests.add(id(node.test))
+        elif (
+            isinstance(node, (ast.If, ast.IfExp))
+            and _flag_key(node.test) is not None
+            and is_implementation_choice(node, imports)
+        ):
+            tests.add(id(node.test))  # `config = self.cuda_config if is_cuda else self.cpu_config`
         elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and _flag_key(node.value) is not None:
             tests.add(id(node.value))
     if not tests:
         return
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            key = _flag_key(node.targets[0])
-            if key is None:
-                continue
-            own = {id(n) for n in ast.walk(node.value)}
-            names = [n for n in reads.get(key, []) if id(n) not in own]
-            if names and all(id(n) in tests for n in names) and is_cuda_check(node.value, imports):
-                setattr(node, GUARD_FLAG_ATTR, True)
+            for key, value, holder in _flag_bindings(node):
+                own = {id(n) for n in ast.walk(value)}
+                names = [n for n in reads.get(key, []) if id(n) not in own]
+                if names and all(id(n) in tests for n in names) and is_cuda_check(value, imports):
+                    setattr(holder, GUARD_FLAG_ATTR, True)
+
+
+def _flag_bindings(node: ast.Assign) -> Iterator[Tuple[str, ast.AST, ast.AST]]:
+    """(flag, its value, the node to mark) for `use_cuda = ...` (the assignment is marked) and for the
+    trailing names of `_, heads, is_cuda = *q.shape, q.is_cuda` (the value element is)."""
+    target = node.targets[0]
+    key = _flag_key(target)
+    if key is not None:
+        yield key, node.value, node
+    elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+        for name, value in zip(reversed(target.elts), reversed(node.value.elts)):
+            if isinstance(name, ast.Starred) or isinstance(value, ast.Starred):
+                break
+            key = _flag_key(name)
+            if key is not None:
+                yield key, value, value
 
 
 def _flag_key(node: ast.AST) -> Optional[str]:
@@ -769,6 +789,9 @@ def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:
 _DEVICE_HOLDER = re.compile(r"(?i)device|(?:^|_)(?:dev|devs|gpu|gpus|cpu|cuda|place|ctx|loc|location)(?:$|_|\d)")
 
 
+_SETTINGS_NAME = re.compile(r"(?i)(?:config|cfg|settings|kernels?|backends?|impl|fn|func)$")
+
+
 def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
     """`attn_func = xformers_attn if torch.cuda.is_available() else torch_attn` (open_lm), or the same as an
     `if`/`else` that binds one name: the check picks which function runs, and the other one runs on any
@@ -785,11 +808,17 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
         if first is None or second is None or first[0] != second[0]:
             return False
         sides = [cast(ast.expr, first[1]), cast(ast.expr, second[1])]
-    names = [side.id for side in sides if isinstance(side, ast.Name)]
+    # `self.cuda_config if is_cuda else self.cpu_config` (lucidrains' attention): settings named for the
+    # device they suit are settings, not a device
+    names = [
+        side.id if isinstance(side, ast.Name) else side.attr
+        for side in sides
+        if isinstance(side, ast.Name) or isinstance(side, ast.Attribute) and _SETTINGS_NAME.search(side.attr)
+    ]
     return (
         len(names) == 2
         and names[0] != names[1]
-        and not any(_DEVICE_HOLDER.search(name) for name in names)
+        and not any(_DEVICE_HOLDER.search(name) and not _SETTINGS_NAME.search(name) for name in names)
         and not any((imports.resolve(side) or "").startswith("torch.") for side in sides)
     )
 
@@ -1847,7 +1876,12 @@ _REQUIREMENT = re.compile(
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 # A skip condition's names that ask for CUDA, or for a CUDA-only library (`not HAS_FA3`, `no_flash_attn`,
 # `not XFORMERS_AVAILABLE`, `not HAS_BNB`).
-_CUDA_SKIP_WORD = re.compile(r"(?i)cuda|gpu|fa[23](?![a-z0-9])|flash_?att|xformers|apex|bitsandbytes|bnb(?![a-z])")
+_CUDA_SKIP_WORD = re.compile(
+    r"(?i)cuda|gpu|fa[23](?![a-z0-9])|flash_?att|xformers|apex|bitsandbytes|bnb(?![a-z])|transformer_?engine"
+    r"|(?<![a-z])te(?![a-z])"  # TransformerEngine (`HAVE_TE`, `is_te_min_version`): NVIDIA's CUDA library
+)
+# Environment variables only NVIDIA's containers and CUDA installs set (`NVIDIA_PYTORCH_VERSION`).
+_CUDA_ENVIRONMENT = re.compile(r"^(?:NVIDIA|CUDA)_[A-Z_]+$")
 # Decorators that make a function a benchmark of GPU kernels.
 _KERNEL_BENCHMARKS = frozenset({"triton.testing.perf_report"})
 
@@ -1878,6 +1912,11 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
         condition = call.args[0]
         if is_cuda_check(condition, imports) or any(_CUDA_SKIP_WORD.search(n) for n in _names_in(condition)):
             return True
+        if any(
+            isinstance(n, ast.Constant) and isinstance(n.value, str) and _CUDA_ENVIRONMENT.match(n.value)
+            for n in ast.walk(condition)
+        ):
+            return True  # `skipif(Version(os.getenv("NVIDIA_PYTORCH_VERSION", "24.01")) <= ...)`: NVIDIA's container
     return False
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from portcheck.backends import name_words
 from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
@@ -211,7 +211,7 @@ def _skips_module(stmts: Iterable[ast.AST]) -> bool:
 
 # Libraries that import and run only with CUDA: a test module that imports one unconditionally (torch-ngp's
 # `testing/test_ffmlp.py` times its extension against `tinycudann`) is a CUDA-only benchmark or check.
-_CUDA_ONLY_LIBRARIES = frozenset({"tinycudann", "pycuda", "cupy", "flash_attn", "nvdiffrast"})
+_CUDA_ONLY_LIBRARIES = frozenset({"tinycudann", "pycuda", "cupy", "flash_attn", "nvdiffrast", "transformer_engine"})
 
 
 def _imports_cuda_only_library(module: ast.Module) -> bool:
@@ -544,3 +544,76 @@ def names_used_only_with_cuda(module: ast.Module, imports: ImportTable) -> Set[s
     one serves CUDA-only tests alone."""
     marked = {id(n) for n, _ in _definitions(module) if getattr(n, CUDA_ONLY_ATTR, False)}
     return {name for name, uses in _references(module, imports, marked).items() if uses and all(uses)}
+
+
+# A module's `if __name__ == "__main__":` block that exercises the module's own definitions and checks or
+# shows what they return (temporal_shift's "test inplace shift v.s. vanilla shift", a kernel wrapper
+# compared with the reference it imports in the block) is the module's self-test: test code. A block that
+# reads a command line (`argparse`, `sys.argv`, `fire`) or hands over to one function (`main()`) is a
+# script's entry point instead: the product.
+SELF_TEST_ATTR = "_portcheck_self_test"  # on the `If`: "test", or "cuda" when the module only runs with CUDA
+_COMMAND_LINE = frozenset({"argparse", "fire", "click", "typer", "hydra", "absl", "jsonargparse", "tyro"})
+_COMMAND_LINE_CALLS = frozenset({"parse_args", "parse_known_args", "ArgumentParser", "Fire", "input", "main"})
+
+
+def _is_main_check(test: ast.AST) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def _reads_command_line(block: Sequence[ast.stmt]) -> bool:
+    for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(n.split(".", 1)[0] in _COMMAND_LINE for n in names):
+                return True
+        elif isinstance(node, ast.Attribute) and node.attr == "argv":
+            return True
+        elif isinstance(node, ast.Call):
+            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+            if name in _COMMAND_LINE_CALLS:
+                return True
+    return False
+
+
+def _checks_or_compares(block: Sequence[ast.stmt]) -> bool:
+    """An `assert`, an import of a reference inside the block, or a `test`/`check` word in a shown string."""
+    for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
+        if isinstance(node, (ast.Assert, ast.Import, ast.ImportFrom)):
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"(?i)\btest", node.value):
+            return True
+    return False
+
+
+def _module_cuda_only(module: ast.Module) -> bool:
+    """The module cannot be imported without CUDA: it imports a CUDA extension, a CUDA-only library or
+    Triton kernels at its own top level."""
+    return (
+        _imports_cuda_extension(module)
+        or _imports_cuda_only_library(module)
+        or any("triton" in n.split(".") for n in _top_level_imports(module))
+    )
+
+
+def mark_self_tests(module: ast.Module) -> None:
+    """Mark the module's self-test block (see SELF_TEST_ATTR)."""
+    defined = {
+        s.name for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    if not defined:
+        return
+    for stmt in module.body:
+        if not (isinstance(stmt, ast.If) and _is_main_check(stmt.test)) or stmt.orelse:
+            continue
+        if _reads_command_line(stmt.body) or not _checks_or_compares(stmt.body):
+            continue
+        used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
+        if used & defined:
+            setattr(stmt, SELF_TEST_ATTR, "cuda" if _module_cuda_only(module) else "test")

@@ -74,7 +74,7 @@ from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
-from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, early_cuda_exit
+from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, SELF_TEST_ATTR, early_cuda_exit
 
 # A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
@@ -303,6 +303,11 @@ def _children(
             # `if torch.cuda.is_available() and False:`: switched off in the code; the body never runs
             cuda_side, test_ctx = "body", test_ctx._replace(guard_test=True)
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
+        self_test = getattr(node, SELF_TEST_ATTR, "")
+        if self_test:
+            # the module's self-test (`if __name__ == "__main__":` checking its own definitions): test code,
+            # and code that only runs with CUDA when the module cannot be imported without it
+            body_ctx = body_ctx._replace(test_file=True, skipped=body_ctx.skipped or self_test == "cuda")
         if isinstance(node, ast.If) and _ends_unsupported(node.body):
             body_ctx = body_ctx._replace(info_note=UNSUPPORTED_NOTE)
         if once:
@@ -383,6 +388,12 @@ def _children(
         if getattr(node, GUARD_FLAG_ATTR, False):
             # `use_cuda = torch.cuda.is_available()`, read only by `if use_cuda: torch.cuda.synchronize()`
             return given + [(node.value, ctx._replace(guard_test=True))]
+        if isinstance(node.value, ast.Tuple) and any(getattr(e, GUARD_FLAG_ATTR, False) for e in node.value.elts):
+            # `_, heads, is_cuda = *q.shape, q.is_cuda`, the flag read only by such checks
+            return given + [
+                (e, ctx._replace(guard_test=True) if getattr(e, GUARD_FLAG_ATTR, False) else ctx)
+                for e in node.value.elts
+            ]
         if getattr(node, SPEEDUP_FLAG_ATTR, False):
             # `use_fused = fused_available and device_type == "cuda"`, read only as `fused=use_fused`
             return given + [(node.value, ctx._replace(speedup_test=True))]
