@@ -32,6 +32,7 @@ from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import (
+    cuda_harness_asserts,
     imports_cuda_runtime,
     is_benchmark_path,
     is_data_pipeline_path,
@@ -303,6 +304,12 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
                 (key, node, label, ctx._replace(info_note=OVERRIDDEN_NOTE) if id(node) in overridden else ctx)
                 for key, node, label, ctx in hits
             )
+    if root.bench_file and "assert" in text:
+        harness = cuda_harness_asserts(module, imports)
+        if harness:
+            # a CUDA benchmark harness (`assert torch.cuda.is_available()` before it times anything): the
+            # assertion and the imports say what it needs; what it then times is its own workings
+            hits = (hit for hit in hits if hit[0][1] or id(hit[1]) in harness)
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.

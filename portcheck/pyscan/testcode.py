@@ -585,7 +585,9 @@ def _reads_command_line(block: Sequence[ast.stmt]) -> bool:
 def _checks_or_compares(block: Sequence[ast.stmt]) -> bool:
     """An `assert`, an import of a reference inside the block, or a `test`/`check` word in a shown string."""
     for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
-        if isinstance(node, (ast.Assert, ast.Import, ast.ImportFrom)):
+        if isinstance(node, ast.Assert) and "cuda" not in ast.dump(node.test).lower():
+            return True  # (`assert torch.cuda.is_available()` states a requirement; it checks no result)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             return True
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"(?i)\btest", node.value):
             return True
@@ -617,3 +619,22 @@ def mark_self_tests(module: ast.Module) -> None:
         used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
         if used & defined:
             setattr(stmt, SELF_TEST_ATTR, "cuda" if _module_cuda_only(module) else "test")
+
+
+def cuda_harness_asserts(module: ast.Module, imports: ImportTable) -> Set[int]:
+    """The nodes of `assert torch.cuda.is_available()` at a benchmark's top level or at the top of its
+    `if __name__ == "__main__":` block (AQLM's `benchmark/matmul_benchmark.py`): the benchmark is a CUDA
+    harness by design. Its assertion says so once; the CUDA calls it times are its workings. Empty when the
+    module asserts no such thing."""
+    blocks: List[Sequence[ast.stmt]] = [module.body]
+    blocks += [s.body for s in module.body if isinstance(s, ast.If) and _is_main_check(s.test)]
+    found: Set[int] = set()
+    for block in blocks:
+        for stmt in block:
+            if (
+                isinstance(stmt, ast.Assert)
+                and is_cuda_check(stmt.test, imports)
+                and not is_negative_cuda_check(stmt.test, imports)
+            ):
+                found.update(id(n) for n in ast.walk(stmt))
+    return found
