@@ -730,10 +730,12 @@ class Project:
         if sub is not None:
             return (sub, "")
         if owner is not None:
-            if EXTENSION_NAME.match(binding.name) and owner in self.packages:
-                return ("<ext>", f"{absolute}.{binding.name}")  # `from pkg import _C`: compiled, not a file
             # A name from a module file (`from .utils.memory import retry_if_cuda_oom`) is one of its
-            # definitions, never a compiled submodule, whatever it is called.
+            # definitions, and one a package's `__init__` imports from elsewhere (`from .environment import
+            # check_cuda_p2p_ib_support`) is that: never a compiled submodule, whatever it is called.
+            reexported = owner != module and (owner, binding.name) in self.binds
+            if EXTENSION_NAME.match(binding.name) and owner in self.packages and not reexported:
+                return ("<ext>", f"{absolute}.{binding.name}")  # `from pkg import _C`: compiled, not a file
             return None
         if EXTENSION_NAME.match(binding.name) and (binding.level or self._owns(absolute)):
             return ("<ext>", f"{absolute}.{binding.name}")

@@ -763,16 +763,23 @@ def test_a_name_imported_from_a_module_file_is_a_definition_whatever_it_is_calle
     # detectron2's `from ..utils.memory import retry_if_cuda_oom`: a plain function of a module file (here one
     # the index did not read: nothing in it can define a CUDA-bound name), named like an extension
     # (`*_cuda_*`); only a package can hold a compiled submodule
-    model = "import torch\nfrom .utils.memory import retry_if_cuda_oom\nfrom .ops import _C\n"
+    # (accelerate's `from accelerate.utils import check_cuda_p2p_ib_support`, re-exported by the package)
+    model = (
+        "import torch\nfrom .utils.memory import retry_if_cuda_oom\nfrom .ops import _C\n"
+        "from pkg.utils import check_cuda_p2p_ib_support\n"
+    )
     project = Project(
         [
             summarize(model, "pkg/model.py"),
+            summarize("from .environment import check_cuda_p2p_ib_support\n", "pkg/utils/__init__.py"),
+            ModuleSummary(*module_name("pkg/utils/environment.py"), (), (), (), ""),
             ModuleSummary(*module_name("pkg/utils/memory.py"), (), (), (), ""),
             ModuleSummary(*module_name("pkg/ops/__init__.py"), (), (), (), ""),
             ModuleSummary(*module_name("pkg/__init__.py"), (), (), (), ""),
         ]
     )
     assert project.target("pkg.model", "retry_if_cuda_oom") is None
+    assert project.target("pkg.model", "check_cuda_p2p_ib_support") is None
     assert project.target("pkg.model", "_C") == ("<ext>", "pkg.ops._C")
 
 

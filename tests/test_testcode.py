@@ -187,3 +187,37 @@ def test_a_test_module_that_imports_a_cuda_only_library_only_runs_with_cuda(sour
 
     module = ast.parse(source)
     assert (module_cuda_only(module, ImportTable.from_module(module), "testing/test_ffmlp.py") is not None) is cuda_only
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        # temporal-shift-module's ops/temporal_shift.py: checks its own module against a reference
+        ("import torch\nclass Shift:\n    pass\nif __name__ == '__main__':\n    assert Shift() is not None\n", "test"),
+        # lingua's causal_conv1d wrapper: compares with the reference it imports, CUDA extension at the top
+        ("import torch\nimport causal_conv1d_cuda\ndef conv(x):\n    return x\nif __name__ == '__main__':\n"
+         "    from causal_conv1d import causal_conv1d_fn as ref\n    print(conv(1) - ref(1))\n", "cuda"),
+        ("import torch\nfrom mamba_ssm.ops.triton.ssd_combined import fwd\ndef scan(x):\n    return fwd(x)\n"
+         "if __name__ == '__main__':\n    from mamba_ssm import ref\n    print(scan(1), ref(1))\n", "cuda"),
+        # a script's entry point: reads its command line
+        ("import argparse\ndef main(a):\n    pass\nif __name__ == '__main__':\n"
+         "    a = argparse.ArgumentParser().parse_args()\n    assert a\n    main(a)\n", ""),
+        # ImageReward's train.py: loads data and trains (its options come from another module)
+        ("import torch\nfrom config.options import *\ndef init_seeds(s):\n    pass\nif __name__ == '__main__':\n"
+         "    from data import ds\n    init_seeds(1)\n    loader = DataLoader(ds('test'))\n    optimizer.step()\n", ""),
+        # a CUDA requirement states what the script needs; it checks no result
+        ("import torch\ndef bench():\n    pass\nif __name__ == '__main__':\n    assert torch.cuda.is_available()\n"
+         "    bench()\n", ""),
+        # nothing of the module's own is exercised
+        ("import torch\nif __name__ == '__main__':\n    import other\n    assert other.run()\n", ""),
+    ],
+)
+def test_a_modules_self_test_is_test_code(source, expected):
+    import ast
+
+    from portcheck.pyscan.testcode import SELF_TEST_ATTR, mark_self_tests
+
+    module = ast.parse(source)
+    mark_self_tests(module)
+    main = [s for s in module.body if isinstance(s, ast.If)]
+    assert getattr(main[-1], SELF_TEST_ATTR, "") == expected

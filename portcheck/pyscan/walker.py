@@ -310,6 +310,8 @@ def _children(
             body_ctx = body_ctx._replace(test_file=True, skipped=body_ctx.skipped or self_test == "cuda")
         if isinstance(node, ast.If) and _ends_unsupported(node.body):
             body_ctx = body_ctx._replace(info_note=UNSUPPORTED_NOTE)
+        elif isinstance(node, ast.If) and _asks_python_float(node.test) and len(node.body) <= 2:
+            body_ctx = body_ctx._replace(info_note=PYTHON_FLOAT_NOTE)
         if once:
             body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
@@ -424,6 +426,21 @@ def _children(
             + [(h, error_path) for h in node.handlers]
             + [(c, ctx) for c in rest]
         )
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+        and isinstance(node.left, ast.Call)
+        and isinstance(node.left.func, ast.Name)
+        and node.left.func.id == "getattr"
+        and len(node.left.args) >= 2
+    ):
+        # `getattr(torch.cuda.amp, "autocast") is not None`: a feature probe, as `hasattr(...)` is
+        probe = node.left
+        probed: List[Tuple[ast.AST, Ctx]] = [(probe.func, ctx), (probe.args[0], ctx._replace(guard_test=True))]
+        return probed + [(c, ctx) for c in probe.args[1:]]
     if isinstance(node, ast.Call):
         if torch_host:
             # `torch.inverse(M)` of a host tensor (`walk` asked): the function runs on the host (its arguments
@@ -597,6 +614,24 @@ UNSUPPORTED_NOTE = (
     "lowered to info: the branch ends in `raise NotImplementedError`; the code does not support this path,"
     " so there is nothing to port in it"
 )
+
+
+PYTHON_FLOAT_NOTE = (
+    "lowered to info: the branch only runs for a Python float (`isinstance(..., float)`), turned into a"
+    " one-element tensor; callers that pass tensors never take it"
+)
+
+
+def _asks_python_float(test: ast.AST) -> bool:
+    """`isinstance(timestep, float)`: diffusers' UNets pick float64 for a Python float timestep there."""
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Name)
+        and test.args[1].id == "float"
+    )
 
 
 def _never_true(test: ast.AST) -> bool:
