@@ -766,6 +766,36 @@ def is_device_move_choice(node: ast.AST, imports: ImportTable) -> bool:
     return _moves(node.body, "cuda") and _moves(node.orelse, "to")
 
 
+def is_load_location_choice(node: ast.AST, imports: ImportTable) -> bool:
+    """`if torch.cuda.is_available(): ckpt = load(f, map_location=lambda s, loc: s.cuda(i)) else: ckpt = load(f)`
+    (mmcv's `EpochBasedRunner.resume`), or `map_location="cpu" if not torch.cuda.is_available() else None`: the
+    check picks where a checkpoint's tensors are loaded before they are copied into the model, which works
+    on any device. Nothing falls back to the CPU; a hard-coded CUDA location is reported on its own."""
+    if isinstance(node, ast.IfExp):
+        return bool(getattr(node, LOAD_LOCATION_ATTR, False)) and is_cuda_check(node.test, imports)
+    if not isinstance(node, ast.If) or not node.body or not node.orelse or not is_cuda_check(node.test, imports):
+        return False
+    first, second = node.body[-1], node.orelse[-1]
+    located = [
+        n for side in (first, second) for n in ast.walk(side) if isinstance(n, ast.keyword) and n.arg == "map_location"
+    ]
+    return bool(located) and _without_location(first) == _without_location(second)
+
+
+LOAD_LOCATION_ATTR = "_portcheck_load_location"  # on the value of a `map_location=` keyword
+
+
+def _without_location(stmt: ast.stmt) -> str:
+    """The statement's dump with every `map_location=` keyword left out."""
+    class _Drop(ast.NodeTransformer):
+        def visit_keyword(self, node: ast.keyword) -> Optional[ast.keyword]:
+            return None if node.arg == "map_location" else node
+
+    import copy
+
+    return ast.dump(_Drop().visit(copy.deepcopy(stmt)))
+
+
 def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:
     """`if use_deepspeed and torch.cuda.is_available(): import deepspeed; self.engine =
     deepspeed.init_inference(self.model) else: self.model = self.model.eval()`: the check switches on a
@@ -1872,6 +1902,7 @@ def is_test_function(node: ast.AST) -> bool:
 _REQUIREMENT = re.compile(
     r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$"
     r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
+    r"|^(?:multi_?)?(?:gpu|cuda)_?tests?$"  # vissl's `@gpu_test(gpu_count=2)`: runs the test only with the GPUs
 )
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 # A skip condition's names that ask for CUDA, or for a CUDA-only library (`not HAS_FA3`, `no_flash_attn`,

@@ -15,6 +15,7 @@ from portcheck.pyscan.context import (
     COPY_HINTS,
     CUDA_SIDE_ATTR,
     GUARD_FLAG_ATTR,
+    LOAD_LOCATION_ATTR,
     MESSAGE_KEYWORDS,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
@@ -45,6 +46,7 @@ from portcheck.pyscan.context import (
     is_implementation_choice,
     is_init_only,
     is_kernel_eligibility,
+    is_load_location_choice,
     is_message_call,
     is_negated_xla_option,
     is_negative_cuda_check,
@@ -253,6 +255,7 @@ def _children(
             or is_cuda_precondition(node, imports)
             or is_extension_build(node, imports)
             or is_device_move_choice(node, imports)
+            or is_load_location_choice(node, imports)
             or is_optional_library(node, imports)
             or is_implementation_choice(node, imports)
         ):
@@ -464,6 +467,9 @@ def _children(
         if _is_type_test(node):
             # `isinstance(model, (DDP, nn.DataParallel))`: the classes are asked about, not used.
             return [(node.func, ctx), (node.args[0], ctx), (node.args[1], ctx._replace(compared=True))]
+        for k in node.keywords:
+            if k.arg == "map_location" and isinstance(k.value, ast.IfExp):
+                setattr(k.value, LOAD_LOCATION_ATTR, True)  # read by `is_load_location_choice` when it is walked
         if ctx.in_test and is_test_assertion_call(node):
             checked = ctx._replace(test_assert=True)
             return [(node.func, ctx)] + [(c, checked) for c in node.args] + [(k, checked) for k in node.keywords]
