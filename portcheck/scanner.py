@@ -133,7 +133,8 @@ def other_accelerator_requirements(path: str) -> bool:
 
 
 MARKER_NOTE = (
-    "lowered one level: its environment marker installs it on some platforms only, so the project runs without it"
+    "lowered one level: its environment marker installs it on some platforms only; where the marker is false the"
+    " project installs without it (a Linux x86_64 or aarch64 marker still holds on Trainium hosts)"
 )
 EXTRA_NOTE = (
     "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not pull it"
