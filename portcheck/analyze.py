@@ -29,7 +29,7 @@ from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
-from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
@@ -275,6 +275,12 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
+    off_step = _off_step_functions(module)
+    if off_step:
+        # `def compare(self, other)`, `__eq__`, a metric's `compute()`: comparisons and once-per-evaluation
+        # summaries, off every step; the host syncs and graph breaks in them cost nothing per step
+        xla_rules = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
+        hits = (hit for hit in hits if not (hit[0][0] in xla_rules and id(hit[3].scope) in off_step))
     if _REPEATED_SYNC.search(text):
         xla = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
         hits = (hit for hit in hits if not (hit[0][0] in xla and _synced_before(hit[1], hit[3])))
@@ -319,6 +325,22 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
 
 _DECORATOR_LINE = re.compile(r"^[ \t]*@", re.MULTILINE)
 _HOST_TRANSFERS = frozenset({"item", "tolist", "cpu", "numpy"})
+_COMPARING = re.compile(r"^(?:compare\w*|__eq__|__ne__|equals?|is_equal|\w+_equal|assert_\w+)$")
+
+
+def _off_step_functions(module: ast.Module) -> Set[int]:
+    """The functions that compare two objects (Pearl's `compare(self, other)`, `__eq__`) and the `compute()`
+    of metric classes (`class Accuracy(Metric)`), which runs once per evaluation."""
+    found: Set[int] = set()
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _COMPARING.match(node.name):
+            found.add(id(node))
+        elif isinstance(node, ast.ClassDef) and any(
+            (dotted(b) or "").rsplit(".", 1)[-1].endswith("Metric") for b in node.bases
+        ):
+            methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            found.update(id(s) for s in methods if s.name == "compute")
+    return found
 _REPEATED_SYNC = re.compile(r"(\w+)\.(?:item|tolist|cpu|numpy)\(\)[\s\S]*\b\1\.(?:item|tolist|cpu|numpy)\(")
 
 

@@ -79,7 +79,9 @@ from portcheck.vendored import folder_of, under
 # A compiled extension's module name (`_C`, `fused_adam_cuda`, `dcn_cuda_ext`); not a flag that says
 # whether one loaded (`has_cuda_kernel`, `use_cuda_ext`: InternImage imports its `has_cuda_kernel` to choose).
 EXTENSION_NAME = re.compile(
-    r"^(?!(?:has|is|use|with|enable|can|should)_)(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$"
+    # (names of helpers, not modules: `is_cuda_graph_capturing`, `to_cuda(batch)`, `check_cuda_p2p_ib_support`)
+    r"^(?!(?:has|is|use|with|enable|can|should|to|move_to|maybe|get|set|check|retry)_)"
+    r"(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$"
 )
 _KERNEL_DECORATORS = frozenset(
     {

@@ -780,6 +780,11 @@ def test_a_name_imported_from_a_module_file_is_a_definition_whatever_it_is_calle
     )
     assert project.target("pkg.model", "retry_if_cuda_oom") is None
     assert project.target("pkg.model", "check_cuda_p2p_ib_support") is None
+    # Cream's `from utils.pyt_utils import to_cuda` (a module the index does not know): a helper's name
+    helper = summarize("from pkg.missing import to_cuda, fused_cuda\n", "pkg/helper.py")
+    assert Project([helper, ModuleSummary(*module_name("pkg/__init__.py"), (), (), (), "")]).target(
+        "pkg.helper", "to_cuda"
+    ) is None
     assert project.target("pkg.model", "_C") == ("<ext>", "pkg.ops._C")
 
 
