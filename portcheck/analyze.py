@@ -255,14 +255,11 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(test_file=True, skipped=skipped)
     # The dispatch keys are the (rule index, from an import matcher) pairs given above.
     hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
-    if root.test_file and not imports.imports_any(("torch",)):
+    if not imports.imports_any(("torch",)) and (root.test_file or imports.imports_any(OTHER_FRAMEWORKS)):
         # A test module that imports no torch hands strings and flags to stubs, fakes and canned replies
         # (`device = "cuda"` on a fake probe, `load_in_4bit=True` to a monkeypatched backend): test data, not
-        # a device or library it uses. Calls are still reported.
-        hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
-    if not imports.imports_any(("torch",)) and imports.imports_any(OTHER_FRAMEWORKS):
-        # A TensorFlow or TVM program (TSM's `main_tf.py`, `--target cuda` for TVM's compiler): its device
-        # strings name that framework's targets, not a torch device. Calls are still reported.
+        # a device or library it uses. A TensorFlow or TVM program (TSM's `main_tf.py`, `--target cuda` for
+        # TVM's compiler): its device strings name that framework's targets. Calls are still reported.
         hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
     if builds_cpp_only(text):
         # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply.
@@ -275,15 +272,20 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         hits = _one_per_decorated_definition(hits, module)
     if not path.endswith("__init__.py"):
         hits = iter(_mark_unused_imports(list(hits), module, rules))
-    off_step = _off_step_functions(module)
-    if off_step:
-        # `def compare(self, other)`, `__eq__`, a metric's `compute()`: comparisons and once-per-evaluation
-        # summaries, off every step; the host syncs and graph breaks in them cost nothing per step
-        xla_rules = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
-        hits = (hit for hit in hits if not (hit[0][0] in xla_rules and id(hit[3].scope) in off_step))
-    if _REPEATED_SYNC.search(text):
+    # `def compare(self, other)`, `__eq__`, a metric's `compute()`: comparisons and once-per-evaluation
+    # summaries, off every step; the host syncs and graph breaks in them cost nothing per step. And a host
+    # transfer of a value its scope already transferred copies what is already there.
+    off_step = _off_step_functions(module) if _OFF_STEP_WORDS.search(text) else set()
+    repeated = _transfers_twice(text)
+    if off_step or repeated:
         xla = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
-        hits = (hit for hit in hits if not (hit[0][0] in xla and _synced_before(hit[1], hit[3])))
+        hits = (
+            hit
+            for hit in hits
+            if not (
+                hit[0][0] in xla and (id(hit[3].scope) in off_step or repeated and _synced_before(hit[1], hit[3]))
+            )
+        )
     if "DataParallel" in text and ".module" in text:
         unwrapped = unwrapped_wrappers(module)
         if unwrapped:
@@ -326,6 +328,9 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
 _DECORATOR_LINE = re.compile(r"^[ \t]*@", re.MULTILINE)
 _HOST_TRANSFERS = frozenset({"item", "tolist", "cpu", "numpy"})
 _COMPARING = re.compile(r"^(?:compare\w*|__eq__|__ne__|equals?|is_equal|\w+_equal|assert_\w+)$")
+# What a module needs to spell to hold one of `_off_step_functions` (a `_COMPARING` name, a `...Metric` base).
+_OFF_STEP_WORDS = re.compile(r"\bdef (?:compare|__eq__|__ne__|equals?\b|\w+_equal\b|assert_)|Metric\b")
+_TRANSFER = re.compile(r"\b(\w+)\.(?:item|tolist|cpu|numpy)\((\))?")
 
 
 def _off_step_functions(module: ast.Module) -> Set[int]:
@@ -341,7 +346,19 @@ def _off_step_functions(module: ast.Module) -> Set[int]:
             methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             found.update(id(s) for s in methods if s.name == "compute")
     return found
-_REPEATED_SYNC = re.compile(r"(\w+)\.(?:item|tolist|cpu|numpy)\(\)[\s\S]*\b\1\.(?:item|tolist|cpu|numpy)\(")
+
+
+def _transfers_twice(text: str) -> bool:
+    """Whether some name's `x.item()` (`.tolist()`, `.cpu()`, `.numpy()`) is followed by another transfer
+    of the same name: the text test before `_synced_before` looks at trees (one pass, no backtracking)."""
+    seen: Set[str] = set()
+    for found in _TRANSFER.finditer(text):
+        name = found.group(1)
+        if name in seen:
+            return True
+        if found.group(2) is not None:
+            seen.add(name)
+    return False
 
 
 def _synced_before(node: Reported, ctx: Ctx) -> bool:
@@ -765,6 +782,13 @@ def analyze_python_tree(
     lines = python_lines(text)
     matches = match_module(module, text, rules, path if project_path is None else project_path)
     return [apply_suppressions(findings_for(matches, rules, t, path, lines), lines) for t in targets], None, module
+
+
+def lower_finding(finding: Finding, note: str) -> Finding:
+    """`finding` one level lower with `note`, unless something already lowered it."""
+    if finding.guarded:
+        return finding
+    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=note)
 
 
 def apply_suppressions(findings: Sequence[Finding], lines: Sequence[str]) -> List[Finding]:

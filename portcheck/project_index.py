@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from portcheck.analyze import TEST_NOTE, apply_suppressions
+from portcheck.analyze import TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, name_words
 from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import (
@@ -1577,10 +1577,12 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         if result.path in reached:
             findings = [_reached_with_fallback(f) for f in findings]
         elif result.path in built:
-            findings = [_lower(f, BUILT_NOTE) if f.category == "kernel" else f for f in findings]
+            findings = [lower_finding(f, BUILT_NOTE) if f.category == "kernel" else f for f in findings]
         elif result.path in spans:
             ranges = spans[result.path]
-            findings = [_lower(f, GUARD_NOTE) if any(a <= f.line <= b for a, b in ranges) else f for f in findings]
+            findings = [
+                lower_finding(f, GUARD_NOTE) if any(a <= f.line <= b for a, b in ranges) else f for f in findings
+            ]
         lowered = findings != list(result.findings)
         if extra or lowered or len(findings) != len(result.findings):
             findings = sorted(set(findings) | set(extra), key=Finding.sort_key)
@@ -1716,18 +1718,12 @@ def _torch_dependency(finding: Finding) -> str:
     return name if name in TORCH_DEPENDENCIES else ""
 
 
-def _lower(finding: Finding, note: str) -> Finding:
-    if finding.guarded:
-        return finding
-    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=note)
-
-
 def _reached_with_fallback(finding: Finding) -> Finding:
     """A kernel or kernel-library finding of a module the project imports only where it has another path
     (`from .triton_ops import dtw_kernel` in a function called in `try: ... except RuntimeError:`)."""
-    if finding.guarded or finding.category not in ("kernel", "package"):
+    if finding.category not in ("kernel", "package"):
         return finding
-    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=REACHED_NOTE)
+    return lower_finding(finding, REACHED_NOTE)
 
 
 def _site_findings(path: str, found: List[ProjectSite], text: str, entries, target: Target, settings) -> List[Finding]:

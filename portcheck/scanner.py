@@ -21,6 +21,7 @@ from portcheck.analyze import (
     analyze_python_tree,
     apply_suppressions,
     findings_for,
+    lower_finding,
     match_module,
     parse_python,
 )
@@ -225,12 +226,6 @@ def on_other_platform(findings: Sequence[Finding], code: PlatformCode, target: T
 _RUN_CONFIGS = frozenset({"config", "dotenv", "shell"})
 
 
-def _as_test(finding: Finding) -> Finding:
-    if finding.guarded:
-        return finding
-    return replace(finding, severity=finding.severity.lowered(), guarded=True, note=TEST_NOTE)
-
-
 def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
     lines = python_lines(text)
     out: List[Finding] = []
@@ -425,7 +420,7 @@ def analyze_text_targets(
         if kind in _RUN_CONFIGS and is_test_path(project_path(path, group[0].roots)):
             # a test suite's run configuration (Megatron's `tests/functional_tests/.../model_config.yaml`)
             # configures test runs, not the product: as test code, one level lower
-            per_target = [[_as_test(f) for f in found] for found in per_target]
+            per_target = [[lower_finding(f, TEST_NOTE) for f in found] for found in per_target]
     platform = other_platform_code(project_path(path, group[0].roots), kind)
     if platform is None and kind in ("cuda", "cpp") and _TENSORRT_PLUGIN.search(text):
         platform = PlatformCode(TENSORRT_PLUGIN_NOTE.format(name=Path(path).name), deployment=True)

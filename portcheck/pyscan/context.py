@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
@@ -785,15 +786,14 @@ def is_load_location_choice(node: ast.AST, imports: ImportTable) -> bool:
 LOAD_LOCATION_ATTR = "_portcheck_load_location"  # on the value of a `map_location=` keyword
 
 
+class _DropLocation(ast.NodeTransformer):
+    def visit_keyword(self, node: ast.keyword) -> Optional[ast.keyword]:
+        return None if node.arg == "map_location" else node
+
+
 def _without_location(stmt: ast.stmt) -> str:
-    """The statement's dump with every `map_location=` keyword left out."""
-    class _Drop(ast.NodeTransformer):
-        def visit_keyword(self, node: ast.keyword) -> Optional[ast.keyword]:
-            return None if node.arg == "map_location" else node
-
-    import copy
-
-    return ast.dump(_Drop().visit(copy.deepcopy(stmt)))
+    """The statement's dump with every `map_location=` keyword left out (on a copy: the tree is walked on)."""
+    return ast.dump(_DropLocation().visit(copy.deepcopy(stmt)))
 
 
 def is_optional_library(node: ast.AST, imports: ImportTable) -> bool:

@@ -600,7 +600,7 @@ def _checks_or_compares(block: Sequence[ast.stmt]) -> bool:
     return found
 
 
-def _module_cuda_only(module: ast.Module) -> bool:
+def _cannot_import_without_cuda(module: ast.Module) -> bool:
     """The module cannot be imported without CUDA: it imports a CUDA extension, a CUDA-only library or
     Triton kernels at its own top level."""
     return (
@@ -624,7 +624,7 @@ def mark_self_tests(module: ast.Module) -> None:
             continue
         used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
         if used & defined:
-            setattr(stmt, SELF_TEST_ATTR, "cuda" if _module_cuda_only(module) else "test")
+            setattr(stmt, SELF_TEST_ATTR, "cuda" if _cannot_import_without_cuda(module) else "test")
 
 
 def cuda_harness_asserts(module: ast.Module, imports: ImportTable) -> Set[int]:

@@ -632,9 +632,8 @@ def _asks_python_float(test: ast.AST) -> bool:
     """`isinstance(timestep, float)`: diffusers' UNets pick float64 for a Python float timestep there."""
     return (
         isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and test.func.id == "isinstance"
-        and len(test.args) == 2
+        and _is_type_test(test)
+        and cast(ast.Name, test.func).id == "isinstance"
         and isinstance(test.args[1], ast.Name)
         and test.args[1].id == "float"
     )
