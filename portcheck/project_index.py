@@ -1502,9 +1502,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         for path, found in state.sites().items():
             if is_display_module(project_path(path, settings.roots)):
                 continue  # `collect_env.py` reads the extension's version to show it: no lock-in
-            if is_test_path(path):
-                # a test that calls the project's kernels tests them: the lock-in is the kernel, reported
-                # where it is defined, and the test runs as it is once the kernel is ported
+            if is_test_path(path) or is_benchmark_file(path):
+                # a test that calls the project's kernels tests them, a benchmark that does times them: the
+                # lock-in is the kernel, reported where it is defined, and the test or benchmark runs as it
+                # is once the kernel is ported
                 if found:
                     kernel_tests.add(path)
                 continue
@@ -1569,8 +1570,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             # events are how a kernel is tested where it exists (readers rejected them even at `info`)
             findings = [f for f in findings if f.category == "kernel"]
         if result.path in state.unused and not whole:
-            findings = _in_spans(findings, state.unused[result.path])
-            extra = _in_spans(extra, state.unused[result.path])
+            # how code behaves once on an XLA-like device (host syncs, recompiles, float64) says nothing
+            # about code that never runs
+            findings = _in_spans(findings, state.unused[result.path], drops=_COSTS_OF_RUNNING)
+            extra = _in_spans(extra, state.unused[result.path], drops=_COSTS_OF_RUNNING)
         if result.path in wrappers:
             findings = _in_wrappers(findings, wrappers[result.path])
         # (the lowerings below leave a finding already lowered as it is)
@@ -1676,14 +1679,23 @@ def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> 
     return _in_spans(findings, spans, keeps=_WRAPPER_KEEPS)
 
 
+# Findings about how code behaves when it runs on an XLA-like device, not about what it is bound to.
+_COSTS_OF_RUNNING = frozenset({"xla"})
+
+
 def _in_spans(
-    findings: Sequence[Finding], spans: Sequence[Tuple[int, int, str]], keeps: AbstractSet[str] = frozenset()
+    findings: Sequence[Finding],
+    spans: Sequence[Tuple[int, int, str]],
+    keeps: AbstractSet[str] = frozenset(),
+    drops: AbstractSet[str] = frozenset(),
 ) -> List[Finding]:
-    """`findings` inside one of `spans` at `info`, with that span's note (but for categories in `keeps`);
-    the others as they are."""
+    """`findings` inside one of `spans` at `info`, with that span's note (but for categories in `keeps`,
+    and without those in `drops`); the others as they are."""
     out = []
     for finding in findings:
         inside = next((note for a, b, note in spans if a <= finding.line <= b), None)
+        if inside is not None and finding.category in drops:
+            continue
         if inside is not None and finding.category not in keeps and finding.severity is not Severity.INFO:
             finding = as_info([finding], inside)[0]
         out.append(finding)

@@ -16,7 +16,9 @@ folder (in a monorepo of such folders, each is the product). A folder kept in a 
 too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`). A package that sets a literal
 `__version__` of its own below a folder with a licence is one too (mmcv 1.3.17 in ControlNet's
 `annotator/uniformer/mmcv/`, UniFormer's folder): it must sit strictly below the licensed folder, so a
-project's own package with its licence beside it is not.
+project's own package with its licence beside it is not. So is a folder named as a release (`22.02`,
+`v1.4.2`) that holds its own licence (safari's `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers and
+examples copied in beside the extension that includes them).
 """
 
 from __future__ import annotations
@@ -82,6 +84,17 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
                     versioned.add(library)
                 break
             folder, disk_folder = posixpath.dirname(folder), os.path.dirname(disk_folder)
+    # a release copied in under its version number, with its licence (safari's
+    # `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers and examples): no packaging needed
+    for display, disk in pairs:
+        parts = display.split("/")
+        for i, part in enumerate(parts[:-1]):
+            if i and _RELEASE_FOLDER.match(part):
+                folder = "/".join(parts[: i + 1])
+                if folder not in candidates:
+                    candidates[folder] = True
+                    disk_of[folder] = _up(os.path.dirname(disk), len(parts) - 2 - i)
+                break
     found: Dict[str, str] = {}
     for folder in sorted(candidates):
         if under(folder, found) or any(r == folder or r.startswith(folder + "/") for r in roots):
@@ -95,6 +108,8 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     return found if own else {}
 
 
+# a folder named as a release (`22.02`, `v1.4.2`), not a single number (`2`, a dataset split)
+_RELEASE_FOLDER = re.compile(r"^v?\d+(?:\.\d+)+$")
 _VERSION_FILES = frozenset({"version.py", "_version.py", "__init__.py"})
 _SETS_VERSION = re.compile(r"^__version__\s*=\s*['\"]", re.MULTILINE)
 

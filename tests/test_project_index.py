@@ -528,11 +528,15 @@ def test_a_test_that_calls_the_projects_kernels_is_not_reported_for_it(tmp_path:
         "pkg/model.py": "from pkg.ops import op\n\n\ndef forward(x):\n    return op(x)\n",
         "tests/test_ops.py": "import torch\nfrom pkg.ops import op\n\n\ndef test_op():\n    op(torch.ones(2).cuda())\n",
         "tests/test_other.py": "import torch\n\n\ndef test_sum():\n    op(torch.ones(2).cuda())\n",
+        # a benchmark that times the kernel (torchao's `bench_colwise_block_configs.py`) is its harness too
+        "benchmarks/bench_op.py": "import torch\nfrom pkg.ops import op\n\nop(torch.ones(2).cuda())\n",
+        "benchmarks/bench_sum.py": "import torch\n\nprint(torch.ones(2).cuda().sum())\n",
     }
     found = _fallback_findings(tmp_path, texts)
     assert ("pkg/model.py", 1, "KRN009") in found and ("pkg/model.py", 5, "KRN009") in found, sorted(found)
-    assert not [k for k in found if k[0] == "tests/test_ops.py"], sorted(found)
+    assert not [k for k in found if k[0] in ("tests/test_ops.py", "benchmarks/bench_op.py")], sorted(found)
     assert ("tests/test_other.py", 5, "DEV002") in found, sorted(found)
+    assert ("benchmarks/bench_sum.py", 3, "DEV002") in found, sorted(found)
 
 
 def test_a_test_beside_cuda_sources_is_the_kernels_test(tmp_path: Path):

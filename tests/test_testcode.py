@@ -210,6 +210,12 @@ def test_a_test_module_that_imports_a_cuda_only_library_only_runs_with_cuda(sour
          "    bench()\n", ""),
         # nothing of the module's own is exercised
         ("import torch\nif __name__ == '__main__':\n    import other\n    assert other.run()\n", ""),
+        # xtuner's Triton grouped GEMM: profiles its kernel (`prof.step()` steps the profiler's schedule)
+        ("import torch\nimport triton\ndef gemm(a):\n    return a\nif __name__ == '__main__':\n"
+         "    from pathlib import Path\n    with profile() as prof:\n        gemm(1)\n        prof.step()\n"
+         "    torch.cuda.empty_cache()\n", "cuda"),
+        ("import torch\ndef train(m):\n    pass\nif __name__ == '__main__':\n    from opt import optimizer\n"
+         "    train(1)\n    optimizer.step()\n", ""),
     ],
 )
 def test_a_modules_self_test_is_test_code(source, expected):
@@ -221,3 +227,79 @@ def test_a_modules_self_test_is_test_code(source, expected):
     mark_self_tests(module)
     main = [s for s in module.body if isinstance(s, ast.If)]
     assert getattr(main[-1], SELF_TEST_ATTR, "") == expected
+
+
+# fairscale's test helpers: marks a shared testing module binds, and a base class whose set-up skips
+FAIRSCALE_TEST = """
+import unittest
+import torch
+from fairscale.fair_dev.testing.testing import skip_if_single_gpu
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l0 = torch.nn.Linear(2, 2).cuda()
+
+
+@skip_if_single_gpu
+def test_shared_weights():
+    Model()
+
+
+class DistributedTest(unittest.TestCase):
+    def setUp(self):
+        if torch_version() < (1, 6, 0):
+            raise unittest.SkipTest("old torch")
+        if not torch.cuda.is_available():
+            raise unittest.SkipTest("CUDA not available, skipping test")
+
+    def _train(self, model):
+        return model.cuda()
+
+
+class TestParity(DistributedTest):
+    def test_parity(self):
+        torch.cuda.set_device(0)
+
+
+@unittest.skipIf(not is_sm_at_least_90(), "Need SM 9.0+")
+def test_fp8():
+    x = torch.ones(2, device="cuda")
+
+
+def test_on_cpu():
+    y = torch.ones(2).cuda()
+"""
+
+
+def test_fairscale_style_cuda_only_tests_report_nothing(tmp_path):
+    path = tmp_path / "tests" / "test_fsdp.py"
+    path.parent.mkdir()
+    path.write_text(FAIRSCALE_TEST, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    lines = sorted(f.line for r in result.files for f in r.findings)
+    # only the test that runs without CUDA keeps its finding
+    assert lines == [FAIRSCALE_TEST.splitlines().index("    y = torch.ones(2).cuda()") + 1], lines
+
+
+@pytest.mark.parametrize(
+    "name,cuda_only",
+    [
+        ("skip_if_single_gpu", True),
+        ("skip_if_less_than_four_gpu", True),
+        ("skip_if_py39_no_cuda", True),
+        ("skip_if_no_cuda", True),
+        ("skip_if_cuda", False),  # skips where CUDA is: the test runs on the CPU
+        ("skip_if_py38", False),
+    ],
+)
+def test_skip_marks_named_for_missing_gpus(name, cuda_only):
+    import ast
+
+    from portcheck.pyscan.context import cuda_only_decorator
+    from portcheck.pyscan.imports import ImportTable
+
+    module = ast.parse(f"@{name}\ndef test_x():\n    pass\n")
+    deco = module.body[0].decorator_list[0]  # type: ignore[attr-defined]
+    assert cuda_only_decorator(deco, ImportTable.from_module(module)) is cuda_only

@@ -157,3 +157,22 @@ def test_a_package_with_its_own_version_and_licence_is_the_project(tmp_path: Pat
     }
     found = _scan(tmp_path, files)
     assert found[("mypkg/ops.py", 5, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_release_folder_with_its_own_licence_is_a_copy(tmp_path: Path):
+    # safari's `csrc/fftconv/mathdx/22.02/`: NVIDIA's cuFFTDx headers and examples beside the extension
+    files = {
+        "train.py": "import torch\n\n\ndef main(x):\n    return x.cuda()\n",
+        "csrc/fftconv/fftconv_cuda.cu": "#include <cufftdx.hpp>\n__global__ void k() {}\n",
+        "csrc/fftconv/mathdx/22.02/LICENSE.txt": "NVIDIA\n",
+        "csrc/fftconv/mathdx/22.02/example/simple_fft.cu": "__global__ void a() {}\n",
+        "csrc/fftconv/mathdx/22.02/example/CMakeLists.txt": "project(ex LANGUAGES CXX CUDA)\n",
+        "models/v1.5/run.py": "import torch\n\nx = torch.zeros(1).cuda()\n",
+    }
+    found = _scan(tmp_path, files)
+    copied = [f for key, f in found.items() if key[0].startswith("csrc/fftconv/mathdx/")]
+    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    assert "csrc/fftconv/mathdx/22.02/" in copied[0].note, copied[0].note
+    # the project's own kernel keeps its finding; a release-named folder without a licence is the project's
+    assert found[("csrc/fftconv/fftconv_cuda.cu", 1, "KRN002")].severity.value != "info", sorted(found)
+    assert found[("models/v1.5/run.py", 3, "DEV002")].severity.value != "info", sorted(found)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from collections import Counter
 from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
@@ -214,11 +215,32 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
 
 
+def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
+    """A function of no arguments whose body (a docstring aside) only returns a CUDA check (torchao's
+    `def is_ROCM(): return torch.cuda.is_available() and torch.version.hip is not None`): a call to it asks
+    what the check asks."""
+    args = fn.args  # type: ignore[attr-defined]
+    if args.args or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
+        return False
+    body = [
+        s
+        for s in fn.body  # type: ignore[attr-defined]
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
+    ]
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Return)
+        and body[0].value is not None
+        and is_cuda_check(body[0].value, imports)
+    )
+
+
 def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     """Mark (`CUDA_FLAG_ATTR`) every read of a name the module binds exactly once, to a CUDA check or to
     `True if <check> else False` (MODNet's `GPU = True if torch.cuda.device_count() > 0 else False`): a
     test on it asks what the check asked. `nodes`: every node of the module (`ast.walk`)."""
     flags: Set[str] = set()
+    predicates: Set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
@@ -226,9 +248,13 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 value = value.test
             if _asks_device_presence(value, imports) and not _CUDA_FLAG.match(node.targets[0].id):
                 flags.add(node.targets[0].id)
-    if flags:
+        elif isinstance(node, _FUNCTION_DEFS) and _returns_cuda_check(node, imports):
+            predicates.add(node.name)  # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`
+    if flags or predicates:
         bound = _binding_counts(nodes)
+        defined = Counter(n.name for n in nodes if isinstance(n, _DEFINITIONS))
         flags = {name for name in flags if bound.get(name) == 1}
+        flags |= {name for name in predicates if defined[name] == 1 and not bound.get(name)}
         for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
                 setattr(node, CUDA_FLAG_ATTR, True)
@@ -245,6 +271,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # String methods that search their first argument in the string (`spec.replace("cuda:", "")`)
 SEARCHING_METHODS = frozenset(
     "replace startswith endswith split rsplit removeprefix removesuffix strip lstrip rstrip find rfind index "
@@ -280,6 +307,7 @@ def _mark_searched_literals(loop: ast.For) -> None:
 
 STATEMENT_ATTR = "_portcheck_statement"  # set on an `a if test else b` whose value is not kept (a statement)
 GUARD_FLAG_ATTR = "_portcheck_guard_flag"  # set on `flag = <CUDA check>` whose every read guards CUDA-only code
+UNREAD_FLAG_ATTR = "_portcheck_unread_flag"  # set on `self.flag = <CUDA check>` that nothing in the module reads
 # set on `flag = <CUDA check>` whose every read turns on a speed-up only (`fused=flag`) or shows the flag
 SPEEDUP_FLAG_ATTR = "_portcheck_speedup_flag"
 
@@ -319,11 +347,15 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     (its own value aside) is the whole test of a pure guard (`if use_cuda: torch.cuda.synchronize()`): the
     check protects CUDA-only code, as `if torch.cuda.is_available():` written there would, and picks no
     device. The same when every read is a copy hint (`use_cuda = device == "cuda"`, then only
-    `pin_memory=use_cuda` and `non_blocking=use_cuda`): elsewhere the copy is plainly synchronous."""
+    `pin_memory=use_cuda` and `non_blocking=use_cuda`): elsewhere the copy is plainly synchronous.
+    (`UNREAD_FLAG_ATTR` instead when nothing in the module reads an instance's flag at all.)"""
     reads: Dict[str, List[ast.AST]] = {}
     tests: Set[int] = set()
+    attributes: Set[str] = set()  # every attribute the module reads, of any object (`trainer.sync_cuda`)
     for node in nodes:
         key = _flag_key(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            attributes.add(node.attr)
         if key is not None and isinstance(getattr(node, "ctx", None), ast.Load):
             reads.setdefault(key, []).append(node)
         elif isinstance(node, ast.If) and _flag_key(node.test) is not None and is_pure_guard(node, imports):
@@ -336,15 +368,18 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             tests.add(id(node.test))  # `config = self.cuda_config if is_cuda else self.cpu_config`
         elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and _flag_key(node.value) is not None:
             tests.add(id(node.value))
-    if not tests:
-        return
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             for key, value, holder in _flag_bindings(node):
                 own = {id(n) for n in ast.walk(value)}
                 names = [n for n in reads.get(key, []) if id(n) not in own]
-                if names and all(id(n) in tests for n in names) and is_cuda_check(value, imports):
-                    setattr(holder, GUARD_FLAG_ATTR, True)
+                # a flag nothing reads (`self.sync_cuda = torch.cuda.is_available()`, motion-diffusion-model's
+                # training loop) picks nothing either
+                # (an instance's attribute only: a module's name may be imported and read elsewhere)
+                unread = not names and key.startswith("self.") and key[5:] not in attributes
+                guards = bool(names) and all(id(n) in tests for n in names)
+                if (unread or guards) and is_cuda_check(value, imports):
+                    setattr(holder, UNREAD_FLAG_ATTR if unread else GUARD_FLAG_ATTR, True)
 
 
 def _flag_bindings(node: ast.Assign) -> Iterator[Tuple[str, ast.AST, ast.AST]]:
@@ -1720,8 +1755,11 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
 
 
-# CUDA-only queries of CUDA's own state (its RNG, its memory, its device's name): no device comes of them.
-_CUDA_STATE_QUERY = re.compile(r"rng_state|memory|mem_get_info|get_device_name|get_device_properties|capability")
+# CUDA-only queries of CUDA's own state (its RNG, its memory, its device's name) and its own scheduling
+# objects (fairscale's `torch.cuda.current_stream(d) if d.type == "cuda" else None`): no device comes of them.
+_CUDA_STATE_QUERY = re.compile(
+    r"rng_state|memory|mem_get_info|get_device_name|get_device_properties|capability|[sS]tream$|^Event$"
+)
 
 
 def _scaled(node: ast.AST) -> ast.AST:
@@ -1902,6 +1940,8 @@ def is_test_function(node: ast.AST) -> bool:
 _REQUIREMENT = re.compile(
     r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$"
     r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
+    # fairscale's `skip_if_single_gpu`, `skip_if_less_than_four_gpu`, `skip_if_py39_no_cuda`
+    r"|^skip_?if_?\w*?(?:_no|single|less_?than_?\w+?|fewer_?than_?\w+?|not_?enough)_?(?:gpus?|cuda|nccl)\w*$"
     r"|^(?:multi_?)?(?:gpu|cuda)_?tests?$"  # vissl's `@gpu_test(gpu_count=2)`: runs the test only with the GPUs
 )
 _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
@@ -1910,6 +1950,7 @@ _CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 _CUDA_SKIP_WORD = re.compile(
     r"(?i)cuda|gpu|fa[23](?![a-z0-9])|flash_?att|xformers|apex|bitsandbytes|bnb(?![a-z])|transformer_?engine"
     r"|(?<![a-z])te(?![a-z])"  # TransformerEngine (`HAVE_TE`, `is_te_min_version`): NVIDIA's CUDA library
+    r"|(?<![a-z])sm_?(?:\d|at_?least|version)"  # an NVIDIA compute capability (torchao's `is_sm_at_least_90()`)
 )
 # Environment variables only NVIDIA's containers and CUDA installs set (`NVIDIA_PYTORCH_VERSION`).
 _CUDA_ENVIRONMENT = re.compile(r"^(?:NVIDIA|CUDA)_[A-Z_]+$")

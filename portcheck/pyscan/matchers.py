@@ -599,8 +599,8 @@ class ReferenceMatcher(Matcher):
         # `isinstance(m, nn.DataParallel)` test a value, `{torch.float64: "f64"}` maps it and
         # `torch.finfo(torch.float64).eps` asks for its limits (a Python number); none creates one.
         self.in_compare = _bool(params, "in_compare", True)
-        # `in-tables = false`: `{"float64": torch.float64, ...}`, `[torch.float32, torch.complex64, ...]`: an
-        # entry of a literal that names at least two other torch objects is a table of names, not a use.
+        # `in-tables = false`: `{"float64": torch.float64, ...}`, `(torch.float32, torch.float64)`: an entry of
+        # a literal that names another torch object is a table or an allow-list of names, not a use.
         self.in_tables = _bool(params, "in-tables", True)
         # `not-beside`: `[SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]` keeps the portable math backend.
         beside = _str_list(params, "not-beside", required=False)
@@ -641,7 +641,7 @@ class ReferenceMatcher(Matcher):
         ):
             entries = [e for e in (parent.values if isinstance(parent, ast.Dict) else parent.elts) if e is not node]
             names = [imports.resolved(e) or "" for e in entries]
-            if not self.in_tables and sum(n.startswith("torch.") for n in names) >= 2:
+            if not self.in_tables and any(n.startswith("torch.") for n in names):
                 return
             if self.not_beside is not None and any(n in self.not_beside for n in names):
                 return

@@ -214,6 +214,16 @@ def _skips_module(stmts: Iterable[ast.AST]) -> bool:
 _CUDA_ONLY_LIBRARIES = frozenset({"tinycudann", "pycuda", "cupy", "flash_attn", "nvdiffrast", "transformer_engine"})
 
 
+# Libraries whose classes only work with CUDA: a class derived from one is that library's code.
+_CUDA_ONLY_BASES = _CUDA_ONLY_LIBRARIES | {"bitsandbytes", "apex"}
+
+
+def extends_cuda_only_library(node: ast.ClassDef, imports: ImportTable) -> bool:
+    """A class derived from a CUDA-only library's class (GaLore's `AdamW8bit(Optimizer2State)` from
+    bitsandbytes): its methods extend that library and are ported with it, which the import reports."""
+    return any((imports.resolve(b) or "").split(".", 1)[0] in _CUDA_ONLY_BASES for b in node.bases)
+
+
 def _imports_cuda_only_library(module: ast.Module) -> bool:
     return _imports_at_top(module, _CUDA_ONLY_LIBRARIES)
 
@@ -454,6 +464,23 @@ def _cuda_world_size(node: ast.ClassDef, imports: ImportTable) -> bool:
     return False
 
 
+_SET_UP = frozenset({"setUp", "setUpClass", "setup_method", "setup_class"})
+
+
+def _set_up_skips_without_cuda(node: ast.ClassDef, imports: ImportTable) -> bool:
+    """A test class whose set-up skips without CUDA (fairscale's `DistributedTest.setUp`: `if not
+    torch.cuda.is_available(): raise unittest.SkipTest(...)`): none of its tests run elsewhere."""
+    return any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and stmt.name in _SET_UP
+        and any(
+            early_cuda_exit(s, imports) and not isinstance(s.body[-1], (ast.Return, ast.Continue))  # type: ignore[attr-defined]
+            for s in stmt.body
+        )
+        for stmt in node.body
+    )
+
+
 def _is_test(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
 
@@ -479,12 +506,33 @@ def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
     for node, _ in defs:
         if isinstance(node, ast.ClassDef) and id(node) not in marked:
             tests = [s for s in node.body if _is_test(s)]
-            if (tests and all(id(t) in marked for t in tests)) or _cuda_world_size(node, imports):
+            if (
+                (tests and all(id(t) in marked for t in tests))
+                or _cuda_world_size(node, imports)
+                or _set_up_skips_without_cuda(node, imports)
+            ):
                 marked.add(id(node))
+    # a test class that derives from a CUDA-only one in the same module inherits its skip
+    classes = {n.name: n for n, owner in defs if isinstance(n, ast.ClassDef) and owner is None}
+    for _ in range(4):
+        inherited = [
+            n
+            for n in classes.values()
+            if id(n) not in marked
+            and any(isinstance(b, ast.Name) and b.id in classes and id(classes[b.id]) in marked for b in n.bases)
+        ]
+        if not inherited:
+            break
+        marked.update(id(n) for n in inherited)
+    # helpers, and classes that hold no tests (a model built only by CUDA-only tests)
     candidates = [
         n
         for n, _ in defs
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith(("test", "__"))
+        if (
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            or (isinstance(n, ast.ClassDef) and not any(_is_test(s) for s in n.body))
+        )
+        and not n.name.startswith(("test", "Test", "__"))
     ]
     for _ in range(4):  # helpers of helpers: a few rounds reach a fixed point in practice
         refs = _references(module, imports, marked)
@@ -592,12 +640,24 @@ def _checks_or_compares(block: Sequence[ast.stmt]) -> bool:
     found = False
     for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
         if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in _RUN_CALLS:
-            return False
+            if not _profiler_step(node):
+                return False
         if isinstance(node, ast.Assert) and "cuda" not in ast.dump(node.test).lower():
             found = True  # (`assert torch.cuda.is_available()` states a requirement; it checks no result)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found = True
     return found
+
+
+def _profiler_step(call: ast.Call) -> bool:
+    """`prof.step()` under `with profile(...) as prof:`: a profiler's schedule, not a training step."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "step"
+        and isinstance(func.value, ast.Name)
+        and func.value.id.lower().startswith("prof")
+    )
 
 
 def _cannot_import_without_cuda(module: ast.Module) -> bool:

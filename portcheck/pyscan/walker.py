@@ -19,6 +19,7 @@ from portcheck.pyscan.context import (
     MESSAGE_KEYWORDS,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
+    UNREAD_FLAG_ATTR,
     Ctx,
     asks_complex,
     asks_for_accelerator_api,
@@ -76,7 +77,7 @@ from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
-from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, SELF_TEST_ATTR, early_cuda_exit
+from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, SELF_TEST_ATTR, early_cuda_exit, extends_cuda_only_library
 
 # A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
@@ -342,6 +343,8 @@ def _children(
     if isinstance(node, ast.ClassDef):
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             ctx = ctx._replace(skipped=True)
+        elif extends_cuda_only_library(node, imports):
+            ctx = ctx._replace(skipped=True)  # a bitsandbytes optimizer's subclass: that library's code
         ctx = ctx._replace(built_once=is_built_once_class(node))
         mark_init_only_methods(node)
         if is_dataset_class(node):
@@ -393,6 +396,9 @@ def _children(
         if getattr(node, GUARD_FLAG_ATTR, False):
             # `use_cuda = torch.cuda.is_available()`, read only by `if use_cuda: torch.cuda.synchronize()`
             return given + [(node.value, ctx._replace(guard_test=True))]
+        if getattr(node, UNREAD_FLAG_ATTR, False):
+            # `self.sync_cuda = th.cuda.is_available()` that nothing reads: it picks nothing yet
+            return given + [(node.value, ctx._replace(info_note=UNREAD_FLAG_NOTE))]
         if isinstance(node.value, ast.Tuple) and any(getattr(e, GUARD_FLAG_ATTR, False) for e in node.value.elts):
             # `_, heads, is_cuda = *q.shape, q.is_cuda`, the flag read only by such checks
             return given + [
@@ -616,6 +622,10 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
     return dispatch
 
 
+UNREAD_FLAG_NOTE = (
+    "lowered to info: nothing in this module reads the flag the check sets, so it picks no device here;"
+    " code elsewhere that reads it would fall back to the CPU"
+)
 UNSUPPORTED_NOTE = (
     "lowered to info: the branch ends in `raise NotImplementedError`; the code does not support this path,"
     " so there is nothing to port in it"
