@@ -1675,8 +1675,9 @@ def platform_code(summary: ModuleSummary) -> List[Tuple[int, int, str]]:
 
 def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
     """`findings` inside an extension's wrappers or a kernel's launchers at `info` with their note, but for
-    the kinds a wrapper keeps (`_WRAPPER_KEEPS`)."""
-    return _in_spans(findings, spans, keeps=_WRAPPER_KEEPS)
+    the kinds a wrapper keeps (`_WRAPPER_KEEPS`); how the wrapper would run on an XLA-like device is moot,
+    since the port replaces it with the op (torchao's `as_strided` output buffers for a Triton launch)."""
+    return _in_spans(findings, spans, keeps=_WRAPPER_KEEPS, drops=_COSTS_OF_RUNNING)
 
 
 # Findings about how code behaves when it runs on an XLA-like device, not about what it is bound to.

@@ -811,9 +811,12 @@ class MethodMatcher(Matcher):
             return
         if isinstance(parent, ast.Attribute) and parent.attr in self.names:
             return  # `x.cpu().numpy()`: one finding, on the outermost call of the chain
-        if isinstance(ctx.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scope.name == func.attr:
-            # `def cuda(self): ... v.cuda()`: a container's own `.cuda()` passed on to its parts; its callers
-            # are the lock-in, reported where they call it
+        if isinstance(ctx.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+            ctx.scope.name == func.attr or _handles_method(ctx.scope, func.attr)
+        ):
+            # `def cuda(self): ... v.cuda()`: a container's own `.cuda()` passed on to its parts (or a tensor
+            # subclass's handler of it, `@implements_torch_function(torch.Tensor.cuda)`); its callers are the
+            # lock-in, reported where they call it
             return
         if imports.resolved(func.value) is not None:
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
@@ -1035,3 +1038,17 @@ def build(params: Mapping[str, Any]) -> Matcher:
     if cls is None:
         raise MatcherError(f"unknown matcher kind '{kind}'")
     return cls(params)
+
+
+def _handles_method(fn: ast.AST, method: str) -> bool:
+    """A function registered as the handler of a tensor method (torchao's NF4Tensor:
+    `@implements_torch_function(torch.Tensor.cuda)` over `def function_cuda(*args, **kwargs)`)."""
+    for deco in getattr(fn, "decorator_list", []):
+        if not isinstance(deco, ast.Call):
+            continue
+        for arg in deco.args:
+            for item in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]:
+                name = dotted(item) or ""
+                if name.endswith(("Tensor." + method, "aten." + method)):
+                    return True
+    return False
