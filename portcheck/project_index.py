@@ -1158,9 +1158,20 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
 _IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
 
 
+# Import lines of PyTorch's own packages: `from torch.nn import functional as F` names torch's
+# `functional`, never a module of the project's (XMem's vendored `syncbn/modules/functional/`).
+_TORCH_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:torch|torchvision|torchaudio)\b(?![ \t]*,)")
+
+
 def import_words(text: str) -> FrozenSet[str]:
-    """The names spelled on the lines that start an import statement (module and package names)."""
-    return frozenset(w for line in _IMPORT_STATEMENT.findall(text) for w in IDENTIFIER.findall(line))
+    """The names spelled on the lines that start an import statement (module and package names), but
+    for imports of PyTorch's own packages."""
+    return frozenset(
+        w
+        for line in _IMPORT_STATEMENT.findall(text)
+        if not _TORCH_IMPORT.match(line)
+        for w in IDENTIFIER.findall(line)
+    )
 
 
 class SiteFindings:
@@ -1544,7 +1555,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             findings = as_info(alone, whole.format(count=stand[1] if stand else 0))
             extra = []
         elif whole:
-            findings, extra = as_info(findings, whole), as_info(extra, whole)
+            # a module nothing runs (or a backup copy): its lock-in at info, nothing of how it would run
+            findings = as_info([f for f in findings if f.category not in _COSTS_OF_RUNNING], whole)
+            extra = as_info([f for f in extra if f.category not in _COSTS_OF_RUNNING], whole)
         elif platform is not None:
             extra = on_other_platform(extra, platform, target)  # `op_builder/hpu/builder.py`: as its own findings are
         elif result.path in other:

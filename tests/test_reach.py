@@ -65,6 +65,29 @@ def test_a_vendored_op_no_script_imports_is_info_and_the_one_a_model_uses_is_not
     assert used and "info" not in used.values(), used
 
 
+def test_torch_imports_name_no_module_of_the_project_and_unrun_modules_report_no_xla_costs(tmp_path: Path):
+    # XMem: `from torch.nn import functional as F` in a script, and a copied SyncBN package whose
+    # `modules/functional/` nothing of the application imports
+    files = {
+        "demo.py": "from torch.nn import functional as F\nfrom app.model import net\n\nnet(F)\n",
+        "app/__init__.py": "",
+        "app/model.py": "def net(x):\n    return x\n",
+        "app/syncbn/__init__.py": "",
+        "app/syncbn/modules/__init__.py": "",
+        "app/syncbn/modules/functional/__init__.py": "from .syncbn import sync\n",
+        "app/syncbn/modules/functional/syncbn.py": (
+            "import torch\n\n\ndef sync(model, loader, opt):\n    for batch in loader:\n        loss = model(batch)\n"
+            "        loss.backward()\n        opt.step()\n        print(loss.item())\n    return model.cuda()\n"
+        ),
+    }
+    found = _severities(_scan(tmp_path, files), "app/syncbn/modules/functional/syncbn.py")
+    assert found == {(10, "DEV002"): "info"}, found  # lock-in at info; no host sync of a loop nothing runs
+    # imported by the application, the same module reports both
+    files["demo.py"] += "from app.syncbn.modules.functional import sync\n"
+    found = _severities(_scan(tmp_path, files), "app/syncbn/modules/functional/syncbn.py")
+    assert (9, "XLA005") in found and found[(10, "DEV002")] != "info", found
+
+
 def test_a_notebook_or_a_script_that_imports_the_op_reaches_it(tmp_path: Path):
     notebook = '{"cells": [{"cell_type": "code", "source": ["from vendor.ops.fused_act import fused\\n"]}]}'
     found = _scan(tmp_path, {**APP, "demo.ipynb": notebook})

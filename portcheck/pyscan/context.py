@@ -337,6 +337,12 @@ def _mark_narrowed_flags(fn: ast.AST, imports: ImportTable) -> None:
                     setattr(node, CUDA_FLAG_ATTR, True)
 
 
+def _last_name(node: ast.AST) -> str:
+    return (dotted(node) or "").rsplit(".", 1)[-1]
+
+
+# Decorators that skip a test on a condition.
+SKIP_DECORATORS = frozenset({"skipIf", "skipUnless", "skipif"})
 # `x.to(device, non_blocking=(device.type == "cuda"))`: a copy hint chosen for CUDA; elsewhere the copy is
 # plainly synchronous or unpinned, which changes no result.
 COPY_HINTS = frozenset({"non_blocking", "pin_memory"})
@@ -346,8 +352,9 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     """Mark (`GUARD_FLAG_ATTR`) `use_cuda = torch.cuda.is_available()` when every read of the name it binds
     (its own value aside) is the whole test of a pure guard (`if use_cuda: torch.cuda.synchronize()`): the
     check protects CUDA-only code, as `if torch.cuda.is_available():` written there would, and picks no
-    device. The same when every read is a copy hint (`use_cuda = device == "cuda"`, then only
-    `pin_memory=use_cuda` and `non_blocking=use_cuda`): elsewhere the copy is plainly synchronous.
+    device. The same when every read is a skip condition (`unittest.skipUnless(use_cuda, ...)`), or a copy
+    hint (`use_cuda = device == "cuda"`, then only `pin_memory=use_cuda` and `non_blocking=use_cuda`):
+    elsewhere the copy is plainly synchronous.
     (`UNREAD_FLAG_ATTR` instead when nothing in the module reads an instance's flag at all.)"""
     reads: Dict[str, List[ast.AST]] = {}
     tests: Set[int] = set()
@@ -368,6 +375,13 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             tests.add(id(node.test))  # `config = self.cuda_config if is_cuda else self.cpu_config`
         elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and _flag_key(node.value) is not None:
             tests.add(id(node.value))
+        elif isinstance(node, ast.Call) and node.args and _last_name(node.func) in SKIP_DECORATORS:
+            # `unittest.skipUnless(CUDA_AVAILABLE, reason)` (mmf's `skip_if_no_cuda`): a test's requirement
+            condition = node.args[0]
+            if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
+                condition = condition.operand
+            if _flag_key(condition) is not None:
+                tests.add(id(condition))
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             for key, value, holder in _flag_bindings(node):
@@ -647,6 +661,7 @@ def is_xla_probe(test: ast.AST) -> bool:
 
 
 _XLA_WORDS = frozenset({"xla", "tpu"})
+_OPTION_QUESTION = re.compile(r"^_?(?:is|use|using|on|run_on|running_on)_")
 
 
 def has_xla_word(name: str) -> bool:
@@ -656,8 +671,8 @@ def has_xla_word(name: str) -> bool:
 
 def _xla_option(term: ast.AST) -> bool:
     """One term of a test that asks for the XLA option: a name, attribute or config key with the word XLA
-    or TPU in it (`args.tpu_num_cores`, `fsdp_config["xla"]`), or a comparison with one (`optim ==
-    Names.ADAMW_TORCH_XLA`, `Option.TPU_METRICS_DEBUG in debug`). A negated term asks the opposite."""
+    or TPU in it (`args.tpu_num_cores`, `fsdp_config["xla"]`, a call `is_xla()`), or a comparison with one
+    (`optim == Names.ADAMW_TORCH_XLA`, `Option.TPU_METRICS_DEBUG in debug`). A negated term asks the opposite."""
     if isinstance(term, ast.Name):
         return has_xla_word(term.id)
     if isinstance(term, ast.Attribute):
@@ -665,6 +680,10 @@ def _xla_option(term: ast.AST) -> bool:
     if isinstance(term, ast.Subscript):
         key = term.slice
         return isinstance(key, ast.Constant) and isinstance(key.value, str) and has_xla_word(key.value)
+    if isinstance(term, ast.Call) and not term.args and not term.keywords:
+        # a project's own question (mmf's `is_xla()`, `use_tpu()`): named for the option it asks about
+        last = (dotted(term.func) or "").rsplit(".", 1)[-1]
+        return bool(_OPTION_QUESTION.match(last)) and has_xla_word(last)
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is, ast.In)):
         # `x in Names.TPU_DEBUG` asks about x; `Names.TPU_DEBUG in x` and `a == Names.XLA` about the option.
         sides: List[ast.AST] = [term.left] if isinstance(term.ops[0], ast.In) else [term.left, term.comparators[0]]
@@ -1980,7 +1999,7 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
         return True
     if call is not None and any(_needs_cuda_devices(k) for k in call.keywords):
         return True  # Lightning's `@RunIf(min_cuda_gpus=1)`, `_RunIf(min_gpus=2)`
-    if last in ("skipIf", "skipUnless", "skipif") and call is not None and call.args:
+    if last in SKIP_DECORATORS and call is not None and call.args:
         condition = call.args[0]
         if is_cuda_check(condition, imports) or any(_CUDA_SKIP_WORD.search(n) for n in _names_in(condition)):
             return True

@@ -911,7 +911,7 @@ class StringMatcher(Matcher):
 
     kind = "string"
     node_types = (ast.Constant,)
-    allowed_keys = frozenset({"pattern", "not_in_calls", "not-set-to"})
+    allowed_keys = frozenset({"pattern", "not_in_calls", "not-set-to", "remapped"})
     messages_default = False
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -935,6 +935,9 @@ class StringMatcher(Matcher):
             self.not_set_to = re.compile(not_set_to) if not_set_to is not None else None
         except re.error as exc:
             raise MatcherError(f"'not-set-to' is not a valid regular expression: {exc}") from None
+        # `remapped = false`: a key that a literal dict maps to a string this does not match
+        # (`map_location={"cuda:0": "cpu"}`) names where saved tensors came from, to move them away from it.
+        self.remapped = _bool(params, "remapped", True)
 
     def own_tokens(self) -> List[str]:
         return required_literals(self.pattern.pattern)
@@ -949,10 +952,22 @@ class StringMatcher(Matcher):
                 return
             if _searched_text(node, parent):
                 return
+            if not self.remapped and self._remapped_away(node, parent):
+                return
             if self.not_set_to is not None and self._set_to_unused(node, parent, ctx):
                 yield node, Label(node.value, "", node.value), ctx._replace(lowered_by=SET_TO_NOTE)
                 return
             yield node, Label(node.value, "", node.value)
+
+    def _remapped_away(self, node: ast.Constant, parent) -> bool:
+        if not isinstance(parent, ast.Dict) or node not in parent.keys:
+            return False
+        value = parent.values[parent.keys.index(node)]
+        return (
+            isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+            and self.pattern.search(value.value) is None
+        )
 
     def _set_to_unused(self, node: ast.Constant, parent, ctx) -> bool:
         assert self.not_set_to is not None

@@ -14,7 +14,13 @@ import re
 from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from portcheck.backends import name_words
-from portcheck.pyscan.context import cuda_only_decorator, is_cuda_check, is_negative_cuda_check, skips_without_cuda
+from portcheck.pyscan.context import (
+    SKIP_DECORATORS,
+    cuda_only_decorator,
+    is_cuda_check,
+    is_negative_cuda_check,
+    skips_without_cuda,
+)
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
@@ -151,7 +157,6 @@ class LocalMarks(NamedTuple):
     facts: Set[str]
 
 
-_SKIP_IF = frozenset({"skipif", "skipIf", "skipUnless"})
 
 
 def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) -> bool:
@@ -164,7 +169,7 @@ def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) ->
     name = dotted(node.func if isinstance(node, ast.Call) else node) or ""
     if name in local.names:
         return True
-    if isinstance(node, ast.Call) and node.args and name.rsplit(".", 1)[-1] in _SKIP_IF and local.facts:
+    if isinstance(node, ast.Call) and node.args and name.rsplit(".", 1)[-1] in SKIP_DECORATORS and local.facts:
         return any(isinstance(n, ast.Name) and n.id in local.facts for n in ast.walk(node.args[0]))
     return False
 

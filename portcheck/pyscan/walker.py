@@ -358,6 +358,10 @@ def _children(
             inner = inner._replace(skipped=True)
         elif getattr(node, CUDA_SIDE_ATTR, False):
             inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
+        elif _overrides_cuda_method(node):
+            # `def cuda(self, device=None):` (Lightning's device mixin): what a module does when its caller asks
+            # for CUDA; the callers are the lock-in, reported where they call it
+            inner = inner._replace(skipped=True)
         if not isinstance(node, ast.Lambda):
             inner = inner._replace(scope=node, switches=ctx.switches + (node,))
         if is_test_function(node):
@@ -387,6 +391,7 @@ def _children(
             len(node.targets) == 1
             and isinstance(target, ast.Name)
             and ctx.scope is not None
+            and not getattr(node, GUARD_FLAG_ATTR, False)  # a skip's condition is no message (below)
             and target.id in shown_names(ctx.scope)
         ):
             # `peak = torch.cuda.max_memory_allocated()`, then only `print(f"{peak / 2**30:.1f} GB")`: shown.
@@ -620,6 +625,14 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
             yield from _run(rest, node, parent, ctx, imports)
 
     return dispatch
+
+
+def _overrides_cuda_method(node: ast.AST) -> bool:
+    """A method named `cuda` (its first parameter `self`): an override of `Module.cuda()` / `Tensor.cuda()`."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != "cuda":
+        return False
+    params = node.args.posonlyargs + node.args.args
+    return bool(params) and params[0].arg == "self"
 
 
 UNREAD_FLAG_NOTE = (
