@@ -673,6 +673,11 @@ LIST_NOTE = "stands for {count} entries of one list (lines {first}-{last}) that 
 LIST_FIXED = "; `portcheck fix` rewrites them together"
 _LITERAL = re.compile(r"""[rRbBuU]{0,2}(?:"[^"\\]*"|'[^'\\]*')|\d+""")
 _SEPARATOR = re.compile(r"\s*,\s*(?:#[^\n]*\n\s*)*")
+# Between two entries of one list that `portcheck fix` leaves alone, other literal entries may stand too
+# (xlstm's `["-gencode", "arch=compute_80,code=compute_80", "-res-usage", "--use_fast_math", "-O3", ...]`).
+_SEPARATOR_WITH_ENTRIES = re.compile(
+    r"""\s*,\s*(?:#[^\n]*\n\s*|(?:[rRbBuU]{0,2}(?:"[^"\\\n]*"|'[^'\\\n]*')|\d+)\s*,\s*)*"""
+)
 
 
 def _one_per_list(findings: List[Finding], lines: Sequence[str]) -> List[Finding]:
@@ -704,7 +709,7 @@ def _one_per_list(findings: List[Finding], lines: Sequence[str]) -> List[Finding
         if prev is not None and not (
             (f.code, f.severity, f.note, f.cell) == (prev.code, prev.severity, prev.note, prev.cell)
             and _LITERAL.fullmatch(_token(lines, f))
-            and _SEPARATOR.fullmatch(_between(lines, prev, f) or "x")
+            and _same_list(_between(lines, prev, f) or "x", fixable=f.fixable or prev.fixable)
         ):
             flush()
         if not group and not _LITERAL.fullmatch(_token(lines, f)):
@@ -713,6 +718,12 @@ def _one_per_list(findings: List[Finding], lines: Sequence[str]) -> List[Finding
         group.append(f)
     flush()
     return out
+
+
+def _same_list(between: str, fixable: bool) -> bool:
+    """Whether two entries with `between` between them stand in one list: only a comma (and comments), or,
+    for entries `portcheck fix` leaves alone, other literal entries as well."""
+    return bool(_SEPARATOR.fullmatch(between) or (not fixable and _SEPARATOR_WITH_ENTRIES.fullmatch(between)))
 
 
 def _token(lines: Sequence[str], f: Finding) -> str:
