@@ -270,7 +270,7 @@ class _Collector:
             if isinstance(node, ast.Call):
                 func = node.func
                 qualified = self.imports.resolve(func)
-                if qualified in EXTENSION_LOADERS and not optional:
+                if qualified in EXTENSION_LOADERS and not optional and not builds_cpu_only(node):
                     loads = True
                 elif qualified == "importlib.import_module" and node.args and not optional:
                     arg = node.args[0]
@@ -378,12 +378,35 @@ def _is_kernel(node: ast.AST, imports: ImportTable) -> bool:
     return False
 
 
+_CPU_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|c)$")
+_CUDA_SOURCE = re.compile(r"\.cuh?$")
+_CUDA_BUILD_KEYWORDS = frozenset({"extra_cuda_cflags", "cuda_sources"})
+
+
+def builds_cpu_only(call: ast.Call) -> bool:
+    """`load(name=..., sources=["filter_pids.cpp"], extra_cflags=["-O3"])` (ColBERT's search extensions): a
+    build whose literal sources are all C++ and that asks for nothing of CUDA (no `.cu` source, no
+    `with_cuda=True`, no CUDA flags or sources) makes a CPU extension, which binds nothing CUDA-bound."""
+    sources = next((k.value for k in call.keywords if k.arg == "sources"), call.args[1] if len(call.args) > 1 else None)
+    if sources is None:
+        return False
+    names = [n.value for n in ast.walk(sources) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    if not any(_CPU_SOURCE.search(n) for n in names) or any(_CUDA_SOURCE.search(n) for n in names):
+        return False
+    for keyword in call.keywords:
+        if keyword.arg in _CUDA_BUILD_KEYWORDS:
+            return False
+        if keyword.arg == "with_cuda" and not (isinstance(keyword.value, ast.Constant) and not keyword.value.value):
+            return False
+    return True
+
+
 def _bound_by_load(value: ast.AST, imports: ImportTable) -> Optional[str]:
     """For `x = <call>`: the callee's dotted name when the call may produce an extension object."""
     if isinstance(value, ast.Call):
         qualified = imports.resolve(value.func)
         if qualified in EXTENSION_LOADERS:
-            return "<load>"
+            return None if builds_cpu_only(value) else "<load>"
         if qualified in _KERNEL_WRAPPERS:
             return "<kernel>"
         return dotted(value.func)

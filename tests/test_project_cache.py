@@ -44,7 +44,7 @@ def add(x):
 EXT = """\
 from torch.utils.cpp_extension import load
 
-_ext = load(name="fused", sources=["fused.cpp"])
+_ext = load(name="fused", sources=["fused.cpp", "fused_cuda.cu"])
 
 
 def fused(x):

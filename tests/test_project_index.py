@@ -808,3 +808,26 @@ def test_kernels_calling_kernels_are_one_kernel_not_uses(tmp_path: Path):
     )
     assert ("pkg/barrier.py", 3, "KRN009") in found  # the import says the module needs the kernel
     assert ("pkg/barrier.py", 7, "KRN009") not in found  # the call inside a kernel is the kernel's workings
+
+
+@pytest.mark.parametrize(
+    "build,cuda_bound",
+    [
+        # ColBERT's search extensions: C++ only, built for the CPU path
+        ("load(name='filter_pids_cpp', sources=[os.path.join(here, 'filter_pids.cpp')], extra_cflags=['-O3'])", False),
+        ("load(name='ops', sources=[os.path.join(here, 'ops.cpp'), os.path.join(here, 'ops.cu')])", True),
+        ("load(name='ops', sources=['ops.cpp'], extra_cuda_cflags=['-O3'])", True),
+        ("load(name='ops', sources=['ops.cpp'], with_cuda=True)", True),
+        ("load(name='ops', sources=srcs)", True),  # what it builds is not written here
+    ],
+)
+def test_a_cpu_only_extension_build_binds_nothing_cuda_bound(build, cuda_bound):
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/ext.py": f"import os\nfrom torch.utils.cpp_extension import load\nhere = '.'\next = {build}\n",
+        "pkg/use.py": "from pkg.ext import ext\n\n\ndef run(x):\n    return ext.op(x)\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    use = summaries.get("pkg/use.py")  # (a module that names nothing CUDA-bound may not be summarized)
+    found = list(sites(use, project, resolved)) if use is not None else []
+    assert bool(found) is cuda_bound, found
