@@ -191,7 +191,7 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             name = imports.resolve(node.func)
             if name in CUDA_CHECK_CALLS:
                 return True
-            last = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
+            last = _last_name(node.func).lower()
             if "cuda" in last and "available" in last:  # is_torch_cuda_available() and friends
                 return True
             if _asks_for_cuda(node):
@@ -222,17 +222,18 @@ def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
     args = fn.args  # type: ignore[attr-defined]
     if args.args or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
         return False
+    value = _sole_return_value(fn)
+    return value is not None and is_cuda_check(value, imports)
+
+
+def _sole_return_value(fn: ast.AST) -> Optional[ast.AST]:
+    """What a function returns when its whole body (a docstring aside) is one `return <value>`; else None."""
     body = [
         s
         for s in fn.body  # type: ignore[attr-defined]
         if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
     ]
-    return (
-        len(body) == 1
-        and isinstance(body[0], ast.Return)
-        and body[0].value is not None
-        and is_cuda_check(body[0].value, imports)
-    )
+    return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
 
 
 def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
@@ -682,7 +683,7 @@ def _xla_option(term: ast.AST) -> bool:
         return isinstance(key, ast.Constant) and isinstance(key.value, str) and has_xla_word(key.value)
     if isinstance(term, ast.Call) and not term.args and not term.keywords:
         # a project's own question (mmf's `is_xla()`, `use_tpu()`): named for the option it asks about
-        last = (dotted(term.func) or "").rsplit(".", 1)[-1]
+        last = _last_name(term.func)
         return bool(_OPTION_QUESTION.match(last)) and has_xla_word(last)
     if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], (ast.Eq, ast.Is, ast.In)):
         # `x in Names.TPU_DEBUG` asks about x; `Names.TPU_DEBUG in x` and `a == Names.XLA` about the option.
@@ -1247,8 +1248,7 @@ def _modulo_predicate(fn: ast.AST) -> bool:
     """A module-level function whose whole body (docstring aside) returns a modulo test of its arguments."""
     if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
         return False
-    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    value = _sole_return_value(fn)
     return value is not None and _has_modulo(value)
 
 
@@ -1594,7 +1594,7 @@ def catches_runtime_error(handler: ast.ExceptHandler) -> bool:
     if exc is None:
         return True
     names = exc.elts if isinstance(exc, ast.Tuple) else [exc]
-    return any((dotted(item) or "").rsplit(".", 1)[-1] in _RUNTIME_ERRORS for item in names)
+    return any(_last_name(item) in _RUNTIME_ERRORS for item in names)
 
 
 # Calls that skip a test or end a branch early; a CUDA check whose CUDA branch only does this guards.
@@ -2322,7 +2322,7 @@ def is_init_only(node: ast.AST) -> bool:
 
 def _base_names(node: ast.ClassDef) -> List[str]:
     """The last names of a class's bases (`torch.utils.data.IterableDataset` -> `IterableDataset`)."""
-    return [(dotted(base) or "").rsplit(".", 1)[-1] for base in node.bases]
+    return [_last_name(base) for base in node.bases]
 
 
 _COLLATOR = re.compile(r"Collat(?:or|er|e|eFn)$")

@@ -781,6 +781,20 @@ class ImportMatcher(Matcher):
                         return
 
 
+def _handles_method(fn: ast.AST, method: str) -> bool:
+    """A function registered as the handler of a tensor method (torchao's NF4Tensor:
+    `@implements_torch_function(torch.Tensor.cuda)` over `def function_cuda(*args, **kwargs)`)."""
+    for deco in getattr(fn, "decorator_list", []):
+        if not isinstance(deco, ast.Call):
+            continue
+        for arg in deco.args:
+            for item in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]:
+                name = dotted(item) or ""
+                if name.endswith(("Tensor." + method, "aten." + method)):
+                    return True
+    return False
+
+
 class MethodMatcher(Matcher):
     """A method call `<expr>.name(...)` on a value that is not an imported module."""
 
@@ -1054,16 +1068,3 @@ def build(params: Mapping[str, Any]) -> Matcher:
         raise MatcherError(f"unknown matcher kind '{kind}'")
     return cls(params)
 
-
-def _handles_method(fn: ast.AST, method: str) -> bool:
-    """A function registered as the handler of a tensor method (torchao's NF4Tensor:
-    `@implements_torch_function(torch.Tensor.cuda)` over `def function_cuda(*args, **kwargs)`)."""
-    for deco in getattr(fn, "decorator_list", []):
-        if not isinstance(deco, ast.Call):
-            continue
-        for arg in deco.args:
-            for item in arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]:
-                name = dotted(item) or ""
-                if name.endswith(("Tensor." + method, "aten." + method)):
-                    return True
-    return False

@@ -157,8 +157,6 @@ class LocalMarks(NamedTuple):
     facts: Set[str]
 
 
-
-
 def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) -> bool:
     """`pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `requires_cuda`, a skip on a CUDA fact
     (`skipif(compute_capability < (8, 0))`), or a list of marks with one."""
