@@ -33,6 +33,7 @@ from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
+    cuda_measuring_call,
     imports_cuda_runtime,
     is_benchmark_path,
     is_data_pipeline_path,
@@ -318,6 +319,21 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             # a CUDA benchmark harness (`assert torch.cuda.is_available()` before it times anything): the
             # assertion and the imports say what it needs; what it then times is its own workings
             hits = (hit for hit in hits if hit[0][1] or id(hit[1]) in harness)
+    if root.bench_file and not root.test_file and "cuda" in text:
+        measure = cuda_measuring_call(module, imports)
+        if measure is not None:
+            # a benchmark that measures on CUDA by design (thunder's `benchmarks/`): that first measurement
+            # stands for it; its devices, syncs and settings are how it measures there (`info`). What it
+            # needs (packages) and what it times (kernels) are reported as they are.
+            kept = {i for i, entry in enumerate(rules) if entry.rule.category in ("package", "kernel")}
+            note = HARNESS_NOTE.format(line=measure.lineno)
+            inner = {id(n) for n in ast.walk(measure)}
+            hits = (
+                (key, node, label, ctx)
+                if key[0] in kept or key[1] or id(node) in inner
+                else (key, node, label, ctx._replace(info_note=note))
+                for key, node, label, ctx in hits
+            )
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
@@ -455,6 +471,10 @@ def _package_modules(rules: Sequence[CompiledRule]) -> Tuple[str, ...]:
     )
 
 
+HARNESS_NOTE = (
+    "lowered to info: a benchmark that measures on CUDA by design (line {line}); this is how it measures there,"
+    " ported with the code it times"
+)
 UNWRAPPED_NOTE = (
     "lowered to info: the wrapper never runs (the model is used through `.module`, line {line}); it only"
     " loads a checkpoint saved from it (its `module.` key prefix)"

@@ -13,7 +13,7 @@ not: it resolves the one accelerator there is (it is what `portcheck fix` writes
 from __future__ import annotations
 
 import re
-from typing import AbstractSet, FrozenSet, List, Tuple
+from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Set, Tuple
 
 ABSTRACTION = "accelerator"
 
@@ -156,6 +156,41 @@ PLATFORM_NAME_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "hip", "neuron"}
 def name_words(name: str) -> List[str]:
     """`attention_forward_generic_ck_tiled.cpp` -> its words, lower case, split at `_`, `-`, `.`."""
     return [w for w in re.split(r"[-_.]+", name.lower()) if w]
+
+
+# A file or folder name that names CUDA (`docker/nvidia/`, `requirements_cuda131.txt`, `Dockerfile.cu121`,
+# `accelerators/cuda.py`), and the words that name the other members of a set of per-backend variants beside
+# it (`docker/amd/`, `requirements_cpu_only.txt`, `requirements_apple_silicon.txt`, `Dockerfile.rocm`).
+_CUDA_VARIANT_WORD = re.compile(r"^(?:cuda\d*|cu\d{3}|nvidia)$")
+VARIANT_WORDS = (OTHER_PLATFORM_WORDS - DEPLOYMENT_WORDS - {"hip"}) | {"amd", "intel", "apple", "vulkan", "metal"}
+
+
+def cuda_variants(paths: Iterable[str]) -> Dict[str, Tuple[str, Tuple[str, ...]]]:
+    """Of `paths` (every file of a scan), those inside a file or folder named for CUDA that has siblings named
+    for at least SEVERAL_BACKENDS other backends (text-generation-webui's `docker/nvidia/` beside
+    `docker/amd/`, `docker/cpu/`, `docker/intel/`): CUDA's member of a set of per-backend variants, which a
+    port extends with one more rather than changes. Each with the CUDA-named part and the other backends."""
+    split = [re.split(r"[\\/]", p) for p in paths]
+    children: Dict[Tuple[str, ...], Set[str]] = {}
+    for parts in split:
+        for i, part in enumerate(parts):
+            children.setdefault(tuple(parts[:i]), set()).add(part)
+    out: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
+    for path, parts in zip(paths, split):
+        for i, part in enumerate(parts):
+            if not any(_CUDA_VARIANT_WORD.match(w) for w in name_words(part)):
+                continue
+            others = {
+                w
+                for sibling in children.get(tuple(parts[:i]), ())
+                if sibling != part
+                for w in name_words(sibling)
+                if w in VARIANT_WORDS
+            }
+            if len(others) >= SEVERAL_BACKENDS:
+                out[path] = (part, tuple(sorted(others)))
+            break
+    return out
 
 
 def other_platform_part(path: str, words: AbstractSet[str]) -> str:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions, lower_finding
-from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, name_words
+from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
 from portcheck.model import Finding, Severity, Target
 from portcheck.pyscan.context import (
     catches_import_error,
@@ -54,6 +54,7 @@ from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import
 from portcheck.pyscan.loading import IDENTIFIER, loading_facts
 from portcheck.pyscan.testcode import (
     cuda_only_spans,
+    early_cuda_exit,
     is_benchmark_file,
     is_test_path,
     kernel_test_paths,
@@ -220,7 +221,8 @@ class _Collector:
     ) -> Tuple[List[str], bool]:
         """What the code calls or launches unconditionally (code under an `if`, a CUDA check above all,
         has another path, so it does not make the caller CUDA-bound), and whether it builds or loads
-        an extension (under any condition).
+        an extension (under any condition but a CUDA check: ColBERT's `if not use_gpu: return` before its
+        `load(...)` of `.cu` sources leaves the caller a path without the extension).
 
         Values that are only shown (the arguments of `print`, `logger.info`, `warnings.warn`) do not
         count as uses: printing a CUDA-bound function's report does not make the caller need CUDA.
@@ -230,8 +232,13 @@ class _Collector:
         `try` (and its `else`) runs only when the import worked."""
         out: List[str] = []
         loads = False
-        # (node, under a CUDA check, under any condition, optional: behind an ImportError fallback)
-        stack: List[Tuple[ast.AST, bool, bool, bool]] = [(n, guarded, guarded, False) for n in reversed(body)]
+        # (node, under a CUDA check, under any condition, optional: behind an ImportError fallback); what
+        # follows `if not use_gpu: return` in the body runs only with CUDA, as under a CUDA check
+        stack: List[Tuple[ast.AST, bool, bool, bool]] = []
+        for n in body:
+            stack.append((n, guarded, guarded, False))
+            guarded = guarded or early_cuda_exit(n, self.imports)
+        stack.reverse()
         while stack:
             node, inside, conditional, optional = stack.pop()
             if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS) and any(
@@ -270,9 +277,9 @@ class _Collector:
             if isinstance(node, ast.Call):
                 func = node.func
                 qualified = self.imports.resolve(func)
-                if qualified in EXTENSION_LOADERS and not optional and not builds_cpu_only(node):
+                if qualified in EXTENSION_LOADERS and not (optional or inside) and not builds_cpu_only(node):
                     loads = True
-                elif qualified == "importlib.import_module" and node.args and not optional:
+                elif qualified == "importlib.import_module" and node.args and not (optional or inside):
                     arg = node.args[0]
                     if (
                         isinstance(arg, ast.Constant)
@@ -290,7 +297,7 @@ class _Collector:
                             self.sites.append(Site("call", ref, callee_span(func), inside))
                     if not conditional and not inside:
                         out.append(ref)
-            elif isinstance(node, ast.Import) and not optional:
+            elif isinstance(node, ast.Import) and not (optional or inside):
                 if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
                     loads = True
             if (inside or optional) and isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -1446,6 +1453,9 @@ class ProjectPass:
     # Functions and classes of an application nothing names (see portcheck.reach), by path: first and
     # last line, and the note for the findings inside.
     unused: Mapping[str, List[Tuple[int, int, str]]] = dataclasses.field(default_factory=dict)
+    # The scan read whole folders, not files picked one by one (a pre-commit hook's changed files): what
+    # it did not find, the project does not have.
+    whole_folders: bool = False
 
     @classmethod
     def read(cls, candidates, displays) -> "ProjectPass":
@@ -1501,8 +1511,19 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     own = state.own
     # modules of copied projects: importing one is a dependency, not the project's own module
     copies = frozenset(module_name(p)[0] for p in files if under(p, state.vendored)) if state.vendored else frozenset()
+    # CUDA's member of a set of per-backend variants (`docker/nvidia/` beside `docker/amd/`, `docker/cpu/`)
+    variants = cuda_variants(displays)
+    # Build settings (KRN007, whose `detail-of` names the builds they configure) in a repository with no CUDA
+    # source and none of those builds (text-generation-webui's `export CUDA_HOME="$INSTALL_ENV_DIR"` in its
+    # launchers): they configure no build of the repository's own, only packages built while installing.
+    details = {e.rule.code: e.detail_of for e in prepared.rules if e.detail_of}
+    unbuilt: FrozenSet[str] = frozenset()
+    if details and state.whole_folders and not any(c.kind == "cuda" for c in candidates):
+        owners = {c for codes in details.values() for c in codes}
+        if not any(f.code in owners for r in results for f in r.findings):
+            unbuilt = frozenset(details)
     if not files:
-        return list(results)
+        return [_lowered_as_variant(r, variants, unbuilt) for r in results]
     added: Dict[str, List[Finding]] = {}
     reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
     built: FrozenSet[str] = frozenset()  # sources it builds only there
@@ -1593,6 +1614,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             inside = platform_spans[result.path]
             findings = _on_platform_in(findings, inside, target)
             extra = _on_platform_in(extra, inside, target)
+        if not copy and not whole:
+            findings = _variant_findings(result, findings, variants, unbuilt)
+            extra = _variant_findings(result, extra, variants, unbuilt)
         if result.kind in _PIN_KINDS and any(_torch_dependency(f) for f in findings):
             if imports_triton is None:
                 imports_triton = any("triton" in state.sources.import_words(p) for p in files)
@@ -1628,6 +1652,42 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             result = replace(result, findings=tuple(findings))
         merged.append(result)
     return merged
+
+
+VARIANT_NOTE = (
+    "lowered to info: `{part}` is CUDA's variant among per-backend variants beside it ({others}); a port adds"
+    " one for its accelerator and leaves this one as it is"
+)
+_SOURCE_KINDS = frozenset({"python", "notebook", "cuda", "cpp"})
+NO_BUILD_NOTE = (
+    "lowered to info: nothing scanned holds a CUDA source or builds an extension, so this setting configures"
+    " no build of the project's own (only packages built while installing, reported where they are required)"
+)
+
+
+def _as_variant(finding: Finding, note: str) -> Finding:
+    return finding if finding.severity is Severity.INFO else as_info([finding], note)[0]
+
+
+def _variant_findings(
+    result, findings: List[Finding], variants: Mapping[str, Tuple[str, Tuple[str, ...]]], unbuilt: FrozenSet[str]
+) -> List[Finding]:
+    """`findings` of `result`'s file, build settings of a repository that builds no CUDA (`unbuilt`) and the
+    findings of CUDA's variant among per-backend variants at info; a variant's kernels and extensions are
+    still work (a port writes its accelerator's own)."""
+    source = result.kind in _SOURCE_KINDS
+    if unbuilt and not source:
+        findings = [_as_variant(f, NO_BUILD_NOTE) if f.code in unbuilt else f for f in findings]
+    if result.path in variants:
+        part, others = variants[result.path]
+        note = VARIANT_NOTE.format(part=part, others=", ".join(others))
+        findings = [f if source and f.category == "kernel" else _as_variant(f, note) for f in findings]
+    return findings
+
+
+def _lowered_as_variant(result, variants, unbuilt: FrozenSet[str]):
+    findings = _variant_findings(result, list(result.findings), variants, unbuilt)
+    return result if findings == list(result.findings) else replace(result, findings=tuple(findings))
 
 
 def _standing_for_copies(

@@ -214,6 +214,14 @@ def unused_definitions(
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
     # what it loads: every module in its folder and below counts as used
     loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
+    # and a module loaded by computed name below a package (`import_module(f"zoedepth.trainers.{name}")`,
+    # then `getattr(module, "Trainer")`): any of its names may be the one looked up
+    below = tuple(
+        "." + fact[len(LOADS) :].strip(".") + "."
+        for p in all_paths
+        for fact in sources.loading_facts(p)
+        if fact.startswith(LOADS)
+    )
     candidates: Dict[str, List[Tuple[int, int, str, Tuple[str, ...]]]] = {}
     for path in paths:
         if path not in lone_facts:
@@ -222,6 +230,8 @@ def unused_definitions(
         if path in skipped or is_test_path(path) or module in _ENTRY_NAMES or module == "__init__":
             continue
         if any(path.startswith(folder) for folder in loading):
+            continue
+        if any(prefix in "." + module_name(path)[0] + "." for prefix in below):
             continue
         lone = decode(lone_facts[path])
         if lone:

@@ -272,6 +272,7 @@ def scan_paths_targets(
             for path in set(shared.unused) | set(overridden)
         }
     shared.vendored = vendored_folders(zip(displays, (str(c.path) for c in candidates)), roots)
+    shared.whole_folders = all(p.is_dir() for p in paths)
     out = []
     for settings, results in zip(group, per_target):
         merged = project_findings(results, candidates, displays, settings, shared)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from portcheck.backends import ABSTRACTION, device_generic, named_backends
+from portcheck.backends import ABSTRACTION, cuda_variants, device_generic, named_backends
 from portcheck.scanner import Settings, scan_bytes, scan_bytes_targets
 
 
@@ -88,3 +88,26 @@ def test_a_tensorrt_plugin_source_is_deployment_code_not_a_kernel_to_port():
     kernel = kernel.replace(b"nvinfer1", b"ops")
     found = scan_bytes(kernel, "toolkits/deploy/yololayer.cu", "cuda", Settings(target="neuron"))
     assert [f.code for f in found.findings] == ["KRN002"], found.findings
+
+
+def test_cuda_variants_need_siblings_for_two_other_backends():
+    paths = [
+        "docker/nvidia/Dockerfile",
+        "docker/amd/Dockerfile",
+        "docker/cpu/Dockerfile",
+        "requirements/requirements_cuda131.txt",
+        "requirements/requirements_cpu_only.txt",
+        "requirements/requirements_gpu.txt",
+        "accelerators/cuda.py",
+        "accelerators/cpu.py",
+        "accelerators/mps.py",
+        "deploy/Dockerfile.cu121",
+        "deploy/Dockerfile",
+    ]
+    found = cuda_variants(paths)
+    assert found["docker/nvidia/Dockerfile"] == ("nvidia", ("amd", "cpu"))
+    assert found["accelerators/cuda.py"] == ("cuda.py", ("cpu", "mps"))
+    # one other backend (`cpu_only`; `gpu` names no other backend) is a choice, not a set of variants
+    assert "requirements/requirements_cuda131.txt" not in found
+    assert "deploy/Dockerfile.cu121" not in found
+    assert set(found) == {"docker/nvidia/Dockerfile", "accelerators/cuda.py"}

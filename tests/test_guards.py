@@ -1,8 +1,12 @@
 """Which side of a CUDA check is guarded: the side that runs where CUDA is, and only that side."""
 
+import ast
+
 import pytest
 
 from portcheck.config import Config
+from portcheck.pyscan.context import is_cuda_check
+from portcheck.pyscan.imports import ImportTable
 from portcheck.runner import scan_paths
 
 
@@ -170,3 +174,20 @@ def test_a_try_around_a_whole_job_is_no_fallback(tmp_path):
     attempt = head + "        return x.cuda()\n    except RuntimeError:\n        print('failed')\n    return x\n"
     assert "handler" not in _notes(tmp_path, job)[(7, "DEV002")]
     assert "handler" in _notes(tmp_path, attempt)[(6, "DEV002")]
+
+
+@pytest.mark.parametrize(
+    "test, flag",
+    [
+        ("self.use_gpu", True),  # ColBERT's `self.use_gpu = config.total_visible_gpus > 0`
+        ("run_on_gpu", True),
+        ("args.cuda", True),
+        ("gpu_available", True),
+        ("config.gpu is not None", False),  # a device index: `model.cuda(config.gpu)` else `model.cuda()`
+        ("args.gpus", False),
+        ("cpu_state == CPUState.GPU", False),
+    ],
+)
+def test_a_flag_named_for_the_gpu_asks_for_cuda_and_a_device_index_does_not(test, flag):
+    module = ast.parse(f"if {test}:\n    pass\n")
+    assert is_cuda_check(module.body[0].test, ImportTable.from_module(module)) is flag  # type: ignore[attr-defined]

@@ -831,3 +831,78 @@ def test_a_cpu_only_extension_build_binds_nothing_cuda_bound(build, cuda_bound):
     use = summaries.get("pkg/use.py")  # (a module that names nothing CUDA-bound may not be summarized)
     found = list(sites(use, project, resolved)) if use is not None else []
     assert bool(found) is cuda_bound, found
+
+
+@pytest.mark.parametrize(
+    "guard,cuda_bound",
+    [
+        # ColBERT's `ResidualCodec.try_load_torch_extensions`: a CPU run returns before the build
+        ("if hasattr(cls, 'loaded') or not use_gpu:\n            return\n", False),
+        ("if not torch.cuda.is_available():\n            return\n", False),
+        ("if not use_gpu:\n            raise RuntimeError('needs a GPU')\n", True),  # no path without it
+        ("if not use_gpu:\n            print('no GPU')\n", True),  # no exit: the build runs anyway
+        ("", True),
+    ],
+)
+def test_a_build_after_an_early_return_without_cuda_binds_nothing(guard, cuda_bound):
+    codec = (
+        "import torch\nfrom torch.utils.cpp_extension import load\n\n\nclass Codec:\n"
+        "    def __init__(self, use_gpu):\n        Codec.try_load(use_gpu)\n\n"
+        f"    @classmethod\n    def try_load(cls, use_gpu):\n        {guard}"
+        "        cls.ext = load(name='pack', sources=['pack.cpp', 'pack.cu'])\n"
+    )
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/codec.py": codec,
+        "pkg/use.py": "from pkg.codec import Codec\n\n\ndef run(x):\n    return Codec(False)\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    use = summaries.get("pkg/use.py")
+    found = list(sites(use, project, resolved)) if use is not None else []
+    assert bool(found) is cuda_bound, found
+
+
+def test_cudas_variant_among_per_backend_variants_is_info_but_its_kernels_are_not(tmp_path: Path):
+    compose = (
+        "services:\n  app:\n    deploy:\n      resources:\n        reservations:\n"
+        "          devices:\n            - driver: nvidia\n"
+    )
+    files = {
+        "docker/nvidia/docker-compose.yml": compose,
+        "docker/amd/docker-compose.yml": "services:\n  app:\n    image: rocm/pytorch\n",
+        "docker/intel/docker-compose.yml": "services:\n  app:\n    image: intel/xpu\n",
+        "pkg/__init__.py": "",
+        "pkg/backends/__init__.py": "",
+        "pkg/backends/cuda.py": (
+            "import torch\nfrom torch.utils.cpp_extension import load\n"
+            "ext = load(name='k', sources=['k.cu'])\n\n\ndef put(x):\n    return x.cuda()\n"
+        ),
+        "pkg/backends/cpu.py": "def put(x):\n    return x\n",
+        "pkg/backends/mps.py": "def put(x):\n    return x.to('mps')\n",
+    }
+    found = scan_tree(tmp_path, files, top=True)
+    compose_finding = found[("docker/nvidia/docker-compose.yml", 7, "ENV003")]
+    assert compose_finding.severity.value == "info" and "variant" in (compose_finding.note or "")
+    assert found[("pkg/backends/cuda.py", 7, "DEV002")].severity.value == "info"
+    assert found[("pkg/backends/cuda.py", 3, "KRN001")].severity.value == "blocker"
+
+
+@pytest.mark.parametrize("with_source", [False, True])
+def test_a_build_setting_in_a_repository_that_builds_no_cuda_is_info(tmp_path: Path, with_source):
+    launcher = 'INSTALL_ENV_DIR="$(pwd)/env"\nexport CUDA_HOME="$INSTALL_ENV_DIR"\npython one_click.py\n'
+    files = {"start_linux.sh": launcher}
+    if with_source:
+        files["csrc/ops.cu"] = "__global__ void k(float* x) { x[0] = 1; }\n"
+    found = scan_tree(tmp_path, files, top=True)
+    setting = found[("start_linux.sh", 2, "KRN007")]
+    assert (setting.severity.value == "info") is not with_source, setting
+
+
+def test_a_build_setting_scanned_alone_keeps_its_severity(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "start_linux.sh").write_text('export CUDA_HOME="$PWD/env"\n', encoding="utf-8")
+    (tmp_path / "ops.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n", encoding="utf-8")
+    # a pre-commit hook hands the changed file alone: the sources it does not see are still there
+    result = scan_paths([tmp_path / "start_linux.sh"], Config(respect_gitignore=False), target="neuron", cwd=tmp_path)
+    (setting,) = [f for r in result.files for f in r.findings if f.code == "KRN007"]
+    assert setting.severity.value == "major"

@@ -180,6 +180,12 @@ MAY_BE_USED = {
     "imported": ("inference.py", "from pkg.model import run, normalize_kp\n\nrun(1)\n"),
     "a notebook": ("demo.ipynb", '{"cells": [{"cell_type": "code", "source": ["normalize_kp(kp)\\n"]}]}'),
     "a computed import in its folder": ("pkg/other.py", "import importlib\nm = importlib.import_module(name)\n"),
+    # Depth-Anything's `getattr(import_module(f"zoedepth.trainers.{config.trainer}_trainer"), 'Trainer')`
+    "a computed import below a package": (
+        "builder.py",
+        "from importlib import import_module\n\n\ndef get(name):\n"
+        "    return getattr(import_module(f'pkg.{name}'), 'Model')\n",
+    ),
     # score_sde_pytorch: `--config=configs/ve/x.py`, whose `get_config()` ml_collections runs
     "a config file loaded by path": (
         "main.py",

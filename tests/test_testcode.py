@@ -1,6 +1,9 @@
 """Test files: which paths hold tests, and whether a file's place is judged inside the scanned folder."""
 
+from pathlib import Path
+
 import pytest
+from helpers import scan_tree
 
 from portcheck.config import Config
 from portcheck.pyscan.testcode import is_data_pipeline_path, is_evaluation_path, is_test_path
@@ -303,3 +306,27 @@ def test_skip_marks_named_for_missing_gpus(name, cuda_only):
     module = ast.parse(f"@{name}\ndef test_x():\n    pass\n")
     deco = module.body[0].decorator_list[0]  # type: ignore[attr-defined]
     assert cuda_only_decorator(deco, ImportTable.from_module(module)) is cuda_only
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_benchmark_that_measures_on_cuda_reports_its_workings_at_info(tmp_path: Path, guarded):
+    sync = "torch.cuda.synchronize()"
+    if guarded:
+        sync = f"if torch.cuda.is_available():\n    {sync}"
+    bench = (
+        "import time\nimport torch\nfrom pkg.model import Net\n\n"
+        "device = 'cuda'\nmodel = Net().to(device)\n"
+        f"start = time.time()\nmodel(torch.ones(8, device=device))\n{sync}\n"
+        "print(time.time() - start)\n"
+    )
+    found = scan_tree(
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/model.py": "class Net:\n    pass\n", "benchmarks/bench_net.py": bench},
+        top=True,
+    )
+    device = found[("benchmarks/bench_net.py", 5, "DEV001")]
+    if guarded:  # it measures wherever it runs: its device choice is the benchmark's lock-in
+        assert device.severity.value != "info", device
+    else:
+        assert device.severity.value == "info" and "measures on CUDA by design (line 9)" in device.note
+        assert found[("benchmarks/bench_net.py", 9, "RT001")].severity.value != "info"

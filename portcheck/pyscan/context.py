@@ -38,9 +38,13 @@ MESSAGE_KEYWORDS = frozenset(
 )
 # Test decorators whose positional strings are reasons, not code.
 _SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skip", "skipif", "xfail"})
-# Names a program uses for "are we on CUDA?" flags (`if args.cuda:`, `if use_cuda:`).
+# Names a program uses for "are we on CUDA?" flags (`if args.cuda:`, `if use_cuda:`, `if self.use_gpu:`): in
+# PyTorch code a GPU flag asks for CUDA, the one GPU backend the code was written for. A bare `gpu` is
+# not one: `args.gpu` is a device index (`if args.gpu is not None: model.cuda(args.gpu)`, else `model.cuda()`).
 _CUDA_FLAG = re.compile(
-    r"^(?:cuda|use_?cuda|no_?cuda|cuda_?available|has_?cuda|is_?cuda|on_?cuda|with_?cuda)$", re.IGNORECASE
+    r"^(?:(?:use|no|has|is|on|with|run_on|using)_?)?cuda$|^(?:use|no|has|is|on|with|run_on|using)_?gpu$"
+    r"|^(?:cuda|gpu)_?available$",
+    re.IGNORECASE,
 )
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
 # What makes a loop run a model step once per iteration (training, evaluation, decoding, rollout):
@@ -1957,7 +1961,8 @@ def is_test_function(node: ast.AST) -> bool:
 
 
 _REQUIREMENT = re.compile(
-    r"(?i)^requires?_\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device)\w*$"
+    # (`requires_gpu`, lightning-thunder's `requiresCUDA`, `requiresNVFuser`)
+    r"(?i)^requires?_?\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device|nvfuser)\w*$"
     r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
     # fairscale's `skip_if_single_gpu`, `skip_if_less_than_four_gpu`, `skip_if_py39_no_cuda`
     r"|^skip_?if_?\w*?(?:_no|single|less_?than_?\w+?|fewer_?than_?\w+?|not_?enough)_?(?:gpus?|cuda|nccl)\w*$"

@@ -690,6 +690,33 @@ def mark_self_tests(module: ast.Module) -> None:
             setattr(stmt, SELF_TEST_ATTR, "cuda" if _cannot_import_without_cuda(module) else "test")
 
 
+# What a benchmark measures CUDA with: its clock (a device sync, CUDA events) and its memory counters.
+_CUDA_MEASURES = frozenset(
+    "torch.cuda." + n
+    for n in (
+        "synchronize Event max_memory_allocated memory_allocated max_memory_reserved memory_reserved"
+        " reset_peak_memory_stats memory_stats"
+    ).split()
+)
+
+
+def cuda_measuring_call(module: ast.Module, imports: ImportTable) -> Optional[ast.Call]:
+    """The first call (in source order) by which a benchmark measures on CUDA outside any CUDA check
+    (`torch.cuda.synchronize()` around its timer, `torch.cuda.Event(enable_timing=True)`,
+    `torch.cuda.max_memory_allocated()`): the benchmark times on CUDA by design. None when it measures
+    only where CUDA is, or not at all."""
+    found: List[ast.Call] = []
+    stack: List[ast.AST] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.If, ast.IfExp)) and is_cuda_check(node.test, imports):
+            continue  # measured only where CUDA is: the benchmark has another path
+        if isinstance(node, ast.Call) and imports.resolve(node.func) in _CUDA_MEASURES:
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return min(found, key=lambda c: (c.lineno, c.col_offset)) if found else None
+
+
 def cuda_harness_asserts(module: ast.Module, imports: ImportTable) -> Set[int]:
     """The nodes of `assert torch.cuda.is_available()` at a benchmark's top level or at the top of its
     `if __name__ == "__main__":` block (AQLM's `benchmark/matmul_benchmark.py`): the benchmark is a CUDA
