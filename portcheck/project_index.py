@@ -1523,7 +1523,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         if not any(f.code in owners for r in results for f in r.findings):
             unbuilt = frozenset(details)
     if not files:
-        return [_lowered_as_variant(r, variants, unbuilt) for r in results]
+        return [_lowered_by_layout(r, variants, unbuilt) for r in results]
     added: Dict[str, List[Finding]] = {}
     reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
     built: FrozenSet[str] = frozenset()  # sources it builds only there
@@ -1615,8 +1615,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             findings = _on_platform_in(findings, inside, target)
             extra = _on_platform_in(extra, inside, target)
         if not copy and not whole:
-            findings = _variant_findings(result, findings, variants, unbuilt)
-            extra = _variant_findings(result, extra, variants, unbuilt)
+            findings = _layout_lowerings(result, findings, variants, unbuilt)
+            extra = _layout_lowerings(result, extra, variants, unbuilt)
         if result.kind in _PIN_KINDS and any(_torch_dependency(f) for f in findings):
             if imports_triton is None:
                 imports_triton = any("triton" in state.sources.import_words(p) for p in files)
@@ -1665,11 +1665,11 @@ NO_BUILD_NOTE = (
 )
 
 
-def _as_variant(finding: Finding, note: str) -> Finding:
+def _at_info(finding: Finding, note: str) -> Finding:
     return finding if finding.severity is Severity.INFO else as_info([finding], note)[0]
 
 
-def _variant_findings(
+def _layout_lowerings(
     result, findings: List[Finding], variants: Mapping[str, Tuple[str, Tuple[str, ...]]], unbuilt: FrozenSet[str]
 ) -> List[Finding]:
     """`findings` of `result`'s file, build settings of a repository that builds no CUDA (`unbuilt`) and the
@@ -1677,16 +1677,16 @@ def _variant_findings(
     still work (a port writes its accelerator's own)."""
     source = result.kind in _SOURCE_KINDS
     if unbuilt and not source:
-        findings = [_as_variant(f, NO_BUILD_NOTE) if f.code in unbuilt else f for f in findings]
+        findings = [_at_info(f, NO_BUILD_NOTE) if f.code in unbuilt else f for f in findings]
     if result.path in variants:
         part, others = variants[result.path]
         note = VARIANT_NOTE.format(part=part, others=", ".join(others))
-        findings = [f if source and f.category == "kernel" else _as_variant(f, note) for f in findings]
+        findings = [f if source and f.category == "kernel" else _at_info(f, note) for f in findings]
     return findings
 
 
-def _lowered_as_variant(result, variants, unbuilt: FrozenSet[str]):
-    findings = _variant_findings(result, list(result.findings), variants, unbuilt)
+def _lowered_by_layout(result, variants, unbuilt: FrozenSet[str]):
+    findings = _layout_lowerings(result, list(result.findings), variants, unbuilt)
     return result if findings == list(result.findings) else replace(result, findings=tuple(findings))
 
 
