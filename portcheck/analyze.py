@@ -19,6 +19,7 @@ from portcheck.pyscan.context import (
     Ctx,
     is_display_module,
     is_fp32_island,
+    mark_clamped_counts,
     mark_cuda_flags,
     mark_cuda_side_helpers,
     mark_loader_classes,
@@ -225,6 +226,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
     imports = ImportTable.from_module(module)
     mark_modulo_calls(module)
+    if "device_count" in text:
+        mark_clamped_counts(module)
     mark_loader_classes(module)
     cuda_context = bool(_CUDA_CONTEXT.search(text))
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything

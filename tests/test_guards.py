@@ -191,3 +191,64 @@ def test_a_try_around_a_whole_job_is_no_fallback(tmp_path):
 def test_a_flag_named_for_the_gpu_asks_for_cuda_and_a_device_index_does_not(test, flag):
     module = ast.parse(f"if {test}:\n    pass\n")
     assert is_cuda_check(module.body[0].test, ImportTable.from_module(module)) is flag  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "body, clamped",
+    [
+        ("nd = torch.cuda.device_count()\nnw = os.cpu_count() // max(nd, 1)\n", True),
+        ("nd = torch.cuda.device_count()\nnw = os.cpu_count() // max(nd, 1)\nbatch = 16 * nd\n", False),
+        ("nd = torch.cuda.device_count()\nnw = os.cpu_count() // max(nd, 2)\n", False),
+        ("world = max(torch.cuda.device_count(), 1)\n", True),
+    ],
+)
+def test_a_device_count_read_only_through_max_one_is_lowered(tmp_path, body, clamped):
+    (tmp_path / "a.py").write_text("import os\nimport torch\n" + body, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    (count,) = [f for r in result.files for f in r.findings if f.code == "DEV006"]
+    assert ("max(..., 1)" in count.note) is clamped, count
+
+
+def test_what_follows_an_early_return_without_cuda_in_an_if_elif_chain_is_guarded(tmp_path):
+    text = (
+        "import os\nimport torch\n\n\ndef initialize(local_rank):\n"
+        "    if not torch.cuda.is_available():\n        print('no CUDA, using the CPU')\n        return\n"
+        "    elif 'RANK' not in os.environ:\n        return\n"
+        "    torch.cuda.set_device(local_rank)\n\n\ninitialize(0)\n"
+    )
+    (tmp_path / "dist.py").write_text(text, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    (found,) = [f for r in result.files for f in r.findings if f.line == 11]
+    assert found.guarded and "CUDA check" in found.note, found
+
+
+@pytest.mark.parametrize(
+    "cuda_side, host_side, picks_a_device",
+    [
+        (
+            "torch.cuda.synchronize()\n    start = torch.cuda.Event(enable_timing=True)\n    start.record()",
+            "t0 = time.time()",
+            False,
+        ),
+        (
+            "end.record()\n    torch.cuda.synchronize()\n    ms = start.elapsed_time(end)",
+            "ms = (time.time() - t0) * 1000",
+            False,
+        ),
+        (
+            "peak = torch.cuda.max_memory_allocated()\n    _, total = torch.cuda.mem_get_info()\n"
+            "    pct = int(100 * (peak / total))",
+            "import psutil\n    total = psutil.virtual_memory().total\n    pct = int(100 * peak / total)",
+            False,
+        ),
+        # a device (or a mode) picked beside the clock: a fallback after all
+        ("device = 'cuda'\n    t0 = torch.cuda.Event()", "device = 'cpu'\n    t0 = time.time()", True),
+        ("n = torch.cuda.memory_allocated()\n    on = 1", "n = psutil.virtual_memory().used\n    on = 0", True),
+    ],
+)
+def test_a_check_that_picks_a_clock_or_a_memory_counter_is_no_fallback(tmp_path, cuda_side, host_side, picks_a_device):
+    text = f"import time\nimport torch\nif torch.cuda.is_available():\n    {cuda_side}\nelse:\n    {host_side}\n"
+    (tmp_path / "bench.py").write_text(text, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    checks = [f for r in result.files for f in r.findings if f.code == "DEV005"]
+    assert bool(checks) is picks_a_device, checks

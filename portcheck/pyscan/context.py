@@ -1267,6 +1267,60 @@ def mark_modulo_calls(module: ast.Module) -> None:
             setattr(node, MODULO_CALL_ATTR, True)
 
 
+CLAMPED_ATTR = "_portcheck_clamped"  # set on a device-count call the code reads only through `max(..., 1)`
+CLAMPED_NOTE = (
+    "lowered one level: the code reads the count only through `max(..., 1)`, so it already runs without a CUDA"
+    " device; it just counts none of the target's"
+)
+
+
+def mark_clamped_counts(module: ast.Module) -> None:
+    """Mark (`CLAMPED_ATTR`) each `device_count()` call whose value the code only reads through `max(..., 1)`:
+    `max(torch.cuda.device_count(), 1)`, or `nd = torch.cuda.device_count()` and then every read of `nd` in
+    its scope is `max(nd, 1)` (YOLO's `os.cpu_count() // max(nd, 1)` workers). A zero count is handled."""
+    scopes: List[ast.AST] = [module] + [n for n in ast.walk(module) if isinstance(n, _FUNCTION_DEFS)]
+    for scope in scopes:
+        nodes = list(_own_nodes(scope))
+        clamps = [n for n in nodes if isinstance(n, ast.Call) and _clamps(n)]
+        clamped = {id(a) for c in clamps for a in c.args}
+        for node in nodes:
+            if isinstance(node, ast.Call) and _last_name(node.func) == "device_count" and not node.args:
+                if id(node) in clamped:
+                    setattr(node, CLAMPED_ATTR, True)
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and _last_name(node.value.func) == "device_count"
+            ):
+                name = node.targets[0].id
+                reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+                if reads and all(id(r) in clamped for r in reads):
+                    setattr(node.value, CLAMPED_ATTR, True)
+
+
+def _clamps(call: ast.Call) -> bool:
+    """`max(x, 1)` (or `max(1, x)`): two arguments, one of them the literal 1."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "max"
+        and len(call.args) == 2
+        and not call.keywords
+        and any(isinstance(a, ast.Constant) and a.value == 1 for a in call.args)
+    )
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a module or function, not those of functions defined inside it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check
 
 
@@ -1722,6 +1776,11 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
     if _in_cuda_context(branch, other):
         return True
+    if _measures(branch, _cuda_measuring) and _measures(other, _host_measuring):
+        # `torch.cuda.synchronize(); start = torch.cuda.Event(enable_timing=True); start.record()`, else
+        # `t0 = time.time()` (segment-anything-fast's timed region; its memory figures likewise): the check
+        # picks what to measure with, not a device
+        return True
     # `gc.collect()` beside `torch.cuda.empty_cache()` is part of the cleanup the check guards; alone, it
     # is work other devices skip.
     branch = [s for s in branch if not _collects_garbage(s)]
@@ -1744,6 +1803,94 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         _display_only(s) or _skips(s) or _other_accelerator(s) or isinstance(s, ast.If) or _placeholder(s, bound)
         for s in other
     )
+
+
+# What measures work on CUDA: its events' methods, the device sync before reading a clock, and its memory
+# counters; and what measures it on the host: its clocks and its process's memory.
+_EVENT_METHODS = frozenset({"record", "synchronize", "elapsed_time", "wait", "query"})
+_HOST_CLOCKS = frozenset({"time", "perf_counter", "monotonic", "time_ns", "perf_counter_ns", "monotonic_ns"})
+_HOST_MEASURES = frozenset({"psutil", "resource"})
+_FIGURE_NODES = (ast.BinOp, ast.UnaryOp, ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Load, ast.operator)
+
+
+def _assigns_names(stmt: ast.stmt) -> bool:
+    """An assignment to names or attributes (`a = ...`, `_, total = ...`)."""
+    return isinstance(stmt, ast.Assign) and all(
+        isinstance(t, (ast.Name, ast.Attribute))
+        or (isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts))
+        for t in stmt.targets
+    )
+
+
+_NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max"})
+
+
+def _figure(stmt: ast.stmt) -> bool:
+    """`pct = int(100 * (used / total))`, `used = used >> 20`: a statement that only computes a figure from
+    figures already measured (arithmetic on names; no string, no device)."""
+    if not _assigns_names(stmt):
+        return False
+    nodes = list(ast.walk(stmt.value))  # type: ignore[attr-defined]
+    return any(isinstance(n, ast.BinOp) for n in nodes) and all(
+        (isinstance(n, _FIGURE_NODES) and not (isinstance(n, ast.Constant) and isinstance(n.value, str)))
+        or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _NUMBER_CALLS)
+        for n in nodes
+    )
+
+
+def _measures(branch: Sequence[ast.stmt], measuring: Callable[[ast.stmt], bool]) -> bool:
+    """Every statement of `branch` measures (`measuring`) or computes a figure from what was measured."""
+    return any(measuring(s) for s in branch) and all(measuring(s) or _figure(s) for s in branch)
+
+
+def _cuda_measuring(stmt: ast.stmt) -> bool:
+    """`torch.cuda.synchronize()`, `start = torch.cuda.Event(enable_timing=True)`, `end.record()`,
+    `ms = start.elapsed_time(end)`, `peak = torch.cuda.max_memory_allocated() >> 20`: a statement that only
+    reads CUDA's clock or memory counters."""
+    if isinstance(stmt, ast.Expr):
+        call = stmt.value
+        return (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and (call.func.attr == "synchronize" or not _cuda_only_reference(call.func))
+            and call.func.attr in _EVENT_METHODS
+        )
+    if not _assigns_names(stmt):
+        return False
+    calls = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]  # type: ignore[attr-defined]
+    return bool(calls) and all(
+        isinstance(c.func, ast.Attribute)
+        and (
+            _cuda_state_query(c)
+            or (_cuda_only_reference(c.func) and c.func.attr == "Event")
+            or (not _cuda_only_reference(c.func) and c.func.attr in _EVENT_METHODS)
+        )
+        for c in calls
+    ) and all(isinstance(n, (ast.Call, ast.keyword) + _FIGURE_NODES) for n in ast.walk(stmt.value))  # type: ignore[attr-defined]
+
+
+def _host_measuring(stmt: ast.stmt) -> bool:
+    """`t0 = time.time()`, `elapsed = (time.perf_counter() - t0) * 1000`, `import psutil`, `total =
+    psutil.virtual_memory().total`: a statement that only reads the host's clock or its process's memory."""
+    if isinstance(stmt, ast.Import):
+        return all(a.name in _HOST_MEASURES for a in stmt.names)
+    if not _assigns_names(stmt):
+        return False
+    calls = 0
+    for node in ast.walk(stmt.value):  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call):
+            root = dotted(node.func) or ""
+            if isinstance(node.func, ast.Name) and node.func.id in _NUMBER_CALLS:
+                continue
+            if not (
+                isinstance(node.func, ast.Attribute)
+                and (node.func.attr in _HOST_CLOCKS and not node.args or root.split(".", 1)[0] in _HOST_MEASURES)
+            ):
+                return False
+            calls += 1
+        elif not isinstance(node, _FIGURE_NODES):
+            return False
+    return calls > 0
 
 
 def _in_cuda_context(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:

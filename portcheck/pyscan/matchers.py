@@ -28,6 +28,8 @@ from typing import (
 
 from portcheck.backends import in_other_backend
 from portcheck.pyscan.context import (
+    CLAMPED_ATTR,
+    CLAMPED_NOTE,
     SEARCHED_ATTR,
     SEARCHING_METHODS,
     STEP_TOKENS,
@@ -676,6 +678,8 @@ class ReferenceMatcher(Matcher):
                 label = Label(name, symbol_role(name), name)
                 if bare or read:
                     yield sub, label, ctx._replace(declined=True)
+                elif isinstance(parent, ast.Call) and parent.func is node and getattr(parent, CLAMPED_ATTR, False):
+                    yield sub, label, ctx._replace(lowered_by=CLAMPED_NOTE)
                 elif self.redundant_beside and (done := _called_in(ctx.scope, self.redundant_beside, imports)):
                     yield sub, label, ctx._replace(lowered_by=REDUNDANT_NOTE.format(call=done))
                 else:

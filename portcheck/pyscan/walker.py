@@ -116,11 +116,12 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
         elif (
             not ctx.guarded
             and isinstance(stmt, ast.If)
-            and not stmt.orelse
             and stmt.body
             and isinstance(stmt.body[-1], _EXITS)
             and is_negative_cuda_check(stmt.test, imports)
         ):
+            # (also with `elif`/`else` arms, VAR's `if not torch.cuda.is_available(): ...; return` then
+            # `elif 'RANK' not in os.environ:`: whatever the arms do, what follows runs only with CUDA)
             ctx = ctx._replace(guarded=True, pure_guard=True)
     return out
 
