@@ -387,15 +387,22 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 condition = condition.operand
             if _flag_key(condition) is not None:
                 tests.add(id(condition))
+    # a function's own names (not declared global): nothing outside the module can read them
+    local = {id(n) for fn in nodes if isinstance(fn, _FUNCTION_DEFS) for n in ast.walk(fn) if isinstance(n, ast.Assign)}
+    declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             for key, value, holder in _flag_bindings(node):
                 own = {id(n) for n in ast.walk(value)}
                 names = [n for n in reads.get(key, []) if id(n) not in own]
                 # a flag nothing reads (`self.sync_cuda = torch.cuda.is_available()`, motion-diffusion-model's
-                # training loop) picks nothing either
-                # (an instance's attribute only: a module's name may be imported and read elsewhere)
-                unread = not names and key.startswith("self.") and key[5:] not in attributes
+                # training loop; gpt-fast's `use_cuda = 'cuda' in device` in `_load_model`) picks nothing either
+                # (an instance's attribute or a function's local: a module's name may be imported and read
+                # elsewhere)
+                if key.startswith("self."):
+                    unread = not names and key[5:] not in attributes
+                else:
+                    unread = not names and id(node) in local and key not in declared
                 guards = bool(names) and all(id(n) in tests for n in names)
                 if (unread or guards) and is_cuda_check(value, imports):
                     setattr(holder, UNREAD_FLAG_ATTR if unread else GUARD_FLAG_ATTR, True)

@@ -638,7 +638,7 @@ def _overrides_cuda_method(node: ast.AST) -> bool:
 
 UNREAD_FLAG_NOTE = (
     "lowered to info: nothing in this module reads the flag the check sets, so it picks no device here;"
-    " code elsewhere that reads it would fall back to the CPU"
+    " code elsewhere that reads it (an instance's flag) would fall back to the CPU"
 )
 UNSUPPORTED_NOTE = (
     "lowered to info: the branch ends in `raise NotImplementedError`; the code does not support this path,"
