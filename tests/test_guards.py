@@ -241,6 +241,13 @@ def test_what_follows_an_early_return_without_cuda_in_an_if_elif_chain_is_guarde
             "import psutil\n    total = psutil.virtual_memory().total\n    pct = int(100 * peak / total)",
             False,
         ),
+        # the same work timed on both sides (glue-factory's benchmark)
+        (
+            "starter.record()\n    _ = model(data)\n    ender.record()\n    torch.cuda.synchronize()\n"
+            "    ms = starter.elapsed_time(ender)",
+            "start = time.perf_counter()\n    _ = model(data)\n    ms = (time.perf_counter() - start) * 1e3",
+            False,
+        ),
         # a device (or a mode) picked beside the clock: a fallback after all
         ("device = 'cuda'\n    t0 = torch.cuda.Event()", "device = 'cpu'\n    t0 = time.time()", True),
         ("n = torch.cuda.memory_allocated()\n    on = 1", "n = psutil.virtual_memory().used\n    on = 0", True),

@@ -888,6 +888,42 @@ _DEVICE_HOLDER = re.compile(r"(?i)device|(?:^|_)(?:dev|devs|gpu|gpus|cpu|cuda|pl
 _SETTINGS_NAME = re.compile(r"(?i)(?:config|cfg|settings|kernels?|backends?|impl|fn|func)$")
 
 
+def is_runtime_provider_choice(node: ast.AST, imports: ImportTable) -> bool:
+    """`'CUDAExecutionProvider' if args.device == 'cuda' else 'CPUExecutionProvider'` (V-Express's
+    insightface session), and its `provider_options=[{'device_id': gpu}] if ... else []`: the check picks an
+    ONNX Runtime provider for a model torch does not run. The CUDA provider is reported where it is named
+    (PKG010); the CPU provider is what other devices have, so nothing falls back from the port's device."""
+    if not (isinstance(node, ast.IfExp) and is_cuda_check(node.test, imports)):
+        return False
+    return all(_provider_entries(side) for side in (node.body, node.orelse))
+
+
+def _provider_entries(node: ast.AST) -> bool:
+    """A provider name, a list of them, a list of provider options (`{'device_id': 0}`), or an empty list."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.endswith("ExecutionProvider")
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(
+            _provider_entries(e)
+            or isinstance(e, ast.Dict)
+            and all(isinstance(k, ast.Constant) and k.value in ("device_id", "gpu_mem_limit") for k in e.keys)
+            for e in node.elts
+        )
+    return False
+
+
+def is_device_passthrough(node: ast.AST, imports: ImportTable) -> bool:
+    """`f'{args.device}:{args.gpu_id}' if args.device == 'cuda' else args.device`: the check only adds CUDA's
+    device index; any other device string passes through as it is (`--device neuron` works)."""
+    if not (isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and is_cuda_check(node.test, imports)):
+        return False
+    compared = [side for side in [node.test.left, *node.test.comparators] if not _is_cuda_string(side)]
+    if len(compared) != 1 or ast.dump(compared[0]) != ast.dump(node.orelse):
+        return False
+    same = ast.dump(node.orelse)
+    return isinstance(node.body, ast.JoinedStr) and any(ast.dump(n) == same for n in ast.walk(node.body))
+
+
 def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
     """`attn_func = xformers_attn if torch.cuda.is_available() else torch_attn` (open_lm), or the same as an
     `if`/`else` that binds one name: the check picks which function runs, and the other one runs on any
@@ -1783,7 +1819,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
     if _in_cuda_context(branch, other):
         return True
-    if _measures(branch, _cuda_measuring) and _measures(other, _host_measuring):
+    shared = {ast.dump(s) for s in branch} & {ast.dump(s) for s in other}  # the work both sides time
+    if _measures([s for s in branch if ast.dump(s) not in shared], _cuda_measuring) and _measures(
+        [s for s in other if ast.dump(s) not in shared], _host_measuring
+    ):
         # `torch.cuda.synchronize(); start = torch.cuda.Event(enable_timing=True); start.record()`, else
         # `t0 = time.time()` (segment-anything-fast's timed region; its memory figures likewise): the check
         # picks what to measure with, not a device
@@ -2092,9 +2131,23 @@ def _seeds(stmt: ast.AST) -> bool:
     )
 
 
+# Device-generic APIs that replaced CUDA-bound ones: a torch without them is older than any the targets run.
+_GENERIC_APIS = frozenset(
+    {
+        "torch.accelerator",
+        "torch.amp.GradScaler",
+        "torch.amp.custom_fwd",
+        "torch.amp.custom_bwd",
+        "torch.get_device_module",
+    }
+)
+
+
 def asks_for_accelerator_api(test: ast.AST, imports: ImportTable) -> Optional[bool]:
-    """`hasattr(torch, "accelerator")` (True) or its negation (False): a test for a torch recent enough
-    to have the device-generic API; None for any other test."""
+    """`hasattr(torch, "accelerator")`, `hasattr(torch.amp, "GradScaler")` (True) or its negation (False): a
+    test for a torch recent enough to have the device-generic API; None for any other test. (glue-factory's
+    `torch.amp.custom_fwd(..., device_type="cuda") if hasattr(torch.amp, "custom_fwd") else
+    torch.cuda.amp.custom_fwd(...)`: the other arm runs on an old torch only.)"""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     call = test.operand if isinstance(test, ast.UnaryOp) and negated else test
     if (
@@ -2102,9 +2155,9 @@ def asks_for_accelerator_api(test: ast.AST, imports: ImportTable) -> Optional[bo
         and isinstance(call.func, ast.Name)
         and call.func.id == "hasattr"
         and len(call.args) == 2
-        and imports.resolve(call.args[0]) == "torch"
         and isinstance(call.args[1], ast.Constant)
-        and call.args[1].value == "accelerator"
+        and isinstance(call.args[1].value, str)
+        and f"{imports.resolve(call.args[0])}.{call.args[1].value}" in _GENERIC_APIS
     ):
         return not negated
     return None

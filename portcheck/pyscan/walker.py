@@ -40,6 +40,7 @@ from portcheck.pyscan.context import (
     is_debug_branch,
     is_device_exit,
     is_device_move_choice,
+    is_device_passthrough,
     is_display_function,
     is_extension_build,
     is_flag_device_choice,
@@ -60,6 +61,7 @@ from portcheck.pyscan.context import (
     is_pure_guard,
     is_pure_guard_expression,
     is_replication_choice,
+    is_runtime_provider_choice,
     is_single_iteration,
     is_test_assertion_call,
     is_test_function,
@@ -260,6 +262,8 @@ def _children(
             or is_load_location_choice(node, imports)
             or is_optional_library(node, imports)
             or is_implementation_choice(node, imports)
+            or is_runtime_provider_choice(node, imports)
+            or is_device_passthrough(node, imports)
         ):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports) or is_precision_branch(node):
