@@ -137,6 +137,8 @@ def test_a_warm_scan_gives_what_a_cold_one_does(tmp_path: Path, monkeypatch):
 def test_per_file_facts():
     assert loading_facts("import importlib\nm = importlib.import_module(f'pkg.archs.{n}')\n") == {"loads:pkg.archs."}
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(name)\n")
+    # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`
+    assert LOADS_ANY in loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\n")
     assert loading_facts("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
     assert loading_facts("import torch\n\n\ndef f(x):\n    return g(x)\n") == frozenset()
     assert loading_facts("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS}

@@ -2299,7 +2299,10 @@ def is_host_factory(node: ast.Call, imports: ImportTable) -> bool:
 
 
 def is_fp32_island(call: ast.Call) -> bool:
-    """`autocast(..., enabled=False)`: autocast turned off for a region that must run in fp32."""
+    """`autocast(..., enabled=False)`, or the legacy `torch.cuda.amp.autocast(False)` (its first parameter is
+    `enabled`; `torch.autocast`'s is a device type): autocast turned off for a region that must run in fp32."""
+    if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
+        return True
     return any(
         k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
     )

@@ -85,7 +85,7 @@ class AutocastOffMatcher(Matcher):
         self.devices = frozenset(_str_list(params, "devices"))
 
     def own_tokens(self) -> List[str]:
-        return ["enabled"]
+        return ["autocast"]  # (`enabled=False`, or the legacy `torch.cuda.amp.autocast(False)`)
 
     def match(self, node: ast.Call, parent, ctx, imports: ImportTable) -> Iterator[Hit]:
         name = imports.resolved(node.func)

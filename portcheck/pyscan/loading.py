@@ -25,6 +25,7 @@ PREFIXED_LOADERS = frozenset({"import_module", "__import__"})
 ANY_LOADERS = frozenset(
     {
         "instantiate",  # hydra.utils.instantiate(cfg): `_target_: pkg.mod.Class` in a YAML file
+        "load_hyperpyyaml",  # HyperPyYAML (SpeechBrain, CosyVoice): `!new:pkg.mod.Class` in a YAML file
         "locate",  # pydoc.locate, hydra's _locate
         "get_class",
         "get_method",
