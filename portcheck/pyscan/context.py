@@ -913,15 +913,32 @@ def _provider_entries(node: ast.AST) -> bool:
 
 
 def is_device_passthrough(node: ast.AST, imports: ImportTable) -> bool:
-    """`f'{args.device}:{args.gpu_id}' if args.device == 'cuda' else args.device`: the check only adds CUDA's
-    device index; any other device string passes through as it is (`--device neuron` works)."""
-    if not (isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and is_cuda_check(node.test, imports)):
+    """A comparison of a device with "cuda" whose other side hands that same device on: `f'{args.device}:{gpu}'
+    if args.device == 'cuda' else args.device` (only CUDA's index is added), `if device != "cuda":
+    kwargs["device_map"] = {"": device}` (ml-fastvlm), the `if`/`else` of whisperX's `device_vad`. Any
+    other device passes through as it is (`--device neuron` works): the check is no fallback."""
+    if not (
+        isinstance(node, (ast.If, ast.IfExp))
+        and isinstance(node.test, ast.Compare)
+        and len(node.test.ops) == 1
+        and isinstance(node.test.ops[0], (ast.Eq, ast.NotEq))
+        and is_cuda_check(node.test, imports)
+    ):
         return False
     compared = [side for side in [node.test.left, *node.test.comparators] if not _is_cuda_string(side)]
-    if len(compared) != 1 or ast.dump(compared[0]) != ast.dump(node.orelse):
+    if len(compared) != 1 or not isinstance(compared[0], (ast.Name, ast.Attribute)):
         return False
-    same = ast.dump(node.orelse)
-    return isinstance(node.body, ast.JoinedStr) and any(ast.dump(n) == same for n in ast.walk(node.body))
+    device = ast.dump(compared[0])
+    other = node.body if isinstance(node.test.ops[0], ast.NotEq) else node.orelse
+    sides = other if isinstance(other, list) else [other]
+    if not sides or any(isinstance(n, ast.Raise) for s in sides for n in ast.walk(s)):
+        return False  # `if device != "cuda": raise ValueError(device)`: a requirement, stated
+    return any(
+        ast.dump(n) == device and isinstance(getattr(n, "ctx", None), ast.Load)
+        for s in sides
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message_call(s.value))
+        for n in ast.walk(s)
+    )
 
 
 def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
@@ -1186,7 +1203,10 @@ def is_precision_flag_assignment(node: ast.Assign) -> bool:
     return condition and bool(names) and all(_PRECISION_FLAG.search(n) for n in names)
 
 
-_PRECISION_VALUE = re.compile(r"(?i)^(?:bf16|fp16|fp32|16|32|64)(?:-(?:mixed|true))?$")
+# (and dtype names as strings: whisperX's `compute_type = "float16" if device == "cuda" else "float32"`)
+_PRECISION_VALUE = re.compile(
+    r"(?i)^(?:bf16|fp16|fp32|16|32|64|float16|float32|bfloat16|half|float)(?:-(?:mixed|true))?$"
+)
 
 
 # Floating-point dtypes a precision choice picks between (`torch.bfloat16`, `torch.half`).
@@ -1968,7 +1988,15 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         # on one line, whose value nobody keeps (`torch.accelerator.synchronize()` there too: it is what
         # `portcheck fix` writes, so fixing never turns the guard into a finding)
         return _cuda_only_reference(cuda.func) or _accelerator_reference(cuda.func)
+    if isinstance(cuda, ast.Call) and _cuda_only_reference(cuda.func) and _null_context(other):
+        # `torch.cuda.stream(torch.cuda.Stream(dev)) if torch.cuda.is_available() else nullcontext()` (CosyVoice)
+        return True
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
+
+
+def _null_context(node: ast.AST) -> bool:
+    """`nullcontext()` (`contextlib.nullcontext`): a context that does nothing."""
+    return isinstance(node, ast.Call) and _last_name(node.func) == "nullcontext" and not node.args
 
 
 # CUDA-only queries of CUDA's own state (its RNG, its memory, its device's name) and its own scheduling
