@@ -1988,8 +1988,15 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         # on one line, whose value nobody keeps (`torch.accelerator.synchronize()` there too: it is what
         # `portcheck fix` writes, so fixing never turns the guard into a finding)
         return _cuda_only_reference(cuda.func) or _accelerator_reference(cuda.func)
-    if isinstance(cuda, ast.Call) and _cuda_only_reference(cuda.func) and _null_context(other):
-        # `torch.cuda.stream(torch.cuda.Stream(dev)) if torch.cuda.is_available() else nullcontext()` (CosyVoice)
+    if (
+        isinstance(cuda, ast.Call)
+        and isinstance(cuda.func, ast.Attribute)
+        and cuda.func.attr in ("stream", "device")
+        and _cuda_only_reference(cuda.func)
+        and _null_context(other)
+    ):
+        # `torch.cuda.stream(torch.cuda.Stream(dev)) if torch.cuda.is_available() else nullcontext()` (CosyVoice):
+        # where the work runs, not how; CUDA's autocast against nothing is a precision other devices lose
         return True
     return _cuda_only_reference(cuda) and (isinstance(other, ast.Lambda) or _constant_like(other))
 
