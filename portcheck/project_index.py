@@ -48,7 +48,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.definitions import lone_definitions
 from portcheck.pyscan.environ import reads_environment
-from portcheck.pyscan.extensions import builds_cpp_only
+from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, loading_facts
@@ -383,29 +383,6 @@ def _is_kernel(node: ast.AST, imports: ImportTable) -> bool:
         if imports.resolve(target) in _KERNEL_DECORATORS:
             return True
     return False
-
-
-_CPU_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|c)$")
-_CUDA_SOURCE = re.compile(r"\.cuh?$")
-_CUDA_BUILD_KEYWORDS = frozenset({"extra_cuda_cflags", "cuda_sources"})
-
-
-def builds_cpu_only(call: ast.Call) -> bool:
-    """`load(name=..., sources=["filter_pids.cpp"], extra_cflags=["-O3"])` (ColBERT's search extensions): a
-    build whose literal sources are all C++ and that asks for nothing of CUDA (no `.cu` source, no
-    `with_cuda=True`, no CUDA flags or sources) makes a CPU extension, which binds nothing CUDA-bound."""
-    sources = next((k.value for k in call.keywords if k.arg == "sources"), call.args[1] if len(call.args) > 1 else None)
-    if sources is None:
-        return False
-    names = [n.value for n in ast.walk(sources) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    if not any(_CPU_SOURCE.search(n) for n in names) or any(_CUDA_SOURCE.search(n) for n in names):
-        return False
-    for keyword in call.keywords:
-        if keyword.arg in _CUDA_BUILD_KEYWORDS:
-            return False
-        if keyword.arg == "with_cuda" and not (isinstance(keyword.value, ast.Constant) and not keyword.value.value):
-            return False
-    return True
 
 
 def _bound_by_load(value: ast.AST, imports: ImportTable) -> Optional[str]:

@@ -110,9 +110,8 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
                 reach(module)
 
     def reach_below(prefix: str) -> None:
-        dotted = "." + prefix.strip(".") + "."
         for module in names:
-            if dotted in "." + module + ".":
+            if _below(prefix, module):
                 reach(module)
 
     for module in names:
@@ -216,12 +215,7 @@ def unused_definitions(
     loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
     # and a module loaded by computed name below a package (`import_module(f"zoedepth.trainers.{name}")`,
     # then `getattr(module, "Trainer")`): any of its names may be the one looked up
-    below = tuple(
-        "." + fact[len(LOADS) :].strip(".") + "."
-        for p in all_paths
-        for fact in sources.loading_facts(p)
-        if fact.startswith(LOADS)
-    )
+    below = tuple(fact[len(LOADS) :] for p in all_paths for fact in sources.loading_facts(p) if fact.startswith(LOADS))
     candidates: Dict[str, List[Tuple[int, int, str, Tuple[str, ...]]]] = {}
     for path in paths:
         if path not in lone_facts:
@@ -231,7 +225,7 @@ def unused_definitions(
             continue
         if any(path.startswith(folder) for folder in loading):
             continue
-        if any(prefix in "." + module_name(path)[0] + "." for prefix in below):
+        if any(_below(prefix, module_name(path)[0]) for prefix in below):
             continue
         lone = decode(lone_facts[path])
         if lone:
@@ -273,6 +267,12 @@ def unused_definitions(
         if found:
             out[path] = found
     return out
+
+
+def _below(prefix: str, module: str) -> bool:
+    """Whether a computed import below `prefix` (a `loads:` fact, `zoedepth.trainers.`) may load `module`
+    (`metric_depth.zoedepth.trainers.zoedepth_trainer`)."""
+    return "." + prefix.strip(".") + "." in "." + module + "."
 
 
 def _stem(path: str) -> str:

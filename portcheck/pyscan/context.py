@@ -10,6 +10,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Option
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
+from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
@@ -387,8 +388,9 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 condition = condition.operand
             if _flag_key(condition) is not None:
                 tests.add(id(condition))
-    # a function's own names (not declared global): nothing outside the module can read them
-    local = {id(n) for fn in nodes if isinstance(fn, _FUNCTION_DEFS) for n in ast.walk(fn) if isinstance(n, ast.Assign)}
+    # a function's own names (not declared global): nothing outside the module can read them (found only when
+    # a name's flag has no read at all)
+    local: Optional[Set[int]] = None
     declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -401,8 +403,18 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 # elsewhere)
                 if key.startswith("self."):
                     unread = not names and key[5:] not in attributes
+                elif names or key in declared:
+                    unread = False
                 else:
-                    unread = not names and id(node) in local and key not in declared
+                    if local is None:
+                        local = {
+                            id(n)
+                            for fn in nodes
+                            if isinstance(fn, _FUNCTION_DEFS)
+                            for n in ast.walk(fn)
+                            if isinstance(n, ast.Assign)
+                        }
+                    unread = id(node) in local
                 guards = bool(names) and all(id(n) in tests for n in names)
                 if (unread or guards) and is_cuda_check(value, imports):
                     setattr(holder, UNREAD_FLAG_ATTR if unread else GUARD_FLAG_ATTR, True)
@@ -1343,7 +1355,7 @@ def mark_clamped_counts(module: ast.Module) -> None:
     its scope is `max(nd, 1)` (YOLO's `os.cpu_count() // max(nd, 1)` workers). A zero count is handled."""
     scopes: List[ast.AST] = [module] + [n for n in ast.walk(module) if isinstance(n, _FUNCTION_DEFS)]
     for scope in scopes:
-        nodes = list(_own_nodes(scope))
+        nodes = own_nodes(scope)
         clamps = [n for n in nodes if isinstance(n, ast.Call) and _clamps(n)]
         clamped = {id(a) for c in clamps for a in c.args}
         for node in nodes:
@@ -1372,16 +1384,6 @@ def _clamps(call: ast.Call) -> bool:
         and not call.keywords
         and any(isinstance(a, ast.Constant) and a.value == 1 for a in call.args)
     )
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a module or function, not those of functions defined inside it."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check

@@ -5,11 +5,13 @@ YOLOX's `JitOp` builds `CppExtension`s from `glob("cocoeval/*.cpp")` and passes 
 `extra_cuda_cflags` to `cpp_extension.load`: with no `.cu` source nvcc never runs, so those flags
 and the loader are no CUDA lock-in. A module counts when it builds with `CppExtension` and never
 with `CUDAExtension`, `cuda_sources=` or `with_cuda=True`, and its literals name C++ sources but no
-CUDA source (`.cu`, `.cuh`).
+CUDA source (`.cu`, `.cuh`). One `cpp_extension.load(...)` call is judged the same way from its arguments
+(`builds_cpu_only`).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import PurePosixPath
 
@@ -27,6 +29,29 @@ def builds_cpp_only(text: str) -> bool:
     if "CppExtension" not in text:
         return False
     return bool(_CPP_BUILD.search(text) and _CPP_SOURCE.search(text)) and not _CUDA_BUILD.search(text)
+
+
+_CPU_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|c)$")
+_CUDA_SOURCE = re.compile(r"\.cuh?$")
+_CUDA_BUILD_KEYWORDS = frozenset({"extra_cuda_cflags", "cuda_sources"})
+
+
+def builds_cpu_only(call: ast.Call) -> bool:
+    """`load(name=..., sources=["filter_pids.cpp"], extra_cflags=["-O3"])` (ColBERT's search extensions): a
+    build whose literal sources are all C++ and that asks for nothing of CUDA (no `.cu` source, no
+    `with_cuda=True`, no CUDA flags or sources) makes a CPU extension, which binds nothing CUDA-bound."""
+    sources = next((k.value for k in call.keywords if k.arg == "sources"), call.args[1] if len(call.args) > 1 else None)
+    if sources is None:
+        return False
+    names = [n.value for n in ast.walk(sources) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    if not any(_CPU_SOURCE.search(n) for n in names) or any(_CUDA_SOURCE.search(n) for n in names):
+        return False
+    for keyword in call.keywords:
+        if keyword.arg in _CUDA_BUILD_KEYWORDS:
+            return False
+        if keyword.arg == "with_cuda" and not (isinstance(keyword.value, ast.Constant) and not keyword.value.value):
+            return False
+    return True
 
 
 _BUILD_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:setuptools|distutils|torch\.utils\.cpp_extension)\b", re.M)

@@ -42,8 +42,8 @@ def package_feeds(module: ast.Module, imports: ImportTable, packages: Sequence[s
     return fed
 
 
-def _own_nodes(function: ast.AST) -> List[ast.AST]:
-    """The nodes of `function`'s body, not those of the functions and classes defined in it."""
+def own_nodes(function: ast.AST) -> List[ast.AST]:
+    """The nodes of `function`'s body (or a module's), not those of the functions and classes defined in it."""
     out: List[ast.AST] = []
     stack: List[ast.AST] = list(getattr(function, "body", []))
     while stack:
@@ -55,7 +55,7 @@ def _own_nodes(function: ast.AST) -> List[ast.AST]:
 
 
 def _bound_feeds(function: ast.AST, fed: Dict[int, str]) -> None:
-    nodes = _own_nodes(function)
+    nodes = own_nodes(function)
     bindings: Dict[str, List[ast.Assign]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
