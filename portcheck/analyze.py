@@ -19,6 +19,7 @@ from portcheck.pyscan.context import (
     Ctx,
     is_display_module,
     is_fp32_island,
+    mark_built_once_classes,
     mark_clamped_counts,
     mark_cuda_flags,
     mark_cuda_side_helpers,
@@ -144,6 +145,8 @@ def _finding(
         return None
     if ctx.xla_branch and rule.category == "xla" and target is not Target.XLA:
         return None  # code that only runs with torch_xla is no lock-in where torch_xla is not the target
+    if ctx.cuda_required and rule.category == "xla":
+        return None  # code that runs only with CUDA (the check before it raises) never runs on XLA or Neuron
     if is_import and ctx.probe:
         return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
     note = ""
@@ -229,6 +232,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if "device_count" in text:
         mark_clamped_counts(module)
     mark_loader_classes(module)
+    mark_built_once_classes(module)
     cuda_context = bool(_CUDA_CONTEXT.search(text))
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
         nodes = list(ast.walk(module))  # one walk for both

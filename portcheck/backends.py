@@ -161,7 +161,7 @@ def name_words(name: str) -> List[str]:
 # A file or folder name that names CUDA (`docker/nvidia/`, `requirements_cuda131.txt`, `Dockerfile.cu121`,
 # `accelerators/cuda.py`), and the words that name the other members of a set of per-backend variants beside
 # it (`docker/amd/`, `requirements_cpu_only.txt`, `requirements_apple_silicon.txt`, `Dockerfile.rocm`).
-_CUDA_VARIANT_WORD = re.compile(r"^(?:cuda\d*|cu\d{3}|nvidia)$")
+_CUDA_VARIANT_WORD = re.compile(r"^(?:cuda\d*|cu\d{3}|nvidia|gpu)$")
 VARIANT_WORDS = (OTHER_PLATFORM_WORDS - DEPLOYMENT_WORDS - {"hip"}) | {"amd", "intel", "apple", "vulkan", "metal"}
 
 

@@ -36,7 +36,7 @@ from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Option
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
-from portcheck.model import Finding, Severity, Target
+from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.pyscan.context import (
     catches_import_error,
     catches_runtime_error,
@@ -1553,8 +1553,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         r.path: [
             f
             for f in r.findings
-            if not (r.kind == "python" and r.path in files and f.category == "package")
-            or not _imports_own(f.source_line, own, copies)
+            if not (f.category == "package" and _names_own(r, f.source_line, files, own, copies))
         ]
         for r in results
     }
@@ -1889,6 +1888,25 @@ def _imports_only(tree: ast.Module, line: int, names: Set[str]) -> bool:
         if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
             bound = [a.asname or a.name.split(".", 1)[0] for a in stmt.names]
             return bool(bound) and all(b in names for b in bound)
+    return False
+
+
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:[\[<>=!~;@]|$)")
+
+
+def _names_own(
+    result: FileResult, source_line: str, files: AbstractSet[str], own: Project, copies: FrozenSet[str]
+) -> bool:
+    """Whether a line of a scanned file names the project's own package: an import in one of its modules or
+    notebooks (TransformerEngine's docs notebooks import `transformer_engine`), or a requirement of it (an
+    example's `requirements.txt` installing the project itself)."""
+    if result.kind == "notebook" or (result.kind == "python" and result.path in files):
+        return _imports_own(source_line, own, copies)
+    if result.kind == "requirements":
+        m = _REQUIREMENT_NAME.match(source_line)
+        name = m.group(1).replace("-", "_").replace(".", "_") if m else ""
+        found = own.find_module(name) if name else None
+        return found is not None and found not in copies
     return False
 
 

@@ -103,6 +103,11 @@ def test_cuda_variants_need_siblings_for_two_other_backends():
         "accelerators/mps.py",
         "deploy/Dockerfile.cu121",
         "deploy/Dockerfile",
+        # wenet-e2e/wenet: a `gpu` runtime beside Intel's `ipex` and `openvino` ones
+        "runtime/gpu/scripts/run_qa.sh",
+        "runtime/ipex/CMakeLists.txt",
+        "runtime/openvino/CMakeLists.txt",
+        "runtime/libtorch/CMakeLists.txt",
     ]
     found = cuda_variants(paths)
     assert found["docker/nvidia/Dockerfile"] == ("nvidia", ("amd", "cpu"))
@@ -110,4 +115,5 @@ def test_cuda_variants_need_siblings_for_two_other_backends():
     # one other backend (`cpu_only`; `gpu` names no other backend) is a choice, not a set of variants
     assert "requirements/requirements_cuda131.txt" not in found
     assert "deploy/Dockerfile.cu121" not in found
-    assert set(found) == {"docker/nvidia/Dockerfile", "accelerators/cuda.py"}
+    assert found["runtime/gpu/scripts/run_qa.sh"] == ("gpu", ("ipex", "openvino"))
+    assert set(found) == {"docker/nvidia/Dockerfile", "accelerators/cuda.py", "runtime/gpu/scripts/run_qa.sh"}

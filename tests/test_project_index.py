@@ -290,6 +290,24 @@ def test_package_findings_on_the_projects_own_imports_are_dropped(tmp_path: Path
     assert (2, "PKG006") in found and not [c for line, c in found if line == 1]
 
 
+def test_package_findings_naming_the_project_in_notebooks_and_requirements_are_dropped(tmp_path: Path):
+    # NVIDIA/TransformerEngine: its docs notebooks import `transformer_engine`, an example's requirements
+    # install it; a notebook's `import triton` and another package's pin are still reported
+    import json
+
+    (tmp_path / "transformer_engine").mkdir()
+    (tmp_path / "transformer_engine" / "__init__.py").write_text("")
+    (tmp_path / "docs").mkdir()
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": ["import transformer_engine.pytorch as te\n", "import triton\n"]}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "docs" / "primer.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "docs" / "requirements.txt").write_text("transformer_engine[pytorch]>=2.0\nflash-attn\n")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    found = sorted((r.path, f.line, f.code) for r in result.files for f in r.findings if f.category == "package")
+    assert found == [("docs/primer.ipynb", 2, "PKG006"), ("docs/requirements.txt", 2, "PKG002")], found
+
+
 def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
     texts = {
         "op/__init__.py": "from .fused_act import fused_act\n",

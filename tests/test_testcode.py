@@ -308,6 +308,26 @@ def test_skip_marks_named_for_missing_gpus(name, cuda_only):
     assert cuda_only_decorator(deco, ImportTable.from_module(module)) is cuda_only
 
 
+@pytest.mark.parametrize(
+    "condition,cuda_only",
+    [
+        ("not dist.is_nccl_available()", True),  # pytorch/ignite: NCCL, CUDA's collectives
+        ("not torch.cuda.is_available()", True),
+        ("not dist.is_gloo_available()", False),
+    ],
+)
+def test_skip_conditions_that_ask_for_cuda(condition, cuda_only):
+    import ast
+
+    from portcheck.pyscan.context import cuda_only_decorator
+    from portcheck.pyscan.imports import ImportTable
+
+    header = "import torch\nimport torch.distributed as dist\nimport pytest\n"
+    module = ast.parse(f"{header}@pytest.mark.skipif({condition}, reason='x')\ndef test_x():\n    pass\n")
+    deco = module.body[-1].decorator_list[0]  # type: ignore[attr-defined]
+    assert cuda_only_decorator(deco, ImportTable.from_module(module)) is cuda_only
+
+
 @pytest.mark.parametrize("guarded", [False, True])
 def test_a_benchmark_that_measures_on_cuda_reports_its_workings_at_info(tmp_path: Path, guarded):
     sync = "torch.cuda.synchronize()"

@@ -117,6 +117,7 @@ class Ctx(NamedTuple):
     bench_file: bool = False  # in a benchmark (`benchmark/`, `bench_*.py`): its asserts check results, once
     evaluation_file: bool = False  # in evaluation code (`eval/`, `evaluate.py`)
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
+    cuda_required: bool = False  # after `if not torch.cuda.is_available(): raise ...`: runs only with CUDA
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
@@ -1250,14 +1251,14 @@ def is_precision_branch(node: ast.AST) -> bool:
 
 
 def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
-    """In `args.device == "cuda" and not torch.cuda.is_available()`, the terms that ask whether the device
-    the user chose exists: the branch rejects (or replaces) a choice that cannot be met, the right thing
-    on any machine; the choice itself is where a CUDA default would be reported. [] for any other
-    expression. With a positive check (`use_amp = device == "cuda" and torch.cuda.is_available()`) the
-    condition decides what runs: it is left to the rules, and fixed whole."""
+    """In `args.device == "cuda" and not torch.cuda.is_available()` (or `args.cuda and not ...`), the terms
+    that ask whether the device the user chose exists: the branch rejects (or replaces) a choice that cannot
+    be met, the right thing on any machine; the choice itself is where a CUDA default would be reported.
+    [] for any other expression. With a positive check (`use_amp = device == "cuda" and
+    torch.cuda.is_available()`) the condition decides what runs: it is left to the rules, and fixed whole."""
     if not isinstance(node.op, ast.And):
         return []
-    asks: List[ast.AST] = [v for v in node.values if _asks_for_cuda(v)]
+    asks: List[ast.AST] = [v for v in node.values if _asks_for_cuda(v) or _requests_cuda(v)]
     if not asks:
         return []
     checks: List[ast.AST] = []
@@ -1267,6 +1268,17 @@ def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
             if isinstance(call, ast.Call) and imports.resolve(call.func) in AVAILABILITY_CALLS:
                 checks.append(value)
     return checks + asks if checks else []
+
+
+def _requests_cuda(node: ast.AST) -> bool:
+    """`args.cuda`, `opt.use_gpu`, `use_cuda`: a switch by which the user asks for CUDA (not `args.no_cuda`)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _OPTION_HOLDERS.match(node.value.id):
+        name = node.attr
+    elif isinstance(node, ast.Name):
+        name = node.id
+    else:
+        return False
+    return bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
 
 
 def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
@@ -1837,8 +1849,11 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     branch = node.orelse if negative else node.body
     other = node.body if negative else node.orelse
     if negative and not node.orelse:
-        # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work.
-        return bool(node.body) and all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body)
+        # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work; `print("pip install
+        # torch_npu if ...")` (wenet's `is_torch_npu_available`): a hint, and nothing is picked
+        return bool(node.body) and (
+            all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body) or all(map(_display_only, node.body))
+        )
     if _in_cuda_context(branch, other):
         return True
     shared = {ast.dump(s) for s in branch} & {ast.dump(s) for s in other}  # the work both sides time
@@ -2054,7 +2069,10 @@ def _accelerator_reference(node: ast.AST) -> bool:
 
 
 def _constant_like(node: ast.AST) -> bool:
-    """A constant, `None`, `float("inf")`, `-1`, or a function that returns one (`lambda: 0`)."""
+    """A constant, `None`, `float("inf")`, `-1`, `torch.nan` (`math.inf`, `np.nan`), or a function that returns
+    one (`lambda: 0`)."""
+    if isinstance(node, ast.Attribute) and node.attr in ("nan", "inf", "NaN", "NAN", "Inf"):
+        return isinstance(node.value, ast.Name) and node.value.id in ("torch", "math", "np", "numpy")
     if isinstance(node, ast.Lambda):
         return _constant_like(node.body)
     if isinstance(node, ast.UnaryOp):
@@ -2219,6 +2237,7 @@ _CUDA_SKIP_WORD = re.compile(
     r"(?i)cuda|gpu|fa[23](?![a-z0-9])|flash_?att|xformers|apex|bitsandbytes|bnb(?![a-z])|transformer_?engine"
     r"|(?<![a-z])te(?![a-z])"  # TransformerEngine (`HAVE_TE`, `is_te_min_version`): NVIDIA's CUDA library
     r"|(?<![a-z])sm_?(?:\d|at_?least|version)"  # an NVIDIA compute capability (torchao's `is_sm_at_least_90()`)
+    r"|nccl"  # NCCL, CUDA's collectives (ignite's `skipif(not dist.is_nccl_available())`)
 )
 # Environment variables only NVIDIA's containers and CUDA installs set (`NVIDIA_PYTORCH_VERSION`).
 _CUDA_ENVIRONMENT = re.compile(r"^(?:NVIDIA|CUDA)_[A-Z_]+$")
@@ -2632,10 +2651,28 @@ def is_collate_function(node: ast.AST) -> bool:
 _BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)$")
 
 
+BUILT_ONCE_ATTR = "_portcheck_built_once"  # set on a class whose base is a built-once class of its module
+
+
 def is_built_once_class(node: ast.ClassDef) -> bool:
     """`class Quantized(nn.Module)`, `class Shards(IterableDataset)`: its constructor runs when the model or
-    the data pipeline is built, not once per step (unlike a value class such as `SparseTensor(object)`)."""
-    return any(_BUILT_ONCE.search(name) for name in _base_names(node))
+    the data pipeline is built, not once per step (unlike a value class such as `SparseTensor(object)`); so
+    does a subclass of such a class of the same module (see `mark_built_once_classes`)."""
+    return getattr(node, BUILT_ONCE_ATTR, False) or any(_BUILT_ONCE.search(name) for name in _base_names(node))
+
+
+def mark_built_once_classes(module: ast.Module) -> None:
+    """Mark (BUILT_ONCE_ATTR) the classes of a module derived from a built-once class the module defines
+    (wenet's `class RopePositionalEncoding(PositionalEncoding)`, `class PositionalEncoding(torch.nn.Module)`)."""
+    classes = [n for n in ast.walk(module) if isinstance(n, ast.ClassDef)]
+    built = {n.name for n in classes if is_built_once_class(n)}
+    for _ in range(4):  # subclasses of subclasses: a few rounds reach a fixed point in practice
+        added = [n for n in classes if n.name not in built and any(b in built for b in _base_names(n))]
+        if not added:
+            break
+        for n in added:
+            setattr(n, BUILT_ONCE_ATTR, True)
+            built.add(n.name)
 
 
 def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:
@@ -2694,7 +2731,11 @@ def switch_words(node: ast.AST) -> FrozenSet[str]:
             words.update(name_words(sub.id))
         elif isinstance(sub, ast.Attribute):
             words.update(name_words(sub.attr))
-    return frozenset(words)
+    return frozenset(words | {_SHORT_WORDS[w] for w in words if w in _SHORT_WORDS})
+
+
+# A switch's word and the short form a library's name uses (`self.use_flash_attention` switches on `flash_attn`).
+_SHORT_WORDS = {"attention": "attn"}
 
 
 TESTED_ATTR = "_portcheck_tested"  # set on a reference an earlier operand of its `and` chain tests for truth

@@ -252,9 +252,11 @@ class DeviceStringMatcher(Matcher):
                     yield hit, Label(text, STRING if id(hit) in listed else role, name), hctx
 
         if name in _AMP_CALLS:
-            if "autocast" in pos:
-                yield from emit(call_argument(node, "device_type", 0), "autocast")
-                yield from emit(call_argument(node, "device", None), "autocast")
+            # A GradScaler's device is its own rule's (AMP002), not an autocast's.
+            if "autocast" in pos and not name.endswith("GradScaler"):
+                text = "autocast" if name.endswith("autocast") else name.rsplit(".", 1)[-1]
+                yield from emit(call_argument(node, "device_type", 0), text)
+                yield from emit(call_argument(node, "device", None), text)
             return
         if name in _MESH_CALLS:
             if "device-mesh" in pos:

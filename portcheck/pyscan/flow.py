@@ -80,6 +80,45 @@ def _statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(children))
 
 
+def _default_fills(scope: ast.AST) -> Set[int]:
+    """`if device is None: device = torch.cuda.current_device()` in a function taking `device`: assignments
+    that only fill in a parameter's default (TransformerEngine's `GroupedTensorStorage`). A caller may pass
+    a `torch.device` there, so the name does not hold only an index; the default itself is reported where
+    it is made."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    args = scope.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    fills: Set[int] = set()
+    for stmt in _statements(scope.body):
+        if not isinstance(stmt, ast.If):
+            continue
+        test = stmt.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            asked = test.operand
+        elif (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.Eq))
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            asked = test.left
+        else:
+            continue
+        if not (isinstance(asked, ast.Name) and asked.id in params):
+            continue
+        for inner in stmt.body:
+            if (
+                isinstance(inner, ast.Assign)
+                and len(inner.targets) == 1
+                and isinstance(inner.targets[0], ast.Name)
+                and inner.targets[0].id == asked.id
+            ):
+                fills.add(id(inner))
+    return fills
+
+
 def _expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
     """The expression nodes of one statement (not of the statements nested in it)."""
     stack: List[ast.AST] = []
@@ -113,6 +152,7 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
         body = node.body
         known: Set[str] = set()
         pos = self.positions
+        fills = _default_fills(node)
         for stmt in _statements(body):
             if isinstance(stmt, _NESTED):
                 continue
@@ -131,7 +171,9 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
                             yield value, Label("`device_map`", DEVICE_MAP)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
-                if is_device_index(stmt.value, imports, known):
+                if id(stmt) in fills:
+                    known.discard(name)  # callers may pass a device: the name is not only an index
+                elif is_device_index(stmt.value, imports, known):
                     known.add(name)
                 elif not (isinstance(stmt.value, ast.Constant) and type(stmt.value.value) is int):
                     known.discard(name)  # `local_rank = 0` in the other branch is an index too

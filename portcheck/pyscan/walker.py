@@ -125,6 +125,17 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
             # (also with `elif`/`else` arms, VAR's `if not torch.cuda.is_available(): ...; return` then
             # `elif 'RANK' not in os.environ:`: whatever the arms do, what follows runs only with CUDA)
             ctx = ctx._replace(guarded=True, pure_guard=True)
+        elif (
+            not ctx.cuda_required
+            and isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and stmt.body
+            and isinstance(stmt.body[-1], ast.Raise)
+            and is_negative_cuda_check(stmt.test, imports)
+        ):
+            # `if not torch.cuda.is_available(): raise RuntimeError(...)` (theseus's cusolver solve): what
+            # follows runs only with CUDA, with no alternative; the check states the requirement
+            ctx = ctx._replace(cuda_required=True)
     return out
 
 
@@ -161,6 +172,7 @@ _SPECIAL = (
         ast.BoolOp,
         ast.Compare,
         ast.BinOp,
+        ast.Subscript,
     )
     + _LOOPS
     + _COMPS
@@ -545,6 +557,12 @@ def _children(
             if current is ctx and short_circuits_off_cuda(node.op, value, imports):
                 current = ctx._replace(guarded=True)
         return terms
+    if isinstance(node, ast.Subscript):
+        # `IndexType = Union[slice, torch.LongTensor, torch.cuda.LongTensor]`: a type for the type checker
+        # (mmpose's alias); nothing in it is made
+        if (imports.resolve(node.value) or "").startswith(("typing.", "typing_extensions.")):
+            return [(node.value, ctx), (node.slice, ctx._replace(annotation=True))]
+        return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, ast.BinOp):
         # `"%.3gG" % (torch.cuda.memory_reserved() / 1e9)`: a number formatted for people, like an f-string's
         # `{...:.3g}` (a `"cuda:%d" % rank` builds a device and is no display).
