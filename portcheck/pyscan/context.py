@@ -10,6 +10,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Option
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
+from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS, EXTENSION_LOADERS
@@ -2365,7 +2366,6 @@ def is_fp32_island(call: ast.Call) -> bool:
 
 
 _HOST_NAMES_ATTR = "_portcheck_host_names"
-_SCOPE_STOPS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:

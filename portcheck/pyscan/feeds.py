@@ -16,7 +16,8 @@ from typing import Dict, List, Sequence, Set
 
 from portcheck.pyscan.imports import ImportTable
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# Nodes that open a scope of their own: a walk of one scope stops at them.
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def package_feeds(module: ast.Module, imports: ImportTable, packages: Sequence[str]) -> Dict[int, str]:
@@ -49,7 +50,7 @@ def own_nodes(function: ast.AST) -> List[ast.AST]:
     while stack:
         node = stack.pop()
         out.append(node)
-        if not isinstance(node, _SCOPES):
+        if not isinstance(node, SCOPES):
             stack.extend(ast.iter_child_nodes(node))
     return out
 
