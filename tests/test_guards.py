@@ -33,6 +33,14 @@ def test_the_else_of_a_negative_check_is_guarded_and_its_body_is_not(tmp_path):
     assert "CUDA check" in notes[(11, "XLA005")]
 
 
+def test_a_backend_other_than_nccl_is_a_negative_check(tmp_path):
+    # allenai/allennlp's `peak_gpu_memory`: `if dist.get_backend() != "nccl": return {}` leaves CUDA behind
+    head = "import torch\nimport torch.distributed as dist\nif dist.get_backend() != 'nccl':\n"
+    notes = _notes(tmp_path, head + LOOP + "else:\n" + LOOP)
+    assert notes[(7, "XLA005")] == ""
+    assert "CUDA check" in notes[(12, "XLA005")]
+
+
 def test_an_xla_arm_after_a_cuda_check_is_the_xla_path(tmp_path):
     text = (
         "import torch\nimport torch_xla.core.xla_model as xm\n"

@@ -350,3 +350,63 @@ def test_a_benchmark_that_measures_on_cuda_reports_its_workings_at_info(tmp_path
     else:
         assert device.severity.value == "info" and "measures on CUDA by design (line 9)" in device.note
         assert found[("benchmarks/bench_net.py", 9, "RT001")].severity.value != "info"
+
+
+MOCKED_BACKEND = """
+import torch.distributed as dist
+from unittest.mock import MagicMock, patch
+
+
+def test_falls_back_to_gloo():
+    with patch("torch.distributed.get_backend", return_value=dist.Backend.NCCL):
+        pass
+    backend = MagicMock()
+    backend.return_value = "nccl"
+
+
+def test_nccl_group():
+    dist.init_process_group(backend="nccl")
+"""
+
+
+def test_what_a_tests_mock_hands_back_is_made_up_data(tmp_path: Path):
+    # pytorch/tnt: tests fake an NCCL backend to check the fallback to gloo; they run anywhere
+    path = tmp_path / "tests" / "test_backend.py"
+    path.parent.mkdir()
+    path.write_text(MOCKED_BACKEND, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    lines = sorted(f.line for r in result.files for f in r.findings)
+    assert lines == [MOCKED_BACKEND.splitlines().index('    dist.init_process_group(backend="nccl")') + 1], lines
+
+
+CUDA_ONLY_IMPORT = """
+import pytest
+import torch
+from torch.cuda import amp
+from torch.cuda.amp import GradScaler
+
+
+def _train(x, mixed):
+    with amp.autocast(enabled=mixed):
+        return x.sum()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_training():
+    _train(torch.ones(2), True)
+
+
+def test_scaler():
+    GradScaler()
+"""
+
+
+def test_an_import_only_cuda_only_tests_use_reports_nothing(tmp_path: Path):
+    # allenai/allennlp: `from torch.cuda import amp` serves a helper of a `@requires_multi_gpu` test alone
+    path = tmp_path / "tests" / "test_fsdp.py"
+    path.parent.mkdir()
+    path.write_text(CUDA_ONLY_IMPORT, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    lines = sorted({f.line for r in result.files for f in r.findings})
+    text = CUDA_ONLY_IMPORT.splitlines()
+    assert lines == [text.index("from torch.cuda.amp import GradScaler") + 1, text.index("    GradScaler()") + 1], lines

@@ -120,6 +120,7 @@ class Ctx(NamedTuple):
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     cuda_required: bool = False  # after `if not torch.cuda.is_available(): raise ...`: runs only with CUDA
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
+    float64_branch: bool = False  # in a branch that only runs for a float64 tensor (`if x.dtype is torch.float64:`)
     compared: bool = False  # in the literal list an `in` test looks a value up in (`dtype in [torch.float64]`)
     probe: bool = False  # in an availability probe (`def is_bnb_available():`), whose imports only ask
     tried: bool = False  # in a `try` whose handler catches the error and carries on (with `guarded`)
@@ -388,6 +389,11 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             condition = node.args[0]
             if isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not):
                 condition = condition.operand
+            if isinstance(condition, ast.Compare) and len(condition.ops) == 1:
+                # `skipUnless(torch_device == "cuda", ...)` (optimum's `require_torch_gpu`)
+                sides = [condition.left, condition.comparators[0]]
+                if any(_is_cuda_string(x) for x in sides):
+                    condition = next((x for x in sides if _flag_key(x) is not None), condition)
             if _flag_key(condition) is not None:
                 tests.add(id(condition))
     # a function's own names (not declared global): nothing outside the module can read them (found only when
@@ -420,6 +426,28 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 guards = bool(names) and all(id(n) in tests for n in names)
                 if (unread or guards) and is_cuda_check(value, imports):
                     setattr(holder, UNREAD_FLAG_ATTR if unread else GUARD_FLAG_ATTR, True)
+        elif isinstance(node, ast.ClassDef):
+            # `cuda_available: bool = torch.cuda.is_available()` in a class body (torchtnt's test case) that
+            # nothing reads, as the class's or an instance's attribute or as a name
+            for stmt in node.body:
+                target, bound = _class_binding(stmt)
+                if (
+                    target is not None
+                    and bound is not None
+                    and target not in attributes
+                    and not reads.get(target)
+                    and is_cuda_check(bound, imports)
+                ):
+                    setattr(stmt, UNREAD_FLAG_ATTR, True)
+
+
+def _class_binding(stmt: ast.stmt) -> Tuple[Optional[str], Optional[ast.AST]]:
+    """`flag = value` or `flag: bool = value` in a class body: the name and the value; (None, None) else."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return stmt.target.id, stmt.value
+    return None, None
 
 
 def _flag_bindings(node: ast.Assign) -> Iterator[Tuple[str, ast.AST, ast.AST]]:
@@ -653,6 +681,31 @@ def asks_complex(test: ast.AST) -> Optional[bool]:
                 return True
         elif isinstance(term, ast.Attribute) and term.attr == "is_complex":
             return True
+    return None
+
+
+_FLOAT64 = frozenset({"torch.float64", "torch.double"})
+
+
+def asks_float64(test: ast.AST) -> Optional[bool]:
+    """Whether an `if` test asks if a tensor is float64: True for `x.dtype is torch.float64` (`==`,
+    `torch.double`; alone or as a term of an `and`: its branch only runs for a float64 tensor, which it
+    keeps in float64), False for `is not`/`!=` or `not ...` of one (its `else` does), None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = asks_float64(test.operand)
+        return None if inner is None else not inner
+    for term in and_terms(test):
+        if not (isinstance(term, ast.Compare) and len(term.ops) == 1):
+            continue
+        sides = (term.left, term.comparators[0])
+        if any(isinstance(x, ast.Attribute) and x.attr == "dtype" for x in sides) and any(
+            dotted(x) in _FLOAT64 for x in sides
+        ):
+            op = term.ops[0]
+            if isinstance(op, (ast.Is, ast.Eq)):
+                return True
+            if isinstance(op, (ast.IsNot, ast.NotEq)) and len(and_terms(test)) == 1:
+                return False
     return None
 
 
@@ -1272,18 +1325,22 @@ def choice_checks(node: ast.BoolOp, imports: ImportTable) -> List[ast.AST]:
 
 
 def _requests_cuda(node: ast.AST) -> bool:
-    """`args.cuda`, `opt.use_gpu`, `use_cuda`: a switch by which the user asks for CUDA (not `args.no_cuda`)."""
+    """`args.cuda`, `opt.use_gpu`, `use_cuda`, `cuda_sync`: a switch by which the user asks for CUDA (not
+    `args.no_cuda`)."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _OPTION_HOLDERS.match(node.value.id):
         name = node.attr
     elif isinstance(node, ast.Name):
         name = node.id
     else:
         return False
-    return bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
+    # (`cuda_sync`, torchtnt's timer: a switch for something only CUDA has)
+    words = name_words(name)
+    return (bool(_CUDA_FLAG.match(name)) or "cuda" in words) and not name.lower().startswith("no")
 
 
 def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
-    """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`: true when CUDA is absent."""
+    """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`, `backend != "nccl"`: true
+    when CUDA is absent."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return is_cuda_check(test.operand, imports)
     if (
@@ -1291,7 +1348,8 @@ def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         and len(test.ops) == 1
         and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn))
     ):
-        return any(_is_cuda_string(side) for side in (test.left, test.comparators[0]))
+        # (`dist.get_backend() != "nccl"`, allennlp's `peak_gpu_memory`: NCCL runs on CUDA only)
+        return any(_is_cuda_string(side) or _names_nccl(side) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         return any(is_negative_cuda_check(v, imports) for v in test.values)
     if (
@@ -1852,8 +1910,9 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     if negative and not node.orelse:
         # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work; `print("pip install
         # torch_npu if ...")` (wenet's `is_torch_npu_available`): a hint, and nothing is picked
-        return bool(node.body) and (
-            all(_skips(s) and not isinstance(s, ast.Pass) for s in node.body) or all(map(_display_only, node.body))
+        # (`logger.info("CUDA unavailable. Not attaching OOM observer."); return`, torchtnt: both)
+        return bool(node.body) and all(
+            (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) for s in node.body
         )
     if _in_cuda_context(branch, other):
         return True
@@ -2482,7 +2541,7 @@ def _chain_root(expr: ast.AST) -> Optional[str]:
 def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True) -> bool:
     """A numpy call, a tensor factory that names no device and takes no tensor to follow
     (`torch.rand(1, generator=rng)`, `torch.zeros(n)`; not `torch.tensor(t)`, which keeps `t`'s device), or
-    (with `copies`) a copy to the host (`x.cpu()`, `x.to("cpu")`, `x.numpy()`)."""
+    (with `copies`) a copy to the host (`x.cpu()`, `x.to("cpu")`, `x.numpy()`, any call given `device="cpu"`)."""
     func = call.func
     if copies and isinstance(func, ast.Attribute) and (
         func.attr in ("cpu", "numpy")
@@ -2494,22 +2553,32 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
         )
     ):
         return True
+    if copies and any(k.arg == "device" and _names_cpu(k.value) for k in call.keywords):
+        return True  # `x.to(device="cpu")`, skorch's `to_tensor(val, device='cpu')`: on the host, copied if need be
     name = imports.resolved(call.func) or ""
     if name.startswith("numpy."):
         return True
     if name in ("torch.tensor", "torch.as_tensor"):
         # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device
-        return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant)) and is_host_factory(
-            call, imports
-        )
+        # (a shape is host data too: allennlp's `torch.tensor(grad_data.shape)`)
+        return bool(call.args) and _literal_or_shape(call.args[0]) and is_host_factory(call, imports)
     return is_host_factory(call, imports)
+
+
+def _literal_or_shape(node: ast.AST) -> bool:
+    """`[[0.57, -0.81]]`, `3`, `x.shape`, `x.size()`: literals, or a tensor's shape (a host `torch.Size`)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr == "shape"
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
 
 
 _SHOWN_NAMES_ATTR = "_portcheck_shown_names"
 
 
 def shown_names(scope: ast.AST) -> FrozenSet[str]:
-    """Names of a function (or module) bound once by a plain assignment and only ever shown: every read
+    """Names of a function (or module) bound by plain assignments only and only ever shown: every read
     sits in a print or log call, an f-string, a `%` format, a `.format()` or `round(x, n)`
     (`peak = torch.cuda.max_memory_allocated()`, then `print(f"peak {peak / 2**30:.1f} GB")`)."""
     known = getattr(scope, _SHOWN_NAMES_ATTR, None)
@@ -2524,14 +2593,14 @@ def shown_names(scope: ast.AST) -> FrozenSet[str]:
             if isinstance(node.ctx, ast.Load):
                 reads[node.id] = reads.get(node.id, True) and shown
             else:
-                assigned[node.id] = assigned.get(node.id, 0) + 2  # a loop target, `with ... as`, unpacking
+                assigned[node.id] = assigned.get(node.id, 0) | 2  # a loop target, `with ... as`, unpacking
             continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            assigned[node.targets[0].id] = assigned.get(node.targets[0].id, 0) + 1
+            assigned[node.targets[0].id] = assigned.get(node.targets[0].id, 0) | 1
             stack.append((node.value, shown))
             continue
         if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
-            assigned[node.target.id] = assigned.get(node.target.id, 0) + 2
+            assigned[node.target.id] = assigned.get(node.target.id, 0) | 2
         inner = shown
         if isinstance(node, ast.Call):
             func = node.func
@@ -2548,6 +2617,7 @@ def shown_names(scope: ast.AST) -> FrozenSet[str]:
         ):
             inner = True
         stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+    # bound by plain assignments only (a placeholder first is fine: optimum's `pt_cuda_available = "NA"`)
     found = frozenset(name for name, count in assigned.items() if count == 1 and reads.get(name) is True)
     try:
         setattr(scope, _SHOWN_NAMES_ATTR, found)

@@ -298,9 +298,10 @@ class Matcher:
     check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable),
     `in-xla-branches` (false: do not match in the branch of `if x.device.type == "xla":`, which only
     runs on an XLA device), `in-complex-branches` (false: do not match in the branch of
-    `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere), `in-constructors`
-    (false: do not match in the `__init__` of a module, dataset, sampler or loader class, which runs once,
-    when the model or the data pipeline is built, not once per step).
+    `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere), `in-float64-branches`
+    (false: the same for `if x.dtype is torch.float64:`, whose branch keeps a float64 input in float64),
+    `in-constructors` (false: do not match in the `__init__` of a module, dataset, sampler or loader class,
+    which runs once, when the model or the data pipeline is built, not once per step).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
     (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`, `round(mem / 2**30, 3)`) and modules such as `collect_env.py`.
@@ -315,7 +316,8 @@ class Matcher:
     allowed_keys: FrozenSet[str] = frozenset()
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
-         "in-guards", "in-xla-branches", "in-complex-branches", "in-constructors", "in-build-scripts"}
+         "in-guards", "in-xla-branches", "in-complex-branches", "in-float64-branches", "in-constructors",
+         "in-build-scripts"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -337,6 +339,7 @@ class Matcher:
         self.in_guards = _bool(params, "in-guards", True)
         self.in_xla_branches = _bool(params, "in-xla-branches", True)
         self.in_complex_branches = _bool(params, "in-complex-branches", True)
+        self.in_float64_branches = _bool(params, "in-float64-branches", True)
         self.in_constructors = _bool(params, "in-constructors", True)
         # `in-build-scripts = false`: in a `setup.py` a device check picks the extensions to build, not a device
         self.in_build_scripts = _bool(params, "in-build-scripts", True)
@@ -383,6 +386,7 @@ class Matcher:
         in_guards = self.in_guards
         in_xla_branches = self.in_xla_branches
         in_complex_branches = self.in_complex_branches
+        in_float64_branches = self.in_float64_branches
         in_constructors = self.in_constructors
         in_build_scripts = self.in_build_scripts
 
@@ -401,6 +405,7 @@ class Matcher:
                 or (ctx.pure_guard and not in_guards)
                 or (ctx.xla_branch and not in_xla_branches)
                 or (ctx.complex_branch and not in_complex_branches)
+                or (ctx.float64_branch and not in_float64_branches)
                 or (ctx.in_init and ctx.built_once and not in_constructors)
                 or (ctx.build_script and not in_build_scripts)
             )

@@ -554,6 +554,15 @@ def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
         if id(node) in marked:
             setattr(node, CUDA_ONLY_ATTR, True)
             count += 1
+    if count:
+        # an import whose names only CUDA-only tests use serves them alone (allennlp's `from torch.cuda import
+        # amp`, used by a helper of a `@requires_multi_gpu` test)
+        only = names_used_only_with_cuda(module, imports)
+        for stmt in module.body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and only:
+                bound = [(a.asname or a.name).split(".", 1)[0] for a in stmt.names]
+                if bound and "*" not in bound and all(b in only for b in bound):
+                    setattr(stmt, CUDA_ONLY_ATTR, True)
     return count
 
 

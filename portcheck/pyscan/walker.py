@@ -22,6 +22,7 @@ from portcheck.pyscan.context import (
     UNREAD_FLAG_ATTR,
     Ctx,
     asks_complex,
+    asks_float64,
     asks_for_accelerator_api,
     builds_cpp_otherwise,
     catches_import_error,
@@ -109,7 +110,8 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
     `raise`, `return`, `continue` or `break` of the block never run and are not visited."""
     out: List[Tuple[ast.AST, Ctx]] = []
     for stmt in stmts:
-        out.append((stmt, ctx))
+        # (an import only CUDA-only tests use: `testcode.mark_cuda_only`)
+        out.append((stmt, ctx._replace(skipped=True) if getattr(stmt, CUDA_ONLY_ATTR, False) else ctx))
         if isinstance(stmt, _JUMPS):
             break  # `raise NotImplementedError` then code left behind: nothing after it in the block runs
         if ctx.test_file and not ctx.skipped and early_cuda_exit(stmt, imports):
@@ -345,6 +347,13 @@ def _children(
             else_ctx = else_ctx._replace(xla_branch=True)
         if complex_side is False:
             else_ctx = else_ctx._replace(complex_branch=True)
+        float64_side = asks_float64(node.test)
+        if float64_side is not None:
+            # `elif terms.dtype is torch.float64: nonnan = (...).double()` (pyro): the input is float64 already
+            if float64_side:
+                body_ctx = body_ctx._replace(float64_branch=True)
+            else:
+                else_ctx = else_ctx._replace(float64_branch=True)
         if isinstance(node, ast.IfExp):
             return [(node.test, test_ctx), (node.body, body_ctx), (node.orelse, else_ctx)]
         return [(node.test, test_ctx)] + _block(node.body, body_ctx, imports) + _block(node.orelse, else_ctx, imports)
@@ -403,6 +412,10 @@ def _children(
     if isinstance(node, ast.arg):
         return [(node.annotation, ctx._replace(annotation=True))] if node.annotation is not None else []
     if isinstance(node, ast.Assign):
+        if ctx.test_file and all(isinstance(t, ast.Attribute) and t.attr in _MOCK_VALUES for t in node.targets):
+            # `get_backend_mock.return_value = dist.Backend.NCCL`: what a test's mock hands back
+            mocked: List[Tuple[ast.AST, Ctx]] = [(t, ctx) for t in node.targets]
+            return mocked + [(node.value, ctx._replace(test_assert=True))]
         target = node.targets[0]
         if (
             len(node.targets) == 1
@@ -439,6 +452,8 @@ def _children(
         return given + [(node.value, ctx)]
     if isinstance(node, ast.AnnAssign):
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
+        if getattr(node, UNREAD_FLAG_ATTR, False):
+            ctx = ctx._replace(info_note=UNREAD_FLAG_NOTE)  # `cuda_available: bool = ...` nothing reads
         return out + ([(node.value, ctx)] if node.value is not None else [])
     if isinstance(node, ast.Module):
         return _block(node.body, ctx._replace(scope=node), imports)
@@ -501,6 +516,13 @@ def _children(
         if ctx.in_test and is_test_assertion_call(node):
             checked = ctx._replace(test_assert=True)
             return [(node.func, ctx)] + [(c, checked) for c in node.args] + [(k, checked) for k in node.keywords]
+        if ctx.test_file and _is_mock_call(node):
+            # `patch("torch.distributed.get_backend", return_value=dist.Backend.NCCL)` (pytorch/tnt's tests): what a
+            # mock hands back is made-up data, as a test's expected values are
+            faked = ctx._replace(test_assert=True)
+            return [(node.func, ctx)] + [(c, ctx) for c in node.args] + [
+                (k, faked if k.arg in _MOCK_VALUES else ctx) for k in node.keywords
+            ]
         if is_message_call(node):
             msg = ctx._replace(message=True)
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
@@ -656,6 +678,18 @@ def _overrides_cuda_method(node: ast.AST) -> bool:
         return False
     params = node.args.posonlyargs + node.args.args
     return bool(params) and params[0].arg == "self"
+
+
+# Calls that make a mock (`unittest.mock.patch`, `patch.object`, `MagicMock`), and their keywords that say
+# what it hands back.
+_MOCK_CALLS = frozenset({"patch", "object", "Mock", "MagicMock", "AsyncMock", "NonCallableMock", "create_autospec"})
+_MOCK_VALUES = frozenset({"return_value", "side_effect", "new", "new_callable"})
+
+
+def _is_mock_call(node: ast.Call) -> bool:
+    name = dotted(node.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    return last in _MOCK_CALLS and (last != "object" or name.endswith("patch.object"))
 
 
 UNREAD_FLAG_NOTE = (
