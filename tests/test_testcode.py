@@ -232,6 +232,15 @@ def test_a_modules_self_test_is_test_code(source, expected):
     assert getattr(main[-1], SELF_TEST_ATTR, "") == expected
 
 
+def _lines_found(root: Path, name: str, text: str) -> list:
+    """The lines of every finding when `text` is the test module `tests/<name>` of a project at `root`."""
+    path = root / "tests" / name
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=root, jobs=1)
+    return sorted(f.line for r in result.files for f in r.findings)
+
+
 # fairscale's test helpers: marks a shared testing module binds, and a base class whose set-up skips
 FAIRSCALE_TEST = """
 import unittest
@@ -277,11 +286,7 @@ def test_on_cpu():
 
 
 def test_fairscale_style_cuda_only_tests_report_nothing(tmp_path):
-    path = tmp_path / "tests" / "test_fsdp.py"
-    path.parent.mkdir()
-    path.write_text(FAIRSCALE_TEST, encoding="utf-8")
-    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
-    lines = sorted(f.line for r in result.files for f in r.findings)
+    lines = _lines_found(tmp_path, "test_fsdp.py", FAIRSCALE_TEST)
     # only the test that runs without CUDA keeps its finding
     assert lines == [FAIRSCALE_TEST.splitlines().index("    y = torch.ones(2).cuda()") + 1], lines
 
@@ -371,11 +376,7 @@ def test_nccl_group():
 
 def test_what_a_tests_mock_hands_back_is_made_up_data(tmp_path: Path):
     # pytorch/tnt: tests fake an NCCL backend to check the fallback to gloo; they run anywhere
-    path = tmp_path / "tests" / "test_backend.py"
-    path.parent.mkdir()
-    path.write_text(MOCKED_BACKEND, encoding="utf-8")
-    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
-    lines = sorted(f.line for r in result.files for f in r.findings)
+    lines = _lines_found(tmp_path, "test_backend.py", MOCKED_BACKEND)
     assert lines == [MOCKED_BACKEND.splitlines().index('    dist.init_process_group(backend="nccl")') + 1], lines
 
 
@@ -403,10 +404,6 @@ def test_scaler():
 
 def test_an_import_only_cuda_only_tests_use_reports_nothing(tmp_path: Path):
     # allenai/allennlp: `from torch.cuda import amp` serves a helper of a `@requires_multi_gpu` test alone
-    path = tmp_path / "tests" / "test_fsdp.py"
-    path.parent.mkdir()
-    path.write_text(CUDA_ONLY_IMPORT, encoding="utf-8")
-    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
-    lines = sorted({f.line for r in result.files for f in r.findings})
+    lines = sorted(set(_lines_found(tmp_path, "test_fsdp.py", CUDA_ONLY_IMPORT)))
     text = CUDA_ONLY_IMPORT.splitlines()
     assert lines == [text.index("from torch.cuda.amp import GradScaler") + 1, text.index("    GradScaler()") + 1], lines
