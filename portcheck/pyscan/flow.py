@@ -80,43 +80,44 @@ def _statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(children))
 
 
-def _default_fills(scope: ast.AST) -> Set[int]:
-    """`if device is None: device = torch.cuda.current_device()` in a function taking `device`: assignments
-    that only fill in a parameter's default (TransformerEngine's `GroupedTensorStorage`). A caller may pass
-    a `torch.device` there, so the name does not hold only an index; the default itself is reported where
-    it is made."""
+def _params(scope: ast.AST) -> Set[str]:
+    """The parameter names of a function scope; none for a module."""
     if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
     args = scope.args
-    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    fills: Set[int] = set()
-    for stmt in _statements(scope.body):
-        if not isinstance(stmt, ast.If):
-            continue
-        test = stmt.test
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            asked = test.operand
-        elif (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], (ast.Is, ast.Eq))
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def _default_fills(stmt: ast.stmt, params: Set[str]) -> Iterator[int]:
+    """`if device is None: device = torch.cuda.current_device()` in a function taking `device`: the ids of
+    the assignments of `stmt` (an `if`) that only fill in a parameter's default (TransformerEngine's
+    `GroupedTensorStorage`). A caller may pass a `torch.device` there, so the name does not hold only an
+    index; the default itself is reported where it is made."""
+    if not (params and isinstance(stmt, ast.If)):
+        return
+    test = stmt.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        asked = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        asked = test.left
+    else:
+        return
+    if not (isinstance(asked, ast.Name) and asked.id in params):
+        return
+    for inner in stmt.body:
+        if (
+            isinstance(inner, ast.Assign)
+            and len(inner.targets) == 1
+            and isinstance(inner.targets[0], ast.Name)
+            and inner.targets[0].id == asked.id
         ):
-            asked = test.left
-        else:
-            continue
-        if not (isinstance(asked, ast.Name) and asked.id in params):
-            continue
-        for inner in stmt.body:
-            if (
-                isinstance(inner, ast.Assign)
-                and len(inner.targets) == 1
-                and isinstance(inner.targets[0], ast.Name)
-                and inner.targets[0].id == asked.id
-            ):
-                fills.add(id(inner))
-    return fills
+            yield id(inner)
 
 
 def _expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
@@ -152,8 +153,10 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
         body = node.body
         known: Set[str] = set()
         pos = self.positions
-        fills = _default_fills(node)
+        params = _params(node)
+        fills: Set[int] = set()
         for stmt in _statements(body):
+            fills.update(_default_fills(stmt, params))  # an `if` comes before the statements of its body
             if isinstance(stmt, _NESTED):
                 continue
             for expr in _expressions(stmt):
