@@ -270,11 +270,13 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # TVM's compiler): its device strings name that framework's targets. Calls are still reported.
         hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
     if builds_cpp_only(text):
-        # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply.
+        # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply, and the
+        # `BuildExtension` command class builds the C++ it is given (PyTorch-BigGraph's setup.py): no CUDA build.
         kernel = {i for i, entry in enumerate(rules) if entry.rule.category == "kernel"}
         hits = (
             (key, node, label, ctx._replace(info_note=CPP_ONLY_NOTE) if key[0] in kernel else ctx)
             for key, node, label, ctx in hits
+            if not (key[0] in kernel and label.endswith("BuildExtension"))
         )
     if len(_DECORATOR_LINE.findall(text)) > 1:  # no definition has two decorators otherwise: skip the walk
         hits = _one_per_decorated_definition(hits, module)
@@ -283,7 +285,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     # `def compare(self, other)`, `__eq__`, a metric's `compute()`: comparisons and once-per-evaluation
     # summaries, off every step; the host syncs and graph breaks in them cost nothing per step. And a host
     # transfer of a value its scope already transferred copies what is already there.
-    off_step = _off_step_functions(module) if _OFF_STEP_WORDS.search(text) else set()
+    metric_module = bool(path) and _METRIC_PATH.search(path) is not None
+    off_step = _off_step_functions(module, metric_module) if metric_module or _OFF_STEP_WORDS.search(text) else set()
     repeated = _transfers_twice(text)
     if off_step or repeated:
         xla = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
@@ -353,15 +356,21 @@ _HOST_TRANSFERS = frozenset({"item", "tolist", "cpu", "numpy"})
 _COMPARING = re.compile(r"^(?:compare\w*|__eq__|__ne__|equals?|is_equal|\w+_equal|assert_\w+)$")
 # What a module needs to spell to hold one of `_off_step_functions` (a `_COMPARING` name, a `...Metric` base).
 _OFF_STEP_WORDS = re.compile(r"\bdef (?:compare|__eq__|__ne__|equals?\b|\w+_equal\b|assert_)|Metric\b")
+# A module of metrics (`torchmetrics/functional/...`, `utils/metrics.py`) and the compute stage of a metric in it.
+_METRIC_PATH = re.compile(r"metric", re.IGNORECASE)
+_METRIC_COMPUTE = re.compile(r"^_?(?:\w+_)?compute$")
 _TRANSFER = re.compile(r"\b(\w+)\.(?:item|tolist|cpu|numpy)\((\))?")
 
 
-def _off_step_functions(module: ast.Module) -> Set[int]:
-    """The functions that compare two objects (Pearl's `compare(self, other)`, `__eq__`) and the `compute()`
-    of metric classes (`class Accuracy(Metric)`), which runs once per evaluation."""
+def _off_step_functions(module: ast.Module, metric_module: bool = False) -> Set[int]:
+    """The functions that compare two objects (Pearl's `compare(self, other)`, `__eq__`), the `compute()`
+    of metric classes (`class Accuracy(Metric)`) and, in a metrics module, the compute stage of a functional
+    metric (torchmetrics' `_binary_logauc_compute`): each runs once per evaluation."""
     found: Set[int] = set()
     for node in ast.walk(module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _COMPARING.match(node.name):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+            _COMPARING.match(node.name) or (metric_module and _METRIC_COMPUTE.match(node.name))
+        ):
             found.add(id(node))
         elif isinstance(node, ast.ClassDef) and any(
             (dotted(b) or "").rsplit(".", 1)[-1].endswith("Metric") for b in node.bases

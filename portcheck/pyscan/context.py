@@ -1914,7 +1914,7 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return bool(node.body) and all(
             (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) for s in node.body
         )
-    if _in_cuda_context(branch, other):
+    if _in_cuda_context(branch, other) or _names_files_only(branch, other):
         return True
     shared = {ast.dump(s) for s in branch} & {ast.dump(s) for s in other}  # the work both sides time
     if _measures([s for s in branch if ast.dump(s) not in shared], _cuda_measuring) and _measures(
@@ -2034,6 +2034,29 @@ def _host_measuring(stmt: ast.stmt) -> bool:
         elif not isinstance(node, _FIGURE_NODES):
             return False
     return calls > 0
+
+
+_FILE_NAME = re.compile(r"\w\.\w+$")  # `results_cuda.csv`, `trace.json`: a file name (with an extension)
+_STRING_LITERAL = re.compile(r"""(['"])(?:(?!\1).)*\1""")
+
+
+def _names_files_only(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:
+    """`csv_path = os.path.join(path, "bench_cuda.csv")`, else `csv_path = os.path.join(path, "bench.csv")`
+    (CrypTen's benchmarks): both sides make the same value but for the names of files; the check names a file
+    after the device, it picks none (a backend, a precision or a device string is a choice, and stays one)."""
+    if len(branch) != 1 or len(other) != 1 or not (_assigns_names(branch[0]) and _assigns_names(other[0])):
+        return False
+    sides = [
+        [n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        for stmt in (branch[0], other[0])
+    ]
+    differing = [(a, b) for a, b in zip(*sides) if a != b]
+    return (
+        len(sides[0]) == len(sides[1])
+        and bool(differing)
+        and all(_FILE_NAME.search(a) and _FILE_NAME.search(b) for a, b in differing)
+        and _STRING_LITERAL.sub("''", ast.unparse(branch[0])) == _STRING_LITERAL.sub("''", ast.unparse(other[0]))
+    )
 
 
 def _in_cuda_context(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:

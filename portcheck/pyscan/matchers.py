@@ -301,7 +301,8 @@ class Matcher:
     `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere), `in-float64-branches`
     (false: the same for `if x.dtype is torch.float64:`, whose branch keeps a float64 input in float64),
     `in-constructors` (false: do not match in the `__init__` of a module, dataset, sampler or loader class,
-    which runs once, when the model or the data pipeline is built, not once per step).
+    which runs once, when the model or the data pipeline is built, not once per step), `in-tests` (false: do
+    not match in the files of a test suite, where the construct wraps whatever the test builds, on any device).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
     (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`, `round(mem / 2**30, 3)`) and modules such as `collect_env.py`.
@@ -317,7 +318,7 @@ class Matcher:
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
          "in-guards", "in-xla-branches", "in-complex-branches", "in-float64-branches", "in-constructors",
-         "in-build-scripts"}
+         "in-build-scripts", "in-tests"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -343,6 +344,9 @@ class Matcher:
         self.in_constructors = _bool(params, "in-constructors", True)
         # `in-build-scripts = false`: in a `setup.py` a device check picks the extensions to build, not a device
         self.in_build_scripts = _bool(params, "in-build-scripts", True)
+        # `in-tests = false`: in a test suite's files the construct wraps whatever the test builds, on any
+        # device (`nn.DataParallel(model)` around a CPU model to check its `module.` keys)
+        self.in_tests = _bool(params, "in-tests", True)
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -389,6 +393,7 @@ class Matcher:
         in_float64_branches = self.in_float64_branches
         in_constructors = self.in_constructors
         in_build_scripts = self.in_build_scripts
+        in_tests = self.in_tests
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
             if ctx.annotation or ctx.test_assert or ctx.skipped:
@@ -408,6 +413,7 @@ class Matcher:
                 or (ctx.float64_branch and not in_float64_branches)
                 or (ctx.in_init and ctx.built_once and not in_constructors)
                 or (ctx.build_script and not in_build_scripts)
+                or (ctx.test_file and not in_tests)
             )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())
@@ -809,11 +815,17 @@ class MethodMatcher(Matcher):
 
     kind = "method"
     node_types = (ast.Call,)
-    allowed_keys = frozenset({"names", "min_args", "max_args", "receiver_not", "argument", "unless_available"})
+    allowed_keys = frozenset(
+        {"names", "min_args", "max_args", "receiver_not", "argument", "unless_available", "handed-on"}
+    )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.names = frozenset(_str_list(params, "names"))
+        # `handed-on = false`: not where the result goes straight into a call or a collection
+        # (`cudaHostRegister(s.data_ptr(), ...)`, `int(im.data_ptr())`, `{a.storage(), b.storage()}`): a
+        # pointer handed to native code or a storage shared with worker processes, no logic built on it
+        self.handed_on = _bool(params, "handed-on", True)
         # `x.pin_memory() if torch.accelerator.is_available() else x`: the call runs only where an
         # accelerator is, so it is not reported.
         self.unless_available = _bool(params, "unless_available", False)
@@ -845,6 +857,11 @@ class MethodMatcher(Matcher):
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
         if isinstance(func.value, ast.Constant):
             return  # `"a,b".split()`: a method of a literal
+        if not self.handed_on and (
+            isinstance(parent, (ast.keyword, ast.Set, ast.List, ast.Tuple))
+            or (isinstance(parent, ast.Call) and parent.func is not node)
+        ):
+            return
         if (
             self.unless_available
             and isinstance(parent, ast.IfExp)
@@ -913,8 +930,15 @@ class AttributeMatcher(Matcher):
         return (tuple((Attr(n),) for n in sorted(self.names)),)
 
     def match(self, node: ast.Attribute, parent, ctx, imports) -> Iterator[Hit]:
-        if node.attr in self.names and isinstance(node.ctx, ast.Load) and imports.resolved(node.value) is None:
-            yield node, node.attr
+        if node.attr not in self.names or not isinstance(node.ctx, ast.Load):
+            return
+        if imports.resolved(node.value) is not None:
+            return
+        if isinstance(ctx.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scope.name == node.attr:
+            # `@property def is_cuda(self): return self._tensor.is_cuda` (CrypTen's wrappers): a wrapper's own
+            # attribute passed on from what it wraps; its readers are the ones that decide on it
+            return
+        yield node, node.attr
 
 
 def _searched_text(node: ast.AST, parent: Optional[ast.AST]) -> bool:
