@@ -407,3 +407,32 @@ def test_an_import_only_cuda_only_tests_use_reports_nothing(tmp_path: Path):
     lines = sorted(set(_lines_found(tmp_path, "test_fsdp.py", CUDA_ONLY_IMPORT)))
     text = CUDA_ONLY_IMPORT.splitlines()
     assert lines == [text.index("from torch.cuda.amp import GradScaler") + 1, text.index("    GradScaler()") + 1], lines
+
+
+# lightning-bolts' tests/models/test_scripts.py: the skip's arguments live in `tests/__init__.py`, named for the
+# GPU they require, and a module-level value only the GPU-only cases read
+GPU_ONLY_CASES = """
+import pytest
+import torch
+from tests import _MARK_REQUIRE_GPU
+
+_ARG_GPUS = f" --gpus={int(torch.cuda.is_available())}"
+
+
+@pytest.mark.parametrize(
+    ("cli_args",),
+    [
+        pytest.param(" --max_steps=2" + _ARG_GPUS, marks=pytest.mark.skipif(**_MARK_REQUIRE_GPU)),
+        pytest.param(f" --trainer.gpus={int(torch.cuda.is_available())}", marks=[pytest.mark.skipif(**_MARK_REQUIRE_GPU)]),
+        pytest.param(f" --max_steps=2 --gpus={int(torch.cuda.is_available())}"),
+    ],
+)
+def test_cli_run(cli_args):
+    run(cli_args)
+"""
+
+
+def test_cases_marked_by_a_gpu_requirement_and_the_values_only_they_read_report_nothing(tmp_path: Path):
+    lines = sorted(set(_lines_found(tmp_path, "test_scripts.py", GPU_ONLY_CASES)))
+    text = GPU_ONLY_CASES.splitlines()
+    assert lines == [text.index('        pytest.param(f" --max_steps=2 --gpus={int(torch.cuda.is_available())}"),') + 1], lines

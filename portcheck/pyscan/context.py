@@ -667,6 +667,33 @@ def is_xla_device_check(test: ast.AST) -> bool:
     return False
 
 
+_ROCM_NAMES = frozenset({"rocm", "hip"})
+
+
+def is_rocm_check(test: ast.AST) -> bool:
+    """`SYSTEM == "rocm"`, `torch.version.hip is not None`, `if torch.version.hip:` (alone or as one term
+    of an `and`): the branch runs on a ROCm build only, whose `torch.cuda` calls are HIP's; another
+    platform's code, which a port keeps as it is."""
+    for term in and_terms(test):
+        if isinstance(term, ast.Compare) and len(term.ops) == 1:
+            sides = (term.left, term.comparators[0])
+            if isinstance(term.ops[0], (ast.Eq, ast.Is)) and any(
+                isinstance(x, ast.Constant) and isinstance(x.value, str) and x.value.lower() in _ROCM_NAMES
+                for x in sides
+            ):
+                return True
+            if (
+                isinstance(term.ops[0], ast.IsNot)
+                and (dotted(term.left) or "").endswith("version.hip")
+                and isinstance(term.comparators[0], ast.Constant)
+                and term.comparators[0].value is None
+            ):
+                return True
+        elif (dotted(term) or "").endswith("version.hip"):
+            return True
+    return False
+
+
 def asks_complex(test: ast.AST) -> Optional[bool]:
     """Whether an `if` test asks if a tensor is complex: True for `torch.is_complex(x)`, `x.is_complex()`,
     `x.dtype.is_complex` (alone or as a term of an `and`: its branch only runs for a complex tensor), False
@@ -1904,6 +1931,8 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     check protects the rest of the program from CUDA-only code, it is no device fallback."""
     if not is_cuda_check(node.test, imports):
         return False
+    if not node.orelse and _stops_with_cuda_only(node, imports):
+        return True
     negative = is_negative_cuda_check(node.test, imports)
     branch = node.orelse if negative else node.body
     other = node.body if negative else node.orelse
@@ -2034,6 +2063,18 @@ def _host_measuring(stmt: ast.stmt) -> bool:
         elif not isinstance(node, _FIGURE_NODES):
             return False
     return calls > 0
+
+
+def _stops_with_cuda_only(node: ast.If, imports: ImportTable) -> bool:
+    """`if not data.is_cuda and torch.cuda.is_available(): log.info(...); raise Exception("data isnt on cuda")`
+    (flair's language-model trainer): a sanity check that stops a run only where CUDA is (a conjunct asks
+    for it); elsewhere the code after it runs as it is, so nothing falls back."""
+    body = node.body
+    if not body or not isinstance(body[-1], ast.Raise) or not all(
+        isinstance(s, ast.Raise) or _display_only(s) for s in body
+    ):
+        return False
+    return any(is_cuda_check(c, imports) and not is_negative_cuda_check(c, imports) for c in and_terms(node.test))
 
 
 _FILE_NAME = re.compile(r"\w\.\w+$")  # `results_cuda.csv`, `trace.json`: a file name (with an extension)
@@ -2741,7 +2782,8 @@ def is_collate_function(node: ast.AST) -> bool:
 
 
 # Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.
-_BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)$")
+# (`TensorDictModuleBase`, torchrl's base of its modules: a base class named for one)
+_BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)(?:Base)?$")
 
 
 BUILT_ONCE_ATTR = "_portcheck_built_once"  # set on a class whose base is a built-once class of its module

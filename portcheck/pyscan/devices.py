@@ -13,6 +13,7 @@ from portcheck.pyscan.context import (
     is_cuda_check,
     is_flag_device_choice,
     is_host_value,
+    shown_names,
     skips_without_cuda,
 )
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -208,8 +209,17 @@ class DeviceStringMatcher(Matcher):
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and "assignment" in pos:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(self._holds(_name_of_target(t)) for t in targets):
+                # `device = "cpu" if n < 0 else f"cuda:{n}"`, then only `tqdm(desc=f"({device}) ...")`: shown
+                shown = (
+                    not self.in_display
+                    and ctx.scope is not None
+                    and isinstance(node, ast.Assign)
+                    and len(targets) == 1
+                    and isinstance(targets[0], ast.Name)
+                    and targets[0].id in shown_names(ctx.scope)
+                )
                 for hit, hctx in self.strings(node.value, ctx, imports):
-                    yield hit, Label("assignment", STRING), hctx
+                    yield hit, Label("assignment", STRING), hctx._replace(declined=True) if shown else hctx
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
             if not isinstance(node, ast.Lambda) and skips_without_cuda(node, imports):
                 return  # `@pytest.mark.gpu def test_nope(device="cuda")`: the default is used only with CUDA

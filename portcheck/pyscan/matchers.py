@@ -596,7 +596,10 @@ class ReferenceMatcher(Matcher):
     kind = "reference"
     node_types = (ast.Attribute, ast.Name)
     allowed_keys = frozenset(
-        {"names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches", "redundant-beside"}
+        {
+            "names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches",
+            "redundant-beside", "none-tests",
+        }
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -624,6 +627,9 @@ class ReferenceMatcher(Matcher):
         # `redundant-beside`: `torch.cuda.manual_seed_all(seed)` in a function that also calls
         # `torch.manual_seed(...)`, which seeds every device: the CUDA call adds nothing elsewhere (one level lower).
         self.redundant_beside = frozenset(_str_list(params, "redundant-beside", required=False) or ())
+        # `none-tests = false`: `torch.version.cuda is not None` asks whether the build has CUDA, which
+        # raises nothing: declined (a comparison with a version string is still a use)
+        self.none_tests = _bool(params, "none-tests", True)
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
@@ -649,6 +655,12 @@ class ReferenceMatcher(Matcher):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing
+        if not self.none_tests and _tested_for_none(node, parent):
+            for sub, name in qualified_chain(node, imports):
+                if name in self.names:
+                    yield sub, Label(name, symbol_role(name), name), ctx._replace(declined=True)
+                    return
+            return
         if (not self.in_tables or self.not_beside is not None) and isinstance(
             parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)
         ):
@@ -696,6 +708,17 @@ class ReferenceMatcher(Matcher):
                 else:
                     yield sub, label
                 return
+
+
+def _tested_for_none(node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """`x is None`, `x is not None` (either side)."""
+    return (
+        isinstance(parent, ast.Compare)
+        and len(parent.ops) == 1
+        and isinstance(parent.ops[0], (ast.Is, ast.IsNot))
+        and any(isinstance(side, ast.Constant) and side.value is None for side in (parent.left, *parent.comparators))
+        and any(side is node for side in (parent.left, *parent.comparators))
+    )
 
 
 REDUNDANT_NOTE = "lowered one level: `{call}()` in the same function already does this for every device"
@@ -810,6 +833,11 @@ def _handles_method(fn: ast.AST, method: str) -> bool:
     return False
 
 
+# `elem.untyped_storage()._new_shared(numel)` (a collate function's batch buffer, as PyTorch's own
+# `default_collate` makes it): a storage in shared host memory, for worker processes
+_SHARED_MEMORY = frozenset({"_new_shared", "share_memory_", "is_shared"})
+
+
 class MethodMatcher(Matcher):
     """A method call `<expr>.name(...)` on a value that is not an imported module."""
 
@@ -860,6 +888,7 @@ class MethodMatcher(Matcher):
         if not self.handed_on and (
             isinstance(parent, (ast.keyword, ast.Set, ast.List, ast.Tuple))
             or (isinstance(parent, ast.Call) and parent.func is not node)
+            or (isinstance(parent, ast.Attribute) and parent.attr in _SHARED_MEMORY)
         ):
             return
         if (

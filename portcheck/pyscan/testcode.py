@@ -169,7 +169,14 @@ def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) ->
         return True
     if isinstance(node, ast.Call) and node.args and name.rsplit(".", 1)[-1] in SKIP_DECORATORS and local.facts:
         return any(isinstance(n, ast.Name) and n.id in local.facts for n in ast.walk(node.args[0]))
+    if isinstance(node, ast.Call) and name.rsplit(".", 1)[-1] in SKIP_DECORATORS:
+        # `pytest.mark.skipif(**_MARK_REQUIRE_GPU)` (lightning-bolts): the skip's arguments, defined in another
+        # module, are named for the GPU they require
+        return any(k.arg is None and _REQUIRES_GPU.search(dotted(k.value) or "") for k in node.keywords)
     return False
+
+
+_REQUIRES_GPU = re.compile(r"requires?_?(?:a_?)?(?:gpu|cuda)|(?:gpu|cuda)_?(?:required|only)", re.IGNORECASE)
 
 
 def _top_level_assigns(stmts: Iterable[ast.AST]) -> Iterator[ast.Assign]:
@@ -414,8 +421,8 @@ def _references(module: ast.Module, imports: ImportTable, marked: Set[int]) -> D
     stack: List[Tuple[ast.AST, bool]] = [(module, False)]
     while stack:
         node, cuda_only = stack.pop()
-        if isinstance(node, _DEFS) and id(node) in marked:
-            cuda_only = True
+        if (isinstance(node, _DEFS) and id(node) in marked) or getattr(node, CUDA_ONLY_ATTR, False):
+            cuda_only = True  # (a `pytest.param` case that only runs with CUDA is marked so too)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             refs.setdefault(node.id, []).append(cuda_only)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -501,9 +508,11 @@ def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
     decorated so, classes whose every test is, helpers used only from CUDA-only code, and
     `pytest.param` cases marked so. Returns how many definitions were marked."""
     local = local_markers(module, imports)
+    params = 0
     for node in ast.walk(module):
         if _cuda_only_param(node, imports, local):
             setattr(node, CUDA_ONLY_ATTR, True)
+            params += 1
     defs = list(_definitions(module))
     marked: Set[int] = {id(n) for n, _ in defs if _decorated(n, imports, local)}
     for node, _ in defs:
@@ -554,15 +563,20 @@ def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
         if id(node) in marked:
             setattr(node, CUDA_ONLY_ATTR, True)
             count += 1
-    if count:
+    if count or params:
         # an import whose names only CUDA-only tests use serves them alone (allennlp's `from torch.cuda import
-        # amp`, used by a helper of a `@requires_multi_gpu` test)
+        # amp`, used by a helper of a `@requires_multi_gpu` test), and so does a module-level value only they
+        # read (lightning-bolts' `_ARG_GPUS = f" --gpus={int(torch.cuda.is_available())}"`, in GPU-only cases)
         only = names_used_only_with_cuda(module, imports)
-        for stmt in module.body:
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and only:
+        for stmt in module.body if only else ():
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 bound = [(a.asname or a.name).split(".", 1)[0] for a in stmt.names]
-                if bound and "*" not in bound and all(b in only for b in bound):
-                    setattr(stmt, CUDA_ONLY_ATTR, True)
+            elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+                bound = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+            else:
+                continue
+            if bound and "*" not in bound and all(b in only for b in bound):
+                setattr(stmt, CUDA_ONLY_ATTR, True)
     return count
 
 

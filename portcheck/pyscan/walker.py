@@ -62,6 +62,7 @@ from portcheck.pyscan.context import (
     is_pure_guard,
     is_pure_guard_expression,
     is_replication_choice,
+    is_rocm_check,
     is_runtime_provider_choice,
     is_single_iteration,
     is_test_assertion_call,
@@ -339,6 +340,9 @@ def _children(
             body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
+        elif isinstance(node, ast.If) and is_rocm_check(node.test):
+            # `if SYSTEM == "rocm": torch.cuda.tunable.enable()` (text-generation-inference): HIP's calls, on AMD
+            body_ctx = body_ctx._replace(skipped=True)
         complex_side = asks_complex(node.test)
         if complex_side is True:
             body_ctx = body_ctx._replace(complex_branch=True)
