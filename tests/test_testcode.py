@@ -439,3 +439,25 @@ def test_cases_marked_by_a_gpu_requirement_and_the_values_only_they_read_report_
     text = GPU_ONLY_CASES.splitlines()
     unmarked = '        pytest.param(f" --max_steps=2 --gpus={int(torch.cuda.is_available())}"),'
     assert lines == [text.index(unmarked) + 1], lines
+
+
+# captum's tests/utils/test_common.py: devices as a test's input data for a sort by device index
+DEVICE_DATA = """
+import torch
+
+
+def test_sort_key_list():
+    key_list = [torch.device("cuda:13"), torch.device("cuda:0")]
+    assert [k.index for k in sort_key_list(key_list)] == [0, 13]
+
+
+def test_move():
+    x = torch.ones(2).to(torch.device("cuda:0"))
+    assert x.sum() == 2
+"""
+
+
+def test_devices_built_as_a_tests_input_data_report_nothing(tmp_path: Path):
+    lines = sorted(set(_lines_found(tmp_path, "test_common.py", DEVICE_DATA)))
+    text = DEVICE_DATA.splitlines()
+    assert lines == [text.index('    x = torch.ones(2).to(torch.device("cuda:0"))') + 1], lines

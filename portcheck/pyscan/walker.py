@@ -176,6 +176,8 @@ _SPECIAL = (
         ast.Compare,
         ast.BinOp,
         ast.Subscript,
+        ast.List,
+        ast.Tuple,
     )
     + _LOOPS
     + _COMPS
@@ -567,6 +569,15 @@ def _children(
                 (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
             ]
         return [(c, ctx) for c in _plain_children(node)]
+    if (
+        ctx.test_file
+        and isinstance(node, (ast.List, ast.Tuple))
+        and len(node.elts) > 1
+        and all(isinstance(e, ast.Call) and imports.resolved(e.func) == "torch.device" for e in node.elts)
+    ):
+        # `key_list = [torch.device("cuda:13"), torch.device("cuda:0")]` (captum's test of a sort by device
+        # index): devices as a test's input data; building a `torch.device` touches no device
+        return [(e, ctx._replace(test_assert=True)) for e in node.elts]
     if isinstance(node, ast.BoolOp):
         # `args.device == "cuda" and not torch.cuda.is_available()`: validates the user's choice.
         asked = choice_checks(node, imports)
