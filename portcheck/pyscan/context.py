@@ -1165,10 +1165,13 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
         return is_cuda_check(node.test, imports) and not is_negative_cuda_check(node.test, imports)
     if not isinstance(node, ast.If):
         return False
+    rest = node.orelse
+    while len(rest) == 1 and isinstance(rest[0], ast.If) and _OTHER_ACCELERATOR.search(ast.unparse(rest[0].test)):
+        rest = rest[0].orelse  # `elif SYSTEM == "ipex": <XPU path>` (text-generation-inference): another accelerator
     if (
-        node.orelse
-        and isinstance(node.orelse[-1], ast.Raise)
-        and all(_display_only(s) for s in node.orelse[:-1])
+        rest
+        and isinstance(rest[-1], ast.Raise)
+        and all(_display_only(s) for s in rest[:-1])
         and is_cuda_check(node.test, imports)
         and not is_negative_cuda_check(node.test, imports)
     ):
@@ -1179,6 +1182,9 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
         and all(is_negative_cuda_check(t, imports) or _excludes_other_device(t) for t in and_terms(node.test))
         and any(is_negative_cuda_check(t, imports) for t in and_terms(node.test))
     )
+
+
+_OTHER_ACCELERATOR = re.compile(r"\b(?:xpu|npu|mps|hpu|mlu|musa|ipex|rocm|hip|neuron|xla|tpu|hpu)\b", re.IGNORECASE)
 
 
 def _excludes_other_device(term: ast.AST) -> bool:

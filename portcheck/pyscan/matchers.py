@@ -911,7 +911,8 @@ class MethodMatcher(Matcher):
         if self.argument is not None:
             hit = self.argument.matches(node)
             if hit is not None:
-                yield hit, Label(func.attr, role)
+                # (a `missing` argument is reported at the method's name, as a plain match is)
+                yield (token_span(node, func) if hit is node else hit), Label(func.attr, role)
             return
         yield token_span(node, func), Label(func.attr, role)
 
