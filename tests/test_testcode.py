@@ -454,6 +454,11 @@ def test_sort_key_list():
 def test_move():
     x = torch.ones(2).to(torch.device("cuda:0"))
     assert x.sum() == 2
+
+
+def test_command_line():
+    run_opts = parse_command_line(["params.yaml", "--device", "cuda:1"])
+    assert run_opts["device"] == "cuda:1"
 """
 
 

@@ -2608,6 +2608,13 @@ def _chain_root(expr: ast.AST) -> Optional[str]:
     return node.id if isinstance(node, ast.Name) else None
 
 
+# The legacy tensor types of the CPU: calling one builds a tensor in host memory (`torch.LongTensor(codes)`).
+HOST_TENSOR_TYPES = frozenset(
+    f"torch.{kind}Tensor"
+    for kind in ("Double", "Float", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
+)
+
+
 def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True) -> bool:
     """A numpy call, a tensor factory that names no device and takes no tensor to follow
     (`torch.rand(1, generator=rng)`, `torch.zeros(n)`; not `torch.tensor(t)`, which keeps `t`'s device), or
@@ -2626,7 +2633,7 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
     if copies and any(k.arg == "device" and _names_cpu(k.value) for k in call.keywords):
         return True  # `x.to(device="cpu")`, skorch's `to_tensor(val, device='cpu')`: on the host, copied if need be
     name = imports.resolved(call.func) or ""
-    if name.startswith("numpy."):
+    if name.startswith("numpy.") or name in HOST_TENSOR_TYPES:
         return True
     if name in ("torch.tensor", "torch.as_tensor"):
         # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device

@@ -627,8 +627,8 @@ class ReferenceMatcher(Matcher):
         # `redundant-beside`: `torch.cuda.manual_seed_all(seed)` in a function that also calls
         # `torch.manual_seed(...)`, which seeds every device: the CUDA call adds nothing elsewhere (one level lower).
         self.redundant_beside = frozenset(_str_list(params, "redundant-beside", required=False) or ())
-        # `none-tests = false`: `torch.version.cuda is not None` asks whether the build has CUDA, which
-        # raises nothing: declined (a comparison with a version string is still a use)
+        # `none-tests = false`: `torch.version.cuda is not None`, `if torch.version.cuda:` ask whether the build
+        # has CUDA, which raises nothing: declined (a comparison with a version string is still a use)
         self.none_tests = _bool(params, "none-tests", True)
 
     def own_tokens(self) -> List[str]:
@@ -711,7 +711,13 @@ class ReferenceMatcher(Matcher):
 
 
 def _tested_for_none(node: ast.AST, parent: Optional[ast.AST]) -> bool:
-    """`x is None`, `x is not None` (either side)."""
+    """`x is None`, `x is not None` (either side), or a truth test: `if x:`, `x and ...`, `not x`, `bool(x)`."""
+    if isinstance(parent, (ast.If, ast.IfExp, ast.While)):
+        return parent.test is node
+    if isinstance(parent, ast.BoolOp) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        return True
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "bool":
+        return parent.args == [node]
     return (
         isinstance(parent, ast.Compare)
         and len(parent.ops) == 1

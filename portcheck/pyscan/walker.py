@@ -8,13 +8,14 @@ from __future__ import annotations
 import ast
 import re
 from types import MappingProxyType
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, cast
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, cast
 
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
     COPY_HINTS,
     CUDA_SIDE_ATTR,
     GUARD_FLAG_ATTR,
+    HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
     MESSAGE_KEYWORDS,
     REPLICATION_NOTE,
@@ -185,8 +186,6 @@ _SPECIAL = (
     + TRY_STATEMENTS
 )
 _SPECIAL_TYPES = frozenset(_SPECIAL)
-# Legacy tensor types of the CPU: calling one builds a tensor in host memory.
-_HOST_TENSOR_TYPES = frozenset({"torch.DoubleTensor", "torch.FloatTensor", "torch.HalfTensor", "torch.BFloat16Tensor"})
 # A printf conversion that formats a number for reading: `%.3g`, `%5.1f`, `%e`.
 _PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
 # `def _save_tpu(self, ...)`: a method for the TPU path of its class.
@@ -534,7 +533,7 @@ def _children(
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
-        if (imports.resolved(node.func) or "") in _HOST_TENSOR_TYPES:
+        if (imports.resolved(node.func) or "") in HOST_TENSOR_TYPES:
             # `torch.DoubleTensor([flops])`: a legacy CPU tensor type builds a host tensor (a FLOP count).
             on_host = ctx._replace(host=True)
             return [(node.func, on_host)] + [(c, ctx) for c in node.args] + [(k, ctx) for k in node.keywords]
@@ -569,14 +568,10 @@ def _children(
                 (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
             ]
         return [(c, ctx) for c in _plain_children(node)]
-    if (
-        ctx.test_file
-        and isinstance(node, (ast.List, ast.Tuple))
-        and len(node.elts) > 1
-        and all(isinstance(e, ast.Call) and imports.resolved(e.func) == "torch.device" for e in node.elts)
-    ):
+    if ctx.test_file and isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) > 1 and _test_data(node, imports):
         # `key_list = [torch.device("cuda:13"), torch.device("cuda:0")]` (captum's test of a sort by device
-        # index): devices as a test's input data; building a `torch.device` touches no device
+        # index), `["params.yaml", "--device", "cuda:1"]` (speechbrain's test of its command line): a test's
+        # input data; building a `torch.device` or parsing an option touches no device
         return [(e, ctx._replace(test_assert=True)) for e in node.elts]
     if isinstance(node, ast.BoolOp):
         # `args.device == "cuda" and not torch.cuda.is_available()`: validates the user's choice.
@@ -633,6 +628,14 @@ def _children(
             out.append((node.msg, ctx._replace(message=True)))
         return out
     return [(c, ctx) for c in _plain_children(node)]
+
+
+def _test_data(node: Union[ast.List, ast.Tuple], imports: ImportTable) -> bool:
+    """A literal of `torch.device(...)` objects only, or a command line (strings only, one an option)."""
+    if all(isinstance(e, ast.Call) and imports.resolved(e.func) == "torch.device" for e in node.elts):
+        return True
+    strings = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return len(strings) == len(node.elts) and any(s.startswith("--") for s in strings)
 
 
 def _run(entries: Sequence[Tuple[object, Handler]], node, parent, ctx, imports) -> Iterator[Hit]:
