@@ -2080,7 +2080,22 @@ def _stops_with_cuda_only(node: ast.If, imports: ImportTable) -> bool:
         isinstance(s, ast.Raise) or _display_only(s) for s in body
     ):
         return False
-    return any(is_cuda_check(c, imports) and not is_negative_cuda_check(c, imports) for c in and_terms(node.test))
+    return any(_true_only_with_cuda(c, imports) for c in and_terms(node.test))
+
+
+def _true_only_with_cuda(term: ast.AST, imports: ImportTable) -> bool:
+    """`torch.cuda.is_available()`, `x.is_cuda`, `x.device.type == "cuda"`: false wherever CUDA is not
+    (unlike `rank + 1 > torch.cuda.device_count()`, true there)."""
+    if isinstance(term, ast.Call):
+        return (imports.resolved(term.func) or "") == "torch.cuda.is_available"
+    if isinstance(term, ast.Attribute):
+        return term.attr == "is_cuda"
+    return (
+        isinstance(term, ast.Compare)
+        and len(term.ops) == 1
+        and isinstance(term.ops[0], (ast.Eq, ast.Is))
+        and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in (term.left, term.comparators[0]))
+    )
 
 
 _FILE_NAME = re.compile(r"\w\.\w+$")  # `results_cuda.csv`, `trace.json`: a file name (with an extension)

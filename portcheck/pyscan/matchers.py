@@ -917,8 +917,7 @@ class MethodMatcher(Matcher):
         if self.argument is not None:
             hit = self.argument.matches(node)
             if hit is not None:
-                # (a `missing` argument is reported at the method's name, as a plain match is)
-                yield (token_span(node, func) if hit is node else hit), Label(func.attr, role)
+                yield hit, Label(func.attr, role)
             return
         yield token_span(node, func), Label(func.attr, role)
 
