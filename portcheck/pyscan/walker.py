@@ -10,6 +10,7 @@ import re
 from types import MappingProxyType
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, cast
 
+from portcheck.backends import DEVICE_TYPES, SEVERAL_BACKENDS
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
     COPY_HINTS,
@@ -179,6 +180,7 @@ _SPECIAL = (
         ast.Subscript,
         ast.List,
         ast.Tuple,
+        ast.Dict,
     )
     + _LOOPS
     + _COMPS
@@ -568,6 +570,15 @@ def _children(
                 (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
             ]
         return [(c, ctx) for c in _plain_children(node)]
+    if isinstance(node, ast.Dict) and _backend_table(node):
+        # `{"cuda": torch.cuda.reset_peak_memory_stats, "xpu": ..., "mps": None, "neuron": None}` (diffusers'
+        # `BACKEND_*` tables): a dispatch over accelerators; CUDA's entry is CUDA's own arm
+        own = ctx._replace(skipped=True)
+        keys: List[Tuple[ast.AST, Ctx]] = [(k, ctx) for k in node.keys if k is not None]
+        return keys + [
+            (v, own if isinstance(k, ast.Constant) and k.value == "cuda" else ctx)
+            for k, v in zip(node.keys, node.values)
+        ]
     if ctx.test_file and isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) > 1 and _test_data(node, imports):
         # `key_list = [torch.device("cuda:13"), torch.device("cuda:0")]` (captum's test of a sort by device
         # index), `["params.yaml", "--device", "cuda:1"]` (speechbrain's test of its command line): a test's
@@ -628,6 +639,12 @@ def _children(
             out.append((node.msg, ctx._replace(message=True)))
         return out
     return [(c, ctx) for c in _plain_children(node)]
+
+
+def _backend_table(node: ast.Dict) -> bool:
+    """A literal keyed by device types, `"cuda"` and several others (`"xpu"`, `"mps"`, `"neuron"`)."""
+    keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return "cuda" in keys and len(keys & DEVICE_TYPES) >= SEVERAL_BACKENDS
 
 
 def _test_data(node: Union[ast.List, ast.Tuple], imports: ImportTable) -> bool:
