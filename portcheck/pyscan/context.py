@@ -614,11 +614,11 @@ def _asks_device_presence(value: ast.AST, imports: ImportTable) -> bool:
 _OPTION_HOLDERS = re.compile(r"^(?:args|opt|opts|options|cfg|config|conf|hparams|flags|FLAGS|params)$")
 
 
-def _names_cpu(node: ast.AST) -> bool:
+def names_cpu(node: ast.AST) -> bool:
     """`"cpu"`, `torch.device("cpu")`."""
     if isinstance(node, ast.Constant):
         return node.value == "cpu"
-    return isinstance(node, ast.Call) and len(node.args) == 1 and _names_cpu(node.args[0])
+    return isinstance(node, ast.Call) and len(node.args) == 1 and names_cpu(node.args[0])
 
 
 def is_flag_device_choice(node: ast.AST) -> bool:
@@ -636,7 +636,7 @@ def is_flag_device_choice(node: ast.AST) -> bool:
     ):
         return False
     negated = (test is not node.test) != test.attr.lower().startswith("no")  # `not args.cuda`, `args.no_cuda`
-    return _names_cpu(node.body if negated else node.orelse)
+    return names_cpu(node.body if negated else node.orelse)
 
 
 def and_terms(test: ast.AST) -> List[ast.AST]:
@@ -2645,7 +2645,7 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
         )
     ):
         return True
-    if copies and any(k.arg == "device" and _names_cpu(k.value) for k in call.keywords):
+    if copies and any(k.arg == "device" and names_cpu(k.value) for k in call.keywords):
         return True  # `x.to(device="cpu")`, skorch's `to_tensor(val, device='cpu')`: on the host, copied if need be
     name = imports.resolved(call.func) or ""
     if name.startswith("numpy.") or name in HOST_TENSOR_TYPES:

@@ -73,6 +73,7 @@ from portcheck.pyscan.context import (
     is_xla_probe,
     mark_init_only_methods,
     mark_tested_references,
+    names_cpu,
     on_host_array,
     short_circuits_off_cuda,
     shown_names,
@@ -244,6 +245,13 @@ def _children(
         and isinstance(getattr(node.value, "value", ""), str)
     ):
         return []  # docstrings and bare strings are prose
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and (imports.resolved(node.value.func) or "") in CUDA_QUERIES
+    ):
+        # `torch.cuda.is_available()` alone on a line (a notebook cell's last line shows it): asked, not used
+        return [(node.value, ctx._replace(display=True))]
     if isinstance(node, ast.If) and (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
         # `if TYPE_CHECKING: from vllm import RequestOutput`: imports for the type checker, never run
         typing_only = ctx._replace(annotation=True)
@@ -570,6 +578,10 @@ def _children(
                 (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
             ]
         return [(c, ctx) for c in _plain_children(node)]
+    if isinstance(node, ast.Dict) and _pins_cpu(node):
+        # `tkwargs = {"device": torch.device("cpu"), "dtype": torch.double}` (botorch's tutorials): the
+        # factory arguments of host tensors
+        return [(c, ctx._replace(host=True)) for c in _plain_children(node)]
     if isinstance(node, ast.Dict) and _backend_table(node):
         # `{"cuda": torch.cuda.reset_peak_memory_stats, "xpu": ..., "mps": None, "neuron": None}` (diffusers'
         # `BACKEND_*` tables): a dispatch over accelerators; CUDA's entry is CUDA's own arm
@@ -639,6 +651,19 @@ def _children(
             out.append((node.msg, ctx._replace(message=True)))
         return out
     return [(c, ctx) for c in _plain_children(node)]
+
+
+# What a bare expression statement may ask without using CUDA: its answer is shown, or dropped.
+CUDA_QUERIES = frozenset(
+    {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_name", "torch.cuda.is_bf16_supported"}
+)
+
+
+def _pins_cpu(node: ast.Dict) -> bool:
+    """A literal of tensor-factory arguments whose `"device"` is the CPU."""
+    return any(
+        isinstance(k, ast.Constant) and k.value == "device" and names_cpu(v) for k, v in zip(node.keys, node.values)
+    )
 
 
 def _backend_table(node: ast.Dict) -> bool:
