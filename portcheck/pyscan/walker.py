@@ -182,6 +182,7 @@ _SPECIAL = (
         ast.List,
         ast.Tuple,
         ast.Dict,
+        ast.With,
     )
     + _LOOPS
     + _COMPS
@@ -578,6 +579,16 @@ def _children(
                 (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
             ]
         return [(c, ctx) for c in _plain_children(node)]
+    if isinstance(node, ast.With) and any(
+        isinstance(i.context_expr, ast.Call)
+        and imports.resolved(i.context_expr.func) == "torch.device"
+        and names_cpu(i.context_expr)
+        for i in node.items
+    ):
+        # `with torch.device("cpu"): freqs = torch.arange(0, d, 2, dtype=torch.float64)` (diffusers' rotary
+        # tables): the block's tensors are made on the host
+        on_host = ctx._replace(host=True)
+        return [(i, ctx) for i in node.items] + [(c, on_host) for c in _reached(node.body)]
     if isinstance(node, ast.Dict) and _pins_cpu(node):
         # `tkwargs = {"device": torch.device("cpu"), "dtype": torch.double}` (botorch's tutorials): the
         # factory arguments of host tensors
