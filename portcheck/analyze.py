@@ -9,7 +9,7 @@ import ast
 import re
 import warnings
 from dataclasses import replace
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
 from portcheck.backends import name_words
 from portcheck.catalog import CompiledRule
@@ -32,7 +32,7 @@ from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import ImportMatcher, Located, Reported
+from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
     cuda_measuring_call,
@@ -224,6 +224,11 @@ _VALUE_NODES = (ast.Constant, ast.JoinedStr, ast.keyword)
 OTHER_FRAMEWORKS = ("tensorflow", "tvm", "jax", "mxnet", "paddle", "mindspore", "oneflow")
 
 
+def _method_names(rules: Sequence[CompiledRule]) -> FrozenSet[str]:
+    """The names the rules' `method` matchers look for (a few hundred matchers: cheap beside a parse)."""
+    return frozenset(n for entry in rules for m in entry.matchers if isinstance(m, MethodMatcher) for n in m.names)
+
+
 def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], path: str = "") -> List[Match]:
     """Every match of `rules` in a parsed module, in one walk; the same for every target. `path` tells
     test files (`tests/`, `test_*.py`) apart: CUDA-only parts of them match nothing."""
@@ -233,6 +238,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_clamped_counts(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
+    if "class " in text:
+        mark_own_method_calls(module, _method_names(rules))
     cuda_context = bool(_CUDA_CONTEXT.search(text))
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
         nodes = list(ast.walk(module))  # one walk for both

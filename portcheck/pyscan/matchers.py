@@ -844,6 +844,31 @@ def _handles_method(fn: ast.AST, method: str) -> bool:
 _SHARED_MEMORY = frozenset({"_new_shared", "share_memory_", "is_shared"})
 
 
+OWN_METHOD_ATTR = "_portcheck_own_method"  # on `self.to_sparse()` where the class defines `to_sparse`
+
+
+def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
+    """Mark (OWN_METHOD_ATTR) the calls `self.name(...)` inside a class that defines a method `name` among
+    `names` (botorch's `SparseOutlierNoise.to_sparse()`, which slices a dense parameter): the class's own
+    method, not the tensor method a rule means."""
+    classes = [n for n in module.body if isinstance(n, ast.ClassDef)]  # and the classes defined in them
+    while classes:
+        cls = classes.pop()
+        classes.extend(n for n in cls.body if isinstance(n, ast.ClassDef))
+        own = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} & names
+        if not own:
+            continue
+        for node in ast.walk(cls):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in own
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+            ):
+                setattr(node, OWN_METHOD_ATTR, True)
+
+
 class MethodMatcher(Matcher):
     """A method call `<expr>.name(...)` on a value that is not an imported module."""
 
@@ -889,8 +914,8 @@ class MethodMatcher(Matcher):
             return
         if imports.resolved(func.value) is not None:
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
-        if isinstance(func.value, ast.Constant):
-            return  # `"a,b".split()`: a method of a literal
+        if isinstance(func.value, ast.Constant) or getattr(node, OWN_METHOD_ATTR, False):
+            return  # `"a,b".split()`: a method of a literal; `self.to_sparse()`: the class's own method
         if not self.handed_on and (
             isinstance(parent, (ast.keyword, ast.Set, ast.List, ast.Tuple))
             or (isinstance(parent, ast.Call) and parent.func is not node)
