@@ -837,7 +837,9 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
     while changed:
         changed = False
         for (module, local), binding in project.binds.items():
-            if module in at_import or not binding.top:
+            if module in at_import or not binding.top or binding.guarded:
+                # (`try: from .fused import kernels` / `except ImportError: ...`: importing it may fail and
+                # the module goes on, so importing this module builds nothing it needs)
                 continue
             sym = project.target(module, local)
             if sym is not None and sym[0] in at_import:

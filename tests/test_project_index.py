@@ -322,6 +322,26 @@ def test_imports_of_a_package_that_builds_an_extension_at_import_are_reported():
     assert [(s.kind, s.span[0]) for s in sites(summaries["swagan.py"], project, resolved)] == [("import", 1)]
 
 
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_package_that_tries_to_import_a_building_module_builds_nothing_when_imported(guarded):
+    # NVIDIA/NeMo: `nemo.lightning` and `nemo.collections.*` import their fused kernels in `try:` blocks whose
+    # `except ImportError:` carries on; importing the package does not need the build
+    importing = "from .fused_act import fused_act\n"
+    if guarded:
+        importing = "try:\n    from .fused_act import fused_act\nexcept ImportError:\n    fused_act = None\n"
+    texts = {
+        "op/__init__.py": importing,
+        "op/fused_act.py": (
+            "from torch.utils.cpp_extension import load\nfused = load('f', sources=['f.cpp', 'f.cu'])\n"
+            "def fused_act(x):\n    return fused.act(x)\n"
+        ),
+        "generate.py": "import op\ny = 1\n",
+    }
+    project, resolved, summaries = index_project(texts)
+    assert "op.fused_act" in resolved.at_import
+    assert ("op" in resolved.at_import) is not guarded
+
+
 @pytest.mark.parametrize("switched", [True, False])
 def test_a_build_behind_an_environment_switch_is_optional(switched):
     # BlinkDL/ChatRWKV's `rwkv/model.py`: the kernels build only with `RWKV_CUDA_ON=1`; torch code otherwise
