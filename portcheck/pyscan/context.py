@@ -12,7 +12,7 @@ from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of,
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
-from portcheck.pyscan.imports import ImportTable, dotted, import_statements
+from portcheck.pyscan.imports import ImportTable, dotted, import_statements, none_operand
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -682,12 +682,8 @@ def is_rocm_check(test: ast.AST) -> bool:
                 for x in sides
             ):
                 return True
-            if (
-                isinstance(term.ops[0], ast.IsNot)
-                and (dotted(term.left) or "").endswith("version.hip")
-                and isinstance(term.comparators[0], ast.Constant)
-                and term.comparators[0].value is None
-            ):
+            hip = none_operand(term, (ast.IsNot,))  # `torch.version.hip is not None`
+            if hip is not None and (dotted(hip) or "").endswith("version.hip"):
                 return True
         elif (dotted(term) or "").endswith("version.hip"):
             return True
@@ -1184,7 +1180,7 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
     )
 
 
-_OTHER_ACCELERATOR = re.compile(r"\b(?:xpu|npu|mps|hpu|mlu|musa|ipex|rocm|hip|neuron|xla|tpu|hpu)\b", re.IGNORECASE)
+_OTHER_ACCELERATOR = re.compile(r"\b(?:xpu|npu|mps|hpu|mlu|musa|ipex|rocm|hip|neuron|xla|tpu)\b", re.IGNORECASE)
 
 
 def _excludes_other_device(term: ast.AST) -> bool:

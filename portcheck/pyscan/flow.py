@@ -14,7 +14,7 @@ from typing import Iterator, List, Optional, Set
 
 from portcheck.pyscan.devices import DeviceIndexMatcher
 from portcheck.pyscan.environ import variable_read
-from portcheck.pyscan.imports import ImportTable, dotted
+from portcheck.pyscan.imports import ImportTable, dotted, none_operand
 from portcheck.pyscan.matchers import Hit, Label, register, value_role
 from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, STRING
 
@@ -97,17 +97,9 @@ def _default_fills(stmt: ast.stmt, params: Set[str]) -> Iterator[int]:
         return
     test = stmt.test
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        asked = test.operand
-    elif (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], (ast.Is, ast.Eq))
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    ):
-        asked = test.left
+        asked: Optional[ast.AST] = test.operand
     else:
-        return
+        asked = none_operand(test, (ast.Is, ast.Eq))  # `device is None`, `device == None`
     if not (isinstance(asked, ast.Name) and asked.id in params):
         return
     for inner in stmt.body:

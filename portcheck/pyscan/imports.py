@@ -129,6 +129,21 @@ def dotted(node: ast.AST) -> Optional[str]:
     return ".".join(parts)
 
 
+def none_operand(
+    node: ast.AST, ops: tuple = (ast.Is, ast.IsNot), either_side: bool = False
+) -> Optional[ast.expr]:
+    """The operand of `x is None` / `x is not None`: a one-operator comparison, its operator one of `ops`, with
+    `None` on the right (with `either_side`, on the left too: `None is x`). None for anything else."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ops)):
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(right, ast.Constant) and right.value is None:
+        return left
+    if either_side and isinstance(left, ast.Constant) and left.value is None:
+        return right
+    return None
+
+
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 # `try` statements: `ast.Try`, and `ast.TryStar` (`except*`) where the Python has it.
 TRY_STATEMENTS = tuple(t for t in (getattr(ast, "Try", None), getattr(ast, "TryStar", None)) if t is not None)

@@ -40,7 +40,7 @@ from portcheck.pyscan.context import (
     is_step_loop,
     is_training_loop,
 )
-from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted
+from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted, none_operand
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
     DEFAULT_DEVICE,
@@ -655,12 +655,6 @@ class ReferenceMatcher(Matcher):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing
-        if not self.none_tests and _tested_for_none(node, parent):
-            for sub, name in qualified_chain(node, imports):
-                if name in self.names:
-                    yield sub, Label(name, symbol_role(name), name), ctx._replace(declined=True)
-                    return
-            return
         if (not self.in_tables or self.not_beside is not None) and isinstance(
             parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)
         ):
@@ -677,6 +671,8 @@ class ReferenceMatcher(Matcher):
         # `context = "store"`: only a setting counts; a read of the setting (`if cudnn.benchmark:`) sets
         # nothing, and is declined (no finding, and none of a catch-all rule either)
         read = self.context == "store" and not isinstance(node.ctx, ast.Store)
+        # `none-tests = false`: `torch.version.cuda is not None` asks, and is declined the same way
+        read = read or (not self.none_tests and _tested_for_none(node, parent))
         # declined, so no catch-all rule reports it either
         bare = not self.bare_calls and isinstance(parent, ast.Call) and parent.func is node
         bare = bare and not (parent.args or parent.keywords)
@@ -718,13 +714,7 @@ def _tested_for_none(node: ast.AST, parent: Optional[ast.AST]) -> bool:
         return True
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "bool":
         return parent.args == [node]
-    return (
-        isinstance(parent, ast.Compare)
-        and len(parent.ops) == 1
-        and isinstance(parent.ops[0], (ast.Is, ast.IsNot))
-        and any(isinstance(side, ast.Constant) and side.value is None for side in (parent.left, *parent.comparators))
-        and any(side is node for side in (parent.left, *parent.comparators))
-    )
+    return parent is not None and none_operand(parent, either_side=True) is node
 
 
 REDUNDANT_NOTE = "lowered one level: `{call}()` in the same function already does this for every device"

@@ -81,7 +81,7 @@ from portcheck.pyscan.context import (
     torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues, ends_the_run
-from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
+from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
 from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, SELF_TEST_ATTR, early_cuda_exit, extends_cuda_only_library
@@ -488,19 +488,14 @@ def _children(
             + [(h, error_path) for h in node.handlers]
             + [(c, ctx) for c in rest]
         )
+    probe = none_operand(node) if isinstance(node, ast.Compare) else None
     if (
-        isinstance(node, ast.Compare)
-        and len(node.ops) == 1
-        and isinstance(node.ops[0], (ast.Is, ast.IsNot))
-        and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None
-        and isinstance(node.left, ast.Call)
-        and isinstance(node.left.func, ast.Name)
-        and node.left.func.id == "getattr"
-        and len(node.left.args) >= 2
+        isinstance(probe, ast.Call)
+        and isinstance(probe.func, ast.Name)
+        and probe.func.id == "getattr"
+        and len(probe.args) >= 2
     ):
         # `getattr(torch.cuda.amp, "autocast") is not None`: a feature probe, as `hasattr(...)` is
-        probe = node.left
         probed: List[Tuple[ast.AST, Ctx]] = [(probe.func, ctx), (probe.args[0], ctx._replace(guard_test=True))]
         return probed + [(c, ctx) for c in probe.args[1:]]
     if isinstance(node, ast.Call):
