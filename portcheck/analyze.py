@@ -40,8 +40,10 @@ from portcheck.pyscan.testcode import (
     is_benchmark_path,
     is_data_pipeline_path,
     is_evaluation_path,
+    is_quantize_path,
     is_test_module,
     mark_cuda_only,
+    mark_kernel_self_tests,
     mark_self_tests,
     module_cuda_only,
 )
@@ -263,6 +265,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(bench_file=True)
     if "__main__" in text:
         mark_self_tests(module)
+    if "triton" in text and "def test" in text:
+        mark_kernel_self_tests(module, imports)
     if path and is_test_module(path, module):
         skipped = module_cuda_only(module, imports, path) is not None
         if not skipped:
@@ -295,13 +299,17 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     metric_module = bool(path) and _METRIC_PATH.search(path) is not None
     off_step = _off_step_functions(module, metric_module) if metric_module or _OFF_STEP_WORDS.search(text) else set()
     repeated = _transfers_twice(text)
-    if off_step or repeated:
+    # a post-training quantizer runs once per model over calibration data: its syncs and recompiles cost
+    # nothing per step (AWQ's `awq/quantize/scale.py` asserts on `isnan` per layer)
+    offline = bool(path) and is_quantize_path(path)
+    if off_step or repeated or offline:
         xla = {i for i, entry in enumerate(rules) if entry.rule.category == "xla"}
         hits = (
             hit
             for hit in hits
             if not (
-                hit[0][0] in xla and (id(hit[3].scope) in off_step or repeated and _synced_before(hit[1], hit[3]))
+                hit[0][0] in xla
+                and (offline or id(hit[3].scope) in off_step or repeated and _synced_before(hit[1], hit[3]))
             )
         )
     if "DataParallel" in text and ".module" in text:
@@ -617,11 +625,14 @@ def findings_for(
         if key in seen:
             continue
         seen.add(key)
-        if is_import and entry.rule.category == "package":
+        symbol = finding.symbol or (label if isinstance(label, str) else "")  # an import's label: the module
+        if is_import and (
+            entry.rule.category == "package" or (entry.rule.category == "kernel" and not symbol.startswith("torch."))
+        ):
             # One finding per package, severity and file: `import vllm` at the top, `from vllm import
             # SamplingParams` again in a method, is one dependency (an optional import beside a required one
-            # stays: it says something else).
-            symbol = finding.symbol or (label if isinstance(label, str) else "")  # an import's label: the module
+            # stays: it says something else); so is a kernel library (`import cutlass`, `import cutlass.cute
+            # as cute`, `from cutlass.cute.runtime import from_dlpack`).
             package = (finding.code, symbol.split(".")[0] if symbol else str(finding.line), finding.severity)
             if package in packages:
                 continue

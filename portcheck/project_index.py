@@ -48,7 +48,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.definitions import lone_definitions
 from portcheck.pyscan.environ import reads_environment
-from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only
+from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only, is_triton_kernel
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, loading_facts
@@ -83,15 +83,6 @@ EXTENSION_NAME = re.compile(
     # (names of helpers, not modules: `is_cuda_graph_capturing`, `to_cuda(batch)`, `check_cuda_p2p_ib_support`)
     r"^(?!(?:has|is|use|with|enable|can|should|to|move_to|maybe|get|set|check|retry)_)"
     r"(?:_C|_ext|_cuda|\w+_cuda(?:_ext|_kernels?)?|\w+_C|\w+_cuda_\w+)$"
-)
-_KERNEL_DECORATORS = frozenset(
-    {
-        "triton.jit",
-        "triton.autotune",
-        "triton.heuristics",
-        "triton.runtime.jit.jit",
-        "triton.runtime.autotuner.autotune",
-    }
 )
 _KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
 # Files without any of these cannot define a CUDA-bound name (users are found by name later).
@@ -151,6 +142,9 @@ class ModuleSummary:
     # Lines (first, last) of module-level `if torch.cuda.is_available(): ext = load(...)` blocks: what they
     # build is built only where CUDA is, and the module has a path without it.
     cuda_builds: Tuple[Tuple[int, int], ...] = ()
+    # Dotted names of the CUDA extensions the module builds (`CUDAExtension("exllama_kernels", ...)` in
+    # AutoGPTQ's `setup.py`): an import of one is an extension import, whatever it is called.
+    built: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -377,14 +371,6 @@ def _keeps_error(handler: ast.ExceptHandler) -> bool:
     )
 
 
-def _is_kernel(node: ast.AST, imports: ImportTable) -> bool:
-    for deco in getattr(node, "decorator_list", []):
-        target = deco.func if isinstance(deco, ast.Call) else deco
-        if imports.resolve(target) in _KERNEL_DECORATORS:
-            return True
-    return False
-
-
 def _bound_by_load(value: ast.AST, imports: ImportTable) -> Optional[str]:
     """For `x = <call>`: the callee's dotted name when the call may produce an extension object."""
     if isinstance(value, ast.Call):
@@ -459,9 +445,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                 # `collect_env_info()`, `print_system_info()`: it reads the extension's version or the
                 # toolkit's to show them; what it shows is no dependency of its callers.
                 collector.uses(stmt.body, record_sites=False)
-                definitions.append(Definition(stmt.name, _is_kernel(stmt, imports), False, False, ()))
+                definitions.append(Definition(stmt.name, is_triton_kernel(stmt, imports), False, False, ()))
                 continue
-            kernel = _is_kernel(stmt, imports)
+            kernel = is_triton_kernel(stmt, imports)
             if isinstance(stmt, ast.ClassDef):
                 uses, loads = _class_uses(collector, stmt)
             else:
@@ -484,7 +470,14 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             # module imports without the extension, and what it tries is optional, as in a function.
             _, loads = collector.uses([stmt], record_sites=True, fallbacks=True)
             at_import = at_import or loads
+    imported = {b.local for b in bindings}
+    raisers = _raisers(tree)
     for local, named in sorted(aliases.items()):
+        if local in imported and named in raisers:
+            # `except ImportError: autogptq_marlin_cuda = error_raiser_marlin`: an extension bound again to a
+            # function that only raises is the extension wherever it works (see `Project._target`)
+            definitions.append(Definition(local, False, False, False, (RAISER,)))
+            continue
         if local not in top_names and local not in global_loads and named.split(".", 1)[0] != local:
             definitions.append(Definition(local, False, False, False, (named,)))  # used as what it names
     for local, how in sorted(global_loads.items()):
@@ -521,7 +514,36 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         values,
         cpp_only,
         cuda_builds,
+        _built_extensions(tree, imports) if "CUDAExtension" in text else (),
     )
+
+
+_CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
+
+
+def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]:
+    """The literal names given to `CUDAExtension(...)` calls (positional or `name=`), sorted."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and imports.resolve(node.func) == _CUDA_EXTENSION:
+            given = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
+            if isinstance(given, ast.Constant) and isinstance(given.value, str) and given.value:
+                found.add(given.value)
+    return tuple(sorted(found))
+
+
+RAISER = "<raiser>"  # the use of a name bound to a function that only raises
+
+
+def _raisers(tree: ast.Module) -> Set[str]:
+    """Module-level functions (also those defined in a `try`'s handler) whose body only raises."""
+    found: Set[str] = set()
+    for stmt in _module_level(tree):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Raise):
+                found.add(stmt.name)
+    return found
 
 
 def _top_level(tree: ast.Module) -> List[ast.stmt]:
@@ -663,6 +685,8 @@ class Project:
                 if self.binds[(summary.module, b.local)] is not b:
                     self.other_binds.setdefault((summary.module, b.local), []).append(b)
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
+        # CUDA extensions the project's build scripts name (`exllama_kernels`, `auto_gptq.exllama_kernels`)
+        self.built: FrozenSet[str] = frozenset(n for s in self.modules.values() for n in s.built)
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
 
     def find_module(self, name: str, near: str = "") -> Optional[str]:
@@ -706,9 +730,15 @@ class Project:
         if key in seen:
             return None
         seen.add(key)
-        if key in self.defs:
-            return key
         binding = self.binds.get(key)
+        if key in self.defs:
+            if binding is not None and self.defs[key].uses == (RAISER,):
+                # a compiled extension, bound again to a raiser where it is missing: the extension (a
+                # module of the project's, bound again so, stays the raiser: its callers have that path)
+                found = self._bound(module, binding, seen)
+                if found is not None and found[0] == "<ext>":
+                    return found
+            return key
         if binding is None:
             return None
         found = self._bound(module, binding, seen)
@@ -725,9 +755,16 @@ class Project:
             found = self.find_module(absolute, module)
             if found is not None:
                 return (found, "")
-            if EXTENSION_NAME.match(absolute.rsplit(".", 1)[-1]):
+            if EXTENSION_NAME.match(absolute.rsplit(".", 1)[-1]) or (binding.top and absolute in self.built):
                 return ("<ext>", absolute)
             return None
+        # An extension only the build script names counts where a module imports it at its top: the module
+        # needs it (AutoGPTQ's `qlinear_exllama.py`). Imported in a function (`autogptq_post_init`'s `if
+        # model_uses_exllama:` path), it is one path of that function, which the pass cannot weigh.
+        if binding.top and absolute in self.built:
+            return ("<ext>", absolute)  # `from exllama_kernels import make_q4`: a function of the extension
+        if binding.top and f"{absolute}.{binding.name}" in self.built:
+            return ("<ext>", f"{absolute}.{binding.name}")  # `from auto_gptq import exllama_kernels`
         owner = self.find_module(absolute, module) if absolute else None
         if owner is not None:
             # What the package binds wins over a submodule of the same name, as at run time
@@ -749,6 +786,10 @@ class Project:
         if EXTENSION_NAME.match(binding.name) and (binding.level or self._owns(absolute)):
             return ("<ext>", f"{absolute}.{binding.name}")
         return None
+
+    def cuda_extension(self, name: str) -> bool:
+        """Whether the extension module `name` is a CUDA one: named so, or built by a `CUDAExtension`."""
+        return "cuda" in name.lower() or name in self.built
 
     def _owns(self, dotted_name: str) -> bool:
         return self.find_module(dotted_name.split(".", 1)[0]) is not None
@@ -817,7 +858,7 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
                 users.setdefault(target, []).append((key, via_call))
     while pending:
         target = pending.pop()
-        if target[0] == "<ext>" and "cuda" not in target[1].lower():
+        if target[0] == "<ext>" and not project.cuda_extension(target[1]):
             continue  # a generic `_C`/`_ext` may be plain C++: its own calls are reported, callers are not bound
         for key, via_call in users.get(target, ()):
             if key in bound:
@@ -1118,7 +1159,7 @@ def fallback_spans(summary: ModuleSummary, resolved: Resolved) -> List[Tuple[int
 def _built_as_cpp(project: "Project", extension: str) -> bool:
     """Whether the extension module `extension` (`uv_unwrapper.uv_unwrapper._C`) has no CUDA in its name and
     the nearest `setup` module above it builds C++ extensions only."""
-    if "cuda" in extension.rsplit(".", 1)[-1].lower():
+    if "cuda" in extension.rsplit(".", 1)[-1].lower() or extension in project.built:
         return False
     parts = extension.split(".")[:-1]
     while True:
@@ -1340,8 +1381,9 @@ def index_project(
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
         owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
         pending = [p for p in owners if p is not None and p not in tried]
-        # Modules that build an extension when imported are reported where they are imported.
-        loading = {m.rsplit(".", 1)[-1] for m in resolved.at_import}
+        # Modules that build an extension when imported are reported where they are imported, and so are the
+        # extensions the project's build scripts name (`from exllama_kernels import make_q4`).
+        loading = {m.rsplit(".", 1)[-1] for m in resolved.at_import} | {n.rsplit(".", 1)[-1] for n in project.built}
         if (defining and names) or loading:
             for p in every:
                 if p in tried:
@@ -1637,6 +1679,11 @@ VARIANT_NOTE = (
     " one for its accelerator and leaves this one as it is"
 )
 _SOURCE_KINDS = frozenset({"python", "notebook", "cuda", "cpp"})
+_NATIVE_KINDS = frozenset({"cuda", "cpp", "cmake"})  # kernel sources and their builds
+NATIVE_TEST_NOTE = (
+    "lowered to info: a test of the project's CUDA code (under a test folder); it goes with the kernels it"
+    " tests, reported where they are"
+)
 NO_BUILD_NOTE = (
     "lowered to info: nothing scanned holds a CUDA source or builds an extension, so this setting configures"
     " no build of the project's own (only packages built while installing, reported where they are required)"
@@ -1654,6 +1701,10 @@ def _layout_lowerings(
     findings of CUDA's variant among per-backend variants at info; a variant's kernels and extensions are
     still work (a port writes its accelerator's own)."""
     source = result.kind in _SOURCE_KINDS
+    if result.kind in _NATIVE_KINDS and is_test_path(result.path):
+        # `tests/cpp/test_mlp3.cu` and the `CMakeLists.txt` beside it build and run the project's kernels on
+        # CUDA: the kernels' own tests, which go with them when they are ported
+        return [_at_info(f, NATIVE_TEST_NOTE) for f in findings]
     if unbuilt and not source:
         findings = [_at_info(f, NO_BUILD_NOTE) if f.code in unbuilt else f for f in findings]
     if result.path in variants:
@@ -1719,27 +1770,45 @@ def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resol
     """The lines of `summary`'s functions and classes that call an extension or launch a Triton kernel
     directly, outside CUDA checks (torch-ngp's `_near_far_from_aabb(Function)` around
     `_backend.near_far_from_aabb`, which moves its inputs with `.cuda()` first; GPTQ's `QuantLlamaMLP`,
-    which launches `fusedmatmul_248_kernel[grid](...)` and moves its weights with `.cuda()` for it), each
-    with the note for the findings inside."""
-    out: List[Tuple[int, int, str]] = []
-    for definition in summary.definitions:
-        if not definition.lines[0]:
+    which launches `fusedmatmul_248_kernel[grid](...)` and moves its weights with `.cuda()` for it), and those
+    that call such a wrapper of the same module (AutoGPTQ's Marlin `QuantLinear` around its `mul`), each with
+    the note for the findings inside."""
+    notes: Dict[str, str] = {}  # definition -> note
+    pending = [d for d in summary.definitions if d.lines[0]]
+    while pending:
+        waiting = []
+        for definition in pending:
+            note = _wrapper_note(definition, summary.module, project, resolved, notes)
+            if note:
+                notes[definition.name] = note
+            else:
+                waiting.append(definition)
+        if len(waiting) == len(pending):
+            break
+        pending = waiting
+    return [(d.lines[0], d.lines[1], notes[d.name]) for d in summary.definitions if d.name in notes]
+
+
+def _wrapper_note(
+    definition: Definition, module: str, project: Project, resolved: Resolved, wrappers: Mapping[str, str]
+) -> str:
+    """The note for the findings inside `definition` when it calls an extension, launches a kernel or calls
+    one of the module's `wrappers`; "" otherwise."""
+    for use in definition.uses:
+        if use.startswith("<"):
             continue
-        for use in definition.uses:
-            if use.startswith("<"):
-                continue
-            sym = project.reference(summary.module, use)
-            if sym is None:
-                continue
-            name = use.split(".", 1)[0]
-            # a compiled `_C` may be plain C++ with CUDA beside it (pytorch3d's): only a CUDA one counts
-            if sym in resolved.extensions and (sym[0] != "<ext>" or "cuda" in sym[1].lower()):
-                out.append((definition.lines[0], definition.lines[1], WRAPPER_NOTE.format(name=name)))
-                break
-            if sym in resolved.kernels:
-                out.append((definition.lines[0], definition.lines[1], LAUNCHER_NOTE.format(name=name)))
-                break
-    return out
+        sym = project.reference(module, use)
+        if sym is None:
+            continue
+        name = use.split(".", 1)[0]
+        # a compiled `_C` may be plain C++ with CUDA beside it (pytorch3d's): only a CUDA one counts
+        if sym in resolved.extensions and (sym[0] != "<ext>" or project.cuda_extension(sym[1])):
+            return WRAPPER_NOTE.format(name=name)
+        if sym in resolved.kernels:
+            return LAUNCHER_NOTE.format(name=name)
+        if sym[0] == module and sym[1] in wrappers:
+            return wrappers[sym[1]]
+    return ""
 
 
 def platform_code(summary: ModuleSummary) -> List[Tuple[int, int, str]]:

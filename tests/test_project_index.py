@@ -944,3 +944,95 @@ def test_a_build_setting_scanned_alone_keeps_its_severity(tmp_path: Path):
     result = scan_paths([tmp_path / "start_linux.sh"], Config(respect_gitignore=False), target="neuron", cwd=tmp_path)
     (setting,) = [f for r in result.files for f in r.findings if f.code == "KRN007"]
     assert setting.severity.value == "major"
+
+
+# AutoGPTQ's Marlin layer: the extension import's handler binds the name again to a function that raises,
+# `mul` calls the extension, and the layer class calls `mul` (a wrapper of the same module).
+MARLIN_PROJECT = {
+    "gptq/qlinear_marlin.py": (
+        "import torch\n\n"
+        "try:\n    import gptq_marlin_cuda\nexcept ImportError as e:\n"
+        "    def error_raiser(*args, **kwargs):\n        raise ValueError(str(e))\n\n"
+        "    gptq_marlin_cuda = error_raiser\n\n\n"
+        "def mul(A, B, C):\n    gptq_marlin_cuda.mul(A, B, C)\n\n\n"
+        "class QuantLinear(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        if not torch.cuda.get_device_capability()[0] >= 8:\n            raise ValueError('needs sm80')\n\n"
+        "    def forward(self, A):\n        mul(A, self.B, A)\n        return A\n\n\n"
+        "def unrelated(x):\n    return x.cuda()\n"
+    ),
+    "run.py": "from gptq.qlinear_marlin import QuantLinear, unrelated\n\nlayer = QuantLinear()\nunrelated(layer)\n",
+}
+
+
+def test_the_class_around_a_modules_own_extension_wrapper_is_a_wrapper_too(tmp_path: Path):
+    found = _fallback_findings(tmp_path, MARLIN_PROJECT)
+    capability = found[("gptq/qlinear_marlin.py", 19, "RT007")]
+    assert capability.severity.value == "info", capability
+    assert "wrapper of the CUDA extension `gptq_marlin_cuda`" in capability.note, capability
+    # a function of the module that calls no wrapper keeps its severity
+    assert found[("gptq/qlinear_marlin.py", 28, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_cuda_sources_and_their_build_under_a_test_folder_are_info(tmp_path: Path):
+    found = scan_tree(
+        tmp_path,
+        {
+            "csrc/mlp.cu": "__global__ void mlp(float* x) {}\n",
+            "tests/cpp/test_mlp.cu": "__global__ void check(float* x) {}\n",
+            "tests/cpp/CMakeLists.txt": "project(t LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 90a)\n",
+        },
+        top=True,
+    )
+    assert found[("csrc/mlp.cu", 1, "KRN002")].severity.value == "blocker", sorted(found)
+    in_tests = {k: f for k, f in found.items() if k[0].startswith("tests/")}
+    assert ("tests/cpp/test_mlp.cu", 1, "KRN002") in in_tests, sorted(found)
+    assert {f.severity.value for f in in_tests.values()} == {"info"}, in_tests
+    assert all("test of the project's CUDA code" in f.note for f in in_tests.values())
+
+
+def test_a_portable_function_bound_in_the_handler_is_a_fallback_not_the_extension(tmp_path: Path):
+    found = _fallback_findings(
+        tmp_path,
+        {
+            "ops/layer.py": (
+                "import torch\n\n"
+                "def reference_op(x):\n    return x * 2\n\n\n"
+                "try:\n    from fused_cuda import op\nexcept ImportError:\n    op = reference_op\n\n\n"
+                "class Layer(torch.nn.Module):\n"
+                "    def forward(self, x):\n        return op(x.cuda())\n"
+            ),
+            "run.py": "from ops.layer import Layer\n\nLayer()(x)\n",
+        },
+    )
+    moved = found[("ops/layer.py", 15, "DEV002")]
+    assert moved.severity.value != "info", moved  # the layer runs the reference op where the extension is absent
+
+
+# AutoGPTQ: `setup.py` builds `CUDAExtension("exllama_kernels", ...)`, a name no extension pattern knows;
+# a layer module imports its functions (behind a handler that binds raisers) and calls them.
+BUILT_NAME_PROJECT = {
+    "setup.py": (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+        "setup(name='gptq', ext_modules=[CUDAExtension('exllama_kernels', ['exllama/q4_matmul.cu'])],"
+        " cmdclass={'build_ext': BuildExtension})\n"
+    ),
+    "exllama/q4_matmul.cu": "__global__ void q4(float* x) {}\n",
+    "gptq/qlinear_exllama.py": (
+        "import torch\n\n"
+        "try:\n    from exllama_kernels import make_q4\nexcept ImportError as e:\n"
+        "    def error_raiser(*args, **kwargs):\n        raise ValueError(str(e))\n\n"
+        "    make_q4 = error_raiser\n\n\n"
+        "class QuantLinear(torch.nn.Module):\n"
+        "    def post_init(self):\n        assert self.qweight.device.type == 'cuda'\n"
+        "        self.q4 = make_q4(self.qweight)\n"
+    ),
+    "run.py": "from gptq.qlinear_exllama import QuantLinear\n\nQuantLinear().post_init()\n",
+}
+
+
+def test_an_extension_the_build_script_names_is_one_wherever_it_is_imported(tmp_path: Path):
+    found = _fallback_findings(tmp_path, BUILT_NAME_PROJECT)
+    assert ("gptq/qlinear_exllama.py", 4, "KRN009") in found, sorted(found)
+    check = found[("gptq/qlinear_exllama.py", 14, "DEV004")]
+    assert check.severity.value == "info" and "wrapper of the CUDA extension" in check.note, check

@@ -13,13 +13,22 @@ from portcheck.scanner import project_path
 
 @pytest.mark.parametrize(
     "path",
-    ["tests/test_ops.py", "test/layers/ops.py", "pkg/tests/conftest.py", "ops_test.py", "src/pkg/testing.py"],
+    [
+        "tests/test_ops.py", "test/layers/ops.py", "pkg/tests/conftest.py", "ops_test.py", "src/pkg/testing.py",
+        "torchrec/schema/api_tests/planner.py", "pkg/unit_tests/ops.py", "e2e_tests/run.py",
+    ],
 )
 def test_test_paths(path):
     assert is_test_path(path)
 
 
-@pytest.mark.parametrize("path", ["src/ops.py", "latest/train.py", "contest.py", "test_data/loader.py", ""])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/ops.py", "latest/train.py", "contest.py", "test_data/loader.py", "pkg/test_utils/mesh.py",
+        "scripts/tensor_test/op.py", "",
+    ],
+)
 def test_other_paths(path):
     assert not is_test_path(path)
 

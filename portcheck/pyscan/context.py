@@ -207,6 +207,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         elif isinstance(node, ast.Attribute):
             if node.attr == "is_cuda" or (_CUDA_FLAG.match(node.attr) and imports.resolve(node) is None):
                 return True
+            if getattr(node, CUDA_FLAG_ATTR, False):
+                return True  # `self.use_cuda_events()`, a method that returns a CUDA check
         elif isinstance(node, ast.Compare):
             for side in [node.left, *node.comparators]:
                 if _is_cuda_string(side) or _names_nccl(side):
@@ -223,12 +225,25 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
 
 
+def is_availability_idiom(expr: ast.IfExp, imports: ImportTable) -> bool:
+    """`"cuda:0" if torch.cuda.is_available() else "cpu"`: the availability idiom, which DEV005 reports and
+    its fix rewrites whole (the CUDA string with it)."""
+    asks = any(
+        isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(expr.test)
+    )
+    if not asks or is_flag_device_choice(expr):
+        return False  # (`"cuda" if args.cuda else "cpu"`-like choices are the user's)
+    return any(isinstance(b, ast.Constant) and b.value == "cpu" for b in (expr.body, expr.orelse))
+
+
 def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
-    """A function of no arguments whose body (a docstring aside) only returns a CUDA check (torchao's
-    `def is_ROCM(): return torch.cuda.is_available() and torch.version.hip is not None`): a call to it asks
-    what the check asks."""
+    """A function of no arguments (or a method of none but `self`) whose body (a docstring aside) only returns
+    a CUDA check (torchao's `def is_ROCM(): return torch.cuda.is_available() and torch.version.hip is not
+    None`, ClassyVision's `def use_cuda_events(self): return torch.cuda.is_available() and ...`): a call to
+    it asks what the check asks."""
     args = fn.args  # type: ignore[attr-defined]
-    if args.args or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
+    plain = args.args[1:] if args.args and args.args[0].arg == "self" else args.args
+    if plain or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
         return False
     value = _sole_return_value(fn)
     return value is not None and is_cuda_check(value, imports)
@@ -250,6 +265,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     test on it asks what the check asked. `nodes`: every node of the module (`ast.walk`)."""
     flags: Set[str] = set()
     predicates: Set[str] = set()
+    methods: Set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
@@ -258,15 +274,21 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             if _asks_device_presence(value, imports) and not _CUDA_FLAG.match(node.targets[0].id):
                 flags.add(node.targets[0].id)
         elif isinstance(node, _FUNCTION_DEFS) and _returns_cuda_check(node, imports):
-            predicates.add(node.name)  # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`
-    if flags or predicates:
+            # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`; a method's
+            # `if self._perf_stats.use_cuda_events():`
+            (methods if node.args.args and node.args.args[0].arg == "self" else predicates).add(node.name)
+    if flags or predicates or methods:
         bound = _binding_counts(nodes)
         defined = Counter(n.name for n in nodes if isinstance(n, _DEFINITIONS))
         flags = {name for name in flags if bound.get(name) == 1}
         flags |= {name for name in predicates if defined[name] == 1 and not bound.get(name)}
+        methods = {name for name in methods if defined[name] == 1}
         for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in flags:
                 setattr(node, CUDA_FLAG_ATTR, True)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
+                if not node.args and not node.keywords:
+                    setattr(node.func, CUDA_FLAG_ATTR, True)
     for node in nodes:
         if isinstance(node, _FUNCTION_DEFS):
             _mark_narrowed_flags(node, imports)
@@ -2356,6 +2378,64 @@ def asks_for_accelerator_api(test: ast.AST, imports: ImportTable) -> Optional[bo
         and f"{imports.resolve(call.args[0])}.{call.args[1].value}" in _GENERIC_APIS
     ):
         return not negated
+    recent = _asks_recent_torch(call)
+    return None if recent is None else recent != negated
+
+
+# The oldest torch the targets run: `neuron` and `generic` build on `torch.accelerator` (2.6). A test for a
+# torch at least this recent is true wherever portcheck's targets run; its other arm serves older torch only.
+_TARGET_TORCH = (2, 6)
+_AT_LEAST = {ast.GtE: True, ast.Gt: True, ast.Lt: False, ast.LtE: False}
+_VERSION_TEXT = re.compile(r"^(\d+)\.(\d+)")
+
+
+def _asks_recent_torch(test: ast.AST) -> Optional[bool]:
+    """`compare_version("torch", operator.ge, "2.4.0")` (Liger), `version.parse(torch.__version__) >=
+    version.parse("2.4")`, `TORCH_VERSION >= (2, 4)` (True), their `<` forms (False): whether a test asks
+    for a torch at least as recent as `_TARGET_TORCH`; None for any other test or a later version."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _AT_LEAST:
+        left, right, at_least = test.left, test.comparators[0], _AT_LEAST[type(test.ops[0])]
+        if _names_torch_version(right) and not _names_torch_version(left):
+            left, right, at_least = right, left, not at_least
+        version = _version_literal(right)
+        if _names_torch_version(left) and version is not None and version <= _TARGET_TORCH:
+            return at_least
+        return None
+    if isinstance(test, ast.Call) and "version" in (dotted(test.func) or "").lower():
+        args = list(test.args) + [k.value for k in test.keywords]
+        if not any(isinstance(a, ast.Constant) and a.value == "torch" for a in args):
+            return None
+        versions = [v for a in args if (v := _version_literal(a)) is not None]
+        ops = {(dotted(a) or "").rsplit(".", 1)[-1] if not isinstance(a, ast.Constant) else str(a.value) for a in args}
+        if len(versions) != 1 or versions[0] > _TARGET_TORCH:
+            return None
+        if ops & {"ge", "gt", ">=", ">"}:
+            return True
+        if ops & {"lt", "le", "<", "<="}:
+            return False
+    return None
+
+
+def _names_torch_version(node: ast.AST) -> bool:
+    """`torch.__version__`, `version.parse(torch.__version__)`, `TORCH_VERSION`, `torch_version`."""
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    name = (dotted(node) or "").lower()
+    return name == "torch.__version__" or ("torch" in name and name.endswith("version"))
+
+
+def _version_literal(node: ast.AST) -> Optional[Tuple[int, int]]:
+    """`"2.4.0"`, `version.parse("2.4")`, `(2, 4)`: the (major, minor) a literal version names."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        found = _VERSION_TEXT.match(node.value)
+        return (int(found.group(1)), int(found.group(2))) if found else None
+    if isinstance(node, ast.Tuple) and len(node.elts) >= 2:
+        parts = [e.value for e in node.elts[:2] if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+        return (parts[0], parts[1]) if len(parts) == 2 else None
     return None
 
 

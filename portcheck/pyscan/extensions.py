@@ -15,6 +15,28 @@ import ast
 import re
 from pathlib import PurePosixPath
 
+from portcheck.pyscan.imports import ImportTable
+
+_KERNEL_DECORATORS = frozenset(
+    {
+        "triton.jit",
+        "triton.autotune",
+        "triton.heuristics",
+        "triton.runtime.jit.jit",
+        "triton.runtime.autotuner.autotune",
+    }
+)
+
+
+def is_triton_kernel(node: ast.AST, imports: ImportTable) -> bool:
+    """Whether a definition is a Triton kernel (`@triton.jit`, `@triton.autotune(...)`)."""
+    for deco in getattr(node, "decorator_list", []):
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if imports.resolve(target) in _KERNEL_DECORATORS:
+            return True
+    return False
+
+
 _CPP_BUILD = re.compile(r"\bCppExtension\b")
 _CUDA_BUILD = re.compile(r"\bCUDAExtension\b|\bcuda_sources\b|\bwith_cuda\s*=\s*True\b|\.cuh?['\"]")
 _CPP_SOURCE = re.compile(r"\.(?:cpp|cc|cxx)['\"]")

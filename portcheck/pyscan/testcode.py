@@ -21,10 +21,12 @@ from portcheck.pyscan.context import (
     is_negative_cuda_check,
     skips_without_cuda,
 )
+from portcheck.pyscan.extensions import is_triton_kernel
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
-_TEST_DIR = re.compile(r"(?i)^(?:tests?|testing|unit_?tests?|integration_?tests?)$")
+# (`unit_tests/`, torchrec's `schema/api_tests/`, `e2e_tests/`)
+_TEST_DIR = re.compile(r"(?i)^(?:tests?|testing|\w+_tests|unit_?tests?|integration_?tests?)$")
 _TEST_FILE = re.compile(r"(?i)^(?:test_\w+|\w+_test|tests?|conftest|testing)\.py$")
 # Test folders that only hold GPU tests: `tests/gpu/`, `tests/cuda/`, `gpu_tests/`.
 _GPU_DIR = re.compile(r"(?i)^(?:cuda|gpus?|(?:cuda|gpu)_?tests?|tests?_?(?:cuda|gpu))$")
@@ -111,6 +113,20 @@ def is_evaluation_path(path: str) -> bool:
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
     return any(w in _EVALUATION_WORDS for part in parts for w in name_words(part))
+
+
+# Post-training quantization (AWQ's `awq/quantize/`, GPTQ's `quant/quantizer.py`, gpt-fast's `quantize.py`):
+# a pass over calibration data, once per model, that writes quantized weights. `quantization/` is not here:
+# it holds vector-quantization layers that train (audiocraft's `quantization/core_vq.py`).
+_QUANTIZE_NAMES = frozenset({"quantize", "quantizer"})
+
+
+def is_quantize_path(path: str) -> bool:
+    """A module of a post-training quantizer, by its folder or name (`quantize/`, `quantize.py`, `quantizer.py`)."""
+    parts = [p.lower() for p in _parts(path)]
+    if parts:
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(p in _QUANTIZE_NAMES for p in parts)
 
 
 def is_test_module(path: str, module: ast.Module) -> bool:
@@ -277,12 +293,19 @@ VLLM_ENGINE_INTERNALS = frozenset(
 )
 
 
+# CUDA-only kernel languages and driver bindings: a module built on one at its top level (Liger's CuTe DSL
+# and cuTile backends, `import cutlass.cute as cute`, `import cuda.tile as ct`, `import cuda.bindings.driver`)
+# is a CUDA kernel implementation, ported as a whole (KRN005 at the import).
+CUDA_KERNEL_LANGUAGES = frozenset({"cutlass", "cuda", "pycuda"})
+
+
 def imports_cuda_runtime(module: ast.Module) -> bool:
     """Whether a module's own top level (no `try`, no `if`) imports a CUDA-only runtime (`import tensorrt as
-    trt`, `from torch_tensorrt import Input`) or vLLM's engine internals (`from vllm.worker.cache_engine
-    import CacheEngine`)."""
+    trt`, `from torch_tensorrt import Input`), a CUDA kernel language (`import cutlass.cute as cute`) or vLLM's
+    engine internals (`from vllm.worker.cache_engine import CacheEngine`)."""
     return any(
         n.split(".", 1)[0] in CUDA_RUNTIMES
+        or n.split(".", 1)[0] in CUDA_KERNEL_LANGUAGES
         or n.split(".", 2)[0] == "vllm" and "." in n and n.split(".", 2)[1] in VLLM_ENGINE_INTERNALS
         for n in _top_level_imports(module)
     )
@@ -711,6 +734,29 @@ def mark_self_tests(module: ast.Module) -> None:
         used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
         if used & defined:
             setattr(stmt, SELF_TEST_ATTR, "cuda" if _cannot_import_without_cuda(module) else "test")
+
+
+def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
+    """In a module that defines Triton kernels, mark (with CUDA_ONLY_ATTR) its top-level `test*` functions
+    that nothing else in the module calls outside its `__main__` block (lightllm's `test1()` beside
+    `token_softmax_fwd`, which fills CUDA tensors and compares the kernel with torch): the kernels' own
+    checks, which run only where the kernels do."""
+    tests = {
+        s.name: s
+        for s in module.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name.startswith("test")
+    }
+    if not tests or not any(is_triton_kernel(s, imports) for s in module.body):
+        return
+    called: Set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, ast.If) and _is_main_check(stmt.test):
+            continue
+        own = getattr(stmt, "name", None)
+        called.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id != own)
+    for name, node in tests.items():
+        if name not in called:
+            setattr(node, CUDA_ONLY_ATTR, True)
 
 
 # What a benchmark measures CUDA with: its clock (a device sync, CUDA events) and its memory counters.

@@ -122,6 +122,16 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
             # In a test, what follows `if not torch.cuda.is_available(): return` only runs with CUDA.
             ctx = ctx._replace(skipped=True)
         elif (
+            isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and stmt.body
+            and isinstance(stmt.body[-1], _EXITS)
+            and asks_for_accelerator_api(stmt.test, imports) is True
+        ):
+            # `if compare_version("torch", operator.ge, "2.4.0"): return torch.amp.custom_fwd, ...` then
+            # `return torch.cuda.amp.custom_fwd, ...` (Liger): what follows serves a torch older than the targets'
+            ctx = ctx._replace(skipped=True)
+        elif (
             not ctx.guarded
             and isinstance(stmt, ast.If)
             and stmt.body
@@ -194,6 +204,17 @@ _SPECIAL_TYPES = frozenset(_SPECIAL)
 _PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
 # `def _save_tpu(self, ...)`: a method for the TPU path of its class.
 _TPU_NAME = re.compile(r"(?i)(?:^|_)tpu(?:_|$)")
+# `class DistributedXLAEngine(Engine)`, `class TPUAccelerator`: a class named for XLA or TPUs is that path.
+_XLA_CLASS_NAME = re.compile(r"(?:^|[a-z_])(?:XLA|TPU)(?:[A-Z_]|$)")
+
+
+def _imports_xla(body: Sequence[ast.stmt]) -> bool:
+    """Whether `body` (a `try`'s) imports torch_xla at its own level."""
+    return any(
+        isinstance(stmt, ast.Import) and any(a.name.split(".", 1)[0] == "torch_xla" for a in stmt.names)
+        or isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".", 1)[0] == "torch_xla"
+        for stmt in body
+    )
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
@@ -391,6 +412,8 @@ def _children(
         mark_init_only_methods(node)
         if is_dataset_class(node):
             ctx = ctx._replace(host=True)  # a Dataset's methods run in the data loader, on host tensors
+        if _XLA_CLASS_NAME.search(node.name):
+            ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
@@ -481,6 +504,15 @@ def _children(
             body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
         elif any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
+            if _imports_xla(node.body):
+                # `try: import torch_xla.core.xla_model as xm` / `except ImportError: pass` / `else:
+                # xm.set_rng_state(seed)`: the `else` is the XLA path, taken only where torch_xla is installed
+                return (
+                    [(c, body_ctx) for c in _reached(node.body)]
+                    + [(h, ctx._replace(error_path=True)) for h in node.handlers]
+                    + [(c, ctx._replace(xla_branch=True)) for c in _reached(node.orelse)]
+                    + [(c, ctx) for c in _reached(node.finalbody)]
+                )
         error_path = ctx._replace(error_path=True)  # a handler runs when something failed, not every step
         rest = list(_reached(node.orelse)) + list(_reached(node.finalbody))
         return (
@@ -617,6 +649,9 @@ def _children(
             terms.append((value, current))
             if current is ctx and short_circuits_off_cuda(node.op, value, imports):
                 current = ctx._replace(guarded=True)
+            elif isinstance(node.op, ast.And) and is_xla_probe(value):
+                # `SETTINGS.xla_required and os.environ.get(xenv.TORCH_DIST_ROOT)`: evaluated with torch_xla only
+                current = current._replace(xla_branch=True)
         return terms
     if isinstance(node, ast.Subscript):
         # `IndexType = Union[slice, torch.LongTensor, torch.cuda.LongTensor]`: a type for the type checker
