@@ -265,7 +265,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(bench_file=True)
     if "__main__" in text:
         mark_self_tests(module)
-    if "triton" in text and "def test" in text:
+    if "triton" in text and ("def test" in text or "__main__" in text):
         mark_kernel_self_tests(module, imports)
     if path and is_test_module(path, module):
         skipped = module_cuda_only(module, imports, path) is not None

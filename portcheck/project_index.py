@@ -159,6 +159,7 @@ class ProjectSite:
     detail: str = ""  # why the name is CUDA-bound, when the label alone does not say
     name: str = ""  # the name the module binds and uses it through (`fp8_silu_forward`, `alt_cuda_corr`)
     binds: Tuple[str, ...] = ()  # of an import: every name its statement binds (the site stands for them all)
+    defined_here: bool = False  # of a launch: the kernel is defined in the same module
 
 
 # -- step 1: one module ------------------------------------------------------------------------
@@ -1094,7 +1095,12 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         through_import = (module, head) in project.binds
         if site.kind == "launch":
             if target in resolved.kernels:
-                out.append(ProjectSite(module, site.span, site.ref, "launch", site.guarded, optional_detail, head))
+                out.append(
+                    ProjectSite(
+                        module, site.span, site.ref, "launch", site.guarded, optional_detail, head,
+                        defined_here=target[0] == module,
+                    )
+                )
             continue
         if target in resolved.extensions and "." in site.ref:
             out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail, head))
@@ -1407,6 +1413,10 @@ GUARD_NOTE = (
 )
 
 
+OWN_LAUNCH_NOTE = (
+    "lowered to info: a launch of a Triton kernel this module defines; the kernel is reported where it is"
+    " defined, and the port replaces it with its launcher"
+)
 REEXPORT_NOTE = (
     "lowered to info: the package's `__init__` re-exports its own submodule's CUDA-bound name; it is reported"
     " where it is defined and where the rest of the project imports it"
@@ -1921,6 +1931,10 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             elif site.span[0] > first[_bound_name(site)]:
                 repeat = REPEAT_NOTE.format(label=_bound_name(site), line=first[_bound_name(site)])
                 sev, note = Severity.INFO, f"{note}; {repeat}" if note else repeat
+            elif site.kind == "launch" and site.defined_here:
+                # lmdeploy's `pagedattention.py` launches the kernels it defines: the definition (KRN003) is the
+                # finding; its launcher is how it runs, replaced with it
+                sev, note = Severity.INFO, f"{note}; {OWN_LAUNCH_NOTE}" if note else OWN_LAUNCH_NOTE
             line, col, end_line, end_col = site.span
             label = f"`{site.label}` ({site.kind}; {site.detail})" if site.detail else f"`{site.label}` ({site.kind})"
             out.append(

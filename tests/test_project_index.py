@@ -712,6 +712,8 @@ TRY_KERNEL_PROJECT = {
 def test_a_kernel_defined_in_a_try_is_launched_across_modules_and_its_launcher_details_are_info(tmp_path: Path):
     found = _fallback_findings(tmp_path, TRY_KERNEL_PROJECT)
     assert ("quant/fused.py", 16, "KRN009") in found, sorted(found)  # the launch `fused_kernel[(1,)](...)`
+    launch = found[("quant/fused.py", 16, "KRN009")]  # of a kernel its own module defines (reported there)
+    assert launch.severity.value == "info" and "a Triton kernel this module defines" in launch.note, launch
     assert ("quant/__init__.py", 1, "KRN009") in found, sorted(found)  # the import of the launcher
     moved = found[("quant/fused.py", 20, "DEV002")]
     assert moved.severity.value == "info" and "launches the Triton kernel `fused_kernel`" in moved.note

@@ -1174,13 +1174,18 @@ def is_cuda_precondition(node: ast.AST, imports: ImportTable) -> bool:
     )
 
 
+def asks_off_cuda(test: ast.AST, imports: ImportTable) -> bool:
+    """`not x.is_cuda`, `not index.is_cuda and not value.is_cuda`: every term asks that CUDA is not in use."""
+    return is_negative_cuda_check(test, imports) or all(is_negative_cuda_check(t, imports) for t in and_terms(test))
+
+
 def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
     """`if not torch.cuda.is_available(): raise ...` (with or without an `else`, the CUDA path; diffusers'
     `elif not torch.cuda.is_available(): raise ValueError(...)` before its xformers check),
     `assert torch.cuda.is_available(), ...`, `assert has_apex and torch.cuda.is_available()`: the check
     states that CUDA is needed and stops with an error where it is absent. Nothing falls back silently."""
     if isinstance(node, ast.Assert):
-        return is_cuda_check(node.test, imports) and not is_negative_cuda_check(node.test, imports)
+        return is_cuda_check(node.test, imports) and not asks_off_cuda(node.test, imports)
     if not isinstance(node, ast.If):
         return False
     rest = node.orelse
@@ -1862,6 +1867,8 @@ def _cuda_only_call(node: ast.AST) -> bool:
                 continue  # `x.cuda()` places a tensor or module: device choice, which `.to(device)` ports
             if any("cuda" in p.lower() for p in parts) or (len(parts) > 1 and _EXTENSION_HEAD.match(parts[0])):
                 return True
+            if sub.args and all((dotted(a) or "").endswith("ProfilerActivity.CUDA") for a in sub.args):
+                return True  # `activities.append(ProfilerActivity.CUDA)`: the profiler's CUDA activity
     return False
 
 
@@ -1900,9 +1907,10 @@ def _message_value(node: ast.AST) -> bool:
     return leaves is not None and any(_prose(t) for t in leaves)
 
 
-def _records_memory_figure(stmt: ast.AST) -> bool:
-    """`log_dict["memory"] = self._get_max_memory(runner)`: a memory figure stored under a name for a log."""
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.value, ast.Call):
+def records_memory_figure(stmt: ast.AST) -> bool:
+    """`log_dict["memory"] = self._get_max_memory(runner)`, `results["mem_gb"] = torch.cuda.max_memory_allocated()
+    / (1024. * 1024. * 1024.)` (DomainBed): a memory figure, scaled at most, stored under a name for a log."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return False
     target = stmt.targets[0]
     if not (
@@ -1912,7 +1920,12 @@ def _records_memory_figure(stmt: ast.AST) -> bool:
         and "mem" in target.slice.value.lower()
     ):
         return False
-    func = stmt.value.func
+    value = stmt.value
+    while isinstance(value, ast.BinOp) and not any(isinstance(n, ast.Call) for n in ast.walk(value.right)):
+        value = value.left  # `... / (1024. * 1024. * 1024.)`, `... // 2**20`
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return "mem" in name.lower()
 
@@ -1923,7 +1936,7 @@ def _display_only(stmt: ast.AST) -> bool:
     if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _message_value(stmt.value):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         return all(isinstance(t, (ast.Name, ast.Attribute, ast.Subscript)) for t in targets)
-    if _records_memory_figure(stmt):
+    if records_memory_figure(stmt):
         return True
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return False
@@ -1936,6 +1949,20 @@ def _display_only(stmt: ast.AST) -> bool:
         and func.attr in ("append", "extend")
         and bool(call.args)
         and all(isinstance(a, (ast.Constant, ast.JoinedStr)) for a in call.args)
+    )
+
+
+_WARNING_FILTERS = frozenset({"simplefilter", "filterwarnings", "resetwarnings"})
+
+
+def _filters_warnings(stmt: ast.AST) -> bool:
+    """`warnings.simplefilter("ignore", category=UserWarning)`, `warnings.filterwarnings(...)`."""
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr in _WARNING_FILTERS
+        and (dotted(stmt.value.func.value) or "").rsplit(".", 1)[-1].lstrip("_") == "warnings"
     )
 
 
@@ -1968,6 +1995,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
             (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) for s in node.body
         )
     if _in_cuda_context(branch, other) or _names_files_only(branch, other):
+        return True
+    if branch and not other and all(_filters_warnings(s) for s in branch):
+        # `if is_RNN and torch.cuda.is_available(): warnings.simplefilter("ignore", UserWarning)` (higher): which
+        # warnings show, nothing else
         return True
     shared = {ast.dump(s) for s in branch} & {ast.dump(s) for s in other}  # the work both sides time
     if _measures([s for s in branch if ast.dump(s) not in shared], _cuda_measuring) and _measures(

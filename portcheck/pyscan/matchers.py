@@ -865,12 +865,15 @@ class MethodMatcher(Matcher):
     kind = "method"
     node_types = (ast.Call,)
     allowed_keys = frozenset(
-        {"names", "min_args", "max_args", "receiver_not", "argument", "unless_available", "handed-on"}
+        {"names", "min_args", "max_args", "receiver_not", "argument", "unless_available", "handed-on", "string-args"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
         self.names = frozenset(_str_list(params, "names"))
+        # `string-args = false`: not with a string first argument, which no tensor method of these names takes
+        # (HF datasets' `ds.unique("joined_identifier")`, a column's distinct values)
+        self.string_args = _bool(params, "string-args", True)
         # `handed-on = false`: not where the result goes straight into a call or a collection
         # (`cudaHostRegister(s.data_ptr(), ...)`, `int(im.data_ptr())`, `{a.storage(), b.storage()}`): a
         # pointer handed to native code or a storage shared with worker processes, no logic built on it
@@ -923,6 +926,9 @@ class MethodMatcher(Matcher):
         receiver = dotted(func.value)
         if receiver is not None and receiver.rsplit(".", 1)[-1] in self.receiver_not:
             return
+        if not self.string_args and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)):
+            if isinstance(node.args[0], ast.JoinedStr) or isinstance(node.args[0].value, str):
+                return
         nargs = len(node.args) + len(node.keywords)
         if self.min_args is not None and nargs < self.min_args:
             return

@@ -739,14 +739,20 @@ def mark_self_tests(module: ast.Module) -> None:
 def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
     """In a module that defines Triton kernels, mark (with CUDA_ONLY_ATTR) its top-level `test*` functions
     that nothing else in the module calls outside its `__main__` block (lightllm's `test1()` beside
-    `token_softmax_fwd`, which fills CUDA tensors and compares the kernel with torch): the kernels' own
-    checks, which run only where the kernels do."""
+    `token_softmax_fwd`, which fills CUDA tensors and compares the kernel with torch), and that block itself
+    when it reads no command line (lmdeploy's `w8a8_triton_kernels.py`): the kernels' own checks, which run
+    only where the kernels do."""
+    if not any(is_triton_kernel(s, imports) for s in module.body):
+        return
+    for stmt in module.body:
+        if isinstance(stmt, ast.If) and _is_main_check(stmt.test) and not _reads_command_line(stmt.body):
+            setattr(stmt, SELF_TEST_ATTR, "cuda")
     tests = {
         s.name: s
         for s in module.body
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name.startswith("test")
     }
-    if not tests or not any(is_triton_kernel(s, imports) for s in module.body):
+    if not tests:
         return
     called: Set[str] = set()
     for stmt in module.body:

@@ -26,6 +26,7 @@ from portcheck.pyscan.context import (
     asks_complex,
     asks_float64,
     asks_for_accelerator_api,
+    asks_off_cuda,
     builds_cpp_otherwise,
     catches_import_error,
     catches_runtime_error,
@@ -75,6 +76,7 @@ from portcheck.pyscan.context import (
     mark_tested_references,
     names_cpu,
     on_host_array,
+    records_memory_figure,
     short_circuits_off_cuda,
     shown_names,
     skips_without_cuda,
@@ -488,6 +490,9 @@ def _children(
         if is_precision_flag_assignment(node):
             # `opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a precision, not a device
             return given + [(node.value, ctx._replace(precision_test=True))]
+        if records_memory_figure(node):
+            # `results["mem_gb"] = torch.cuda.max_memory_allocated() / 2**30`: a figure kept for the results log
+            return given + [(node.value, ctx._replace(display=True))]
         return given + [(node.value, ctx)]
     if isinstance(node, ast.AnnAssign):
         out: List[Tuple[ast.AST, Ctx]] = [(node.target, ctx), (node.annotation, ctx._replace(annotation=True))]
@@ -685,6 +690,10 @@ def _children(
             test_ctx = ctx._replace(test_assert=True)
         elif is_cuda_requirement(node, imports):
             test_ctx = ctx._replace(requirement_test=True)
+        elif is_cuda_check(node.test, imports) and asks_off_cuda(node.test, imports):
+            # `assert not index.is_cuda and not value.is_cuda` before `scipy.sparse.coo_matrix(...)` (torch_sparse):
+            # it asks for host tensors, which needs no CUDA; it passes wherever CUDA is absent
+            test_ctx = ctx._replace(guard_test=True)
         else:
             test_ctx = ctx
         out = [(node.test, test_ctx)]
