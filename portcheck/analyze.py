@@ -625,7 +625,8 @@ def findings_for(
         if key in seen:
             continue
         seen.add(key)
-        symbol = finding.symbol or (label if isinstance(label, str) else "")  # an import's label: the module
+        # an import's label: the module
+        symbol = (finding.symbol or (label if isinstance(label, str) else "")) if is_import else ""
         if is_import and (
             entry.rule.category == "package" or (entry.rule.category == "kernel" and not symbol.startswith("torch."))
         ):
@@ -638,7 +639,7 @@ def findings_for(
                 continue
             packages.add(package)
         if is_import:
-            imported[id(finding)] = finding.symbol or (label if isinstance(label, str) else "")
+            imported[id(finding)] = symbol
         (fallbacks if entry.fallback else findings).append(finding)
     if imported:
         # `from torch.utils.cpp_extension import CUDAExtension` beside `CUDAExtension("ops", [...])`: the

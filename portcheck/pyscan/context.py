@@ -225,17 +225,6 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
 
 
-def is_availability_idiom(expr: ast.IfExp, imports: ImportTable) -> bool:
-    """`"cuda:0" if torch.cuda.is_available() else "cpu"`: the availability idiom, which DEV005 reports and
-    its fix rewrites whole (the CUDA string with it)."""
-    asks = any(
-        isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(expr.test)
-    )
-    if not asks or is_flag_device_choice(expr):
-        return False  # (`"cuda" if args.cuda else "cpu"`-like choices are the user's)
-    return any(isinstance(b, ast.Constant) and b.value == "cpu" for b in (expr.body, expr.orelse))
-
-
 def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
     """A function of no arguments (or a method of none but `self`) whose body (a docstring aside) only returns
     a CUDA check (torchao's `def is_ROCM(): return torch.cuda.is_available() and torch.version.hip is not

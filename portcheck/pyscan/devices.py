@@ -10,7 +10,6 @@ from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
 from portcheck.pyscan.context import (
     Ctx,
     asks_for_accelerator_api,
-    is_availability_idiom,
     is_cuda_check,
     is_flag_device_choice,
     is_host_value,
@@ -111,6 +110,12 @@ def _elements(expr: ast.AST) -> Set[int]:
     return out
 
 
+def _asks_availability(test: ast.AST, imports: ImportTable) -> bool:
+    return any(
+        isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(test)
+    )
+
+
 class DeviceStringMatcher(Matcher):
     """A device string such as "cuda", "cuda:0" or f"cuda:{rank}" in a position that holds a device.
 
@@ -172,7 +177,9 @@ class DeviceStringMatcher(Matcher):
             if is_cuda_check(expr.test, imports) and not is_flag_device_choice(expr):
                 # `"cuda" if torch.cuda.is_available() else "cpu"` is the availability idiom (its own
                 # rule fixes the whole ternary); any other CUDA-checked ternary has a non-CUDA branch.
-                if is_availability_idiom(expr, imports):
+                if _asks_availability(expr.test, imports) and (
+                    self._other_device(expr.body) or self._other_device(expr.orelse)
+                ):
                     return
                 ctx = ctx._replace(guarded=True)
             yield from self.strings(expr.body, ctx, imports)
@@ -189,6 +196,10 @@ class DeviceStringMatcher(Matcher):
             ):
                 for value in expr.elts:
                     yield from self.strings(value, ctx, imports)
+
+    @staticmethod
+    def _other_device(expr: ast.AST) -> bool:
+        return isinstance(expr, ast.Constant) and expr.value == "cpu"
 
     # -- positions ------------------------------------------------------------------------------
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:

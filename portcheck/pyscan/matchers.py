@@ -926,9 +926,11 @@ class MethodMatcher(Matcher):
         receiver = dotted(func.value)
         if receiver is not None and receiver.rsplit(".", 1)[-1] in self.receiver_not:
             return
-        if not self.string_args and node.args and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)):
-            if isinstance(node.args[0], ast.JoinedStr) or isinstance(node.args[0].value, str):
-                return
+        first = node.args[0] if node.args else None
+        if not self.string_args and (
+            isinstance(first, ast.JoinedStr) or (isinstance(first, ast.Constant) and isinstance(first.value, str))
+        ):
+            return
         nargs = len(node.args) + len(node.keywords)
         if self.min_args is not None and nargs < self.min_args:
             return

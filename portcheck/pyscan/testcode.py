@@ -318,7 +318,12 @@ def _imports_at_top(module: ast.Module, packages: FrozenSet[str]) -> bool:
 
 def _top_level_imports(module: ast.Module) -> Iterator[str]:
     """The modules the module's own top level (no `try`, no `if`) imports, absolute ones only."""
-    for stmt in module.body:
+    return imported_modules(module.body)
+
+
+def imported_modules(stmts: Sequence[ast.stmt]) -> Iterator[str]:
+    """The modules `stmts` import at their own level (not inside nested blocks), absolute ones only."""
+    for stmt in stmts:
         if isinstance(stmt, ast.Import):
             yield from (a.name for a in stmt.names)
         elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
@@ -744,24 +749,22 @@ def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
     only where the kernels do."""
     if not any(is_triton_kernel(s, imports) for s in module.body):
         return
-    for stmt in module.body:
-        if isinstance(stmt, ast.If) and _is_main_check(stmt.test) and not _reads_command_line(stmt.body):
-            setattr(stmt, SELF_TEST_ATTR, "cuda")
-    tests = {
-        s.name: s
-        for s in module.body
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name.startswith("test")
-    }
+    mains = [s for s in module.body if isinstance(s, ast.If) and _is_main_check(s.test)]
+    for main in mains:
+        if not _reads_command_line(main.body):
+            setattr(main, SELF_TEST_ATTR, "cuda")
+    tests = [
+        s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name.startswith("test")
+    ]
     if not tests:
         return
     called: Set[str] = set()
     for stmt in module.body:
-        if isinstance(stmt, ast.If) and _is_main_check(stmt.test):
-            continue
-        own = getattr(stmt, "name", None)
-        called.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id != own)
-    for name, node in tests.items():
-        if name not in called:
+        if stmt not in mains:
+            own = getattr(stmt, "name", None)
+            called.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id != own)
+    for node in tests:
+        if node.name not in called:
             setattr(node, CUDA_ONLY_ATTR, True)
 
 

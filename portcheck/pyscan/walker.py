@@ -86,7 +86,13 @@ from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
-from portcheck.pyscan.testcode import CUDA_ONLY_ATTR, SELF_TEST_ATTR, early_cuda_exit, extends_cuda_only_library
+from portcheck.pyscan.testcode import (
+    CUDA_ONLY_ATTR,
+    SELF_TEST_ATTR,
+    early_cuda_exit,
+    extends_cuda_only_library,
+    imported_modules,
+)
 
 # A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
@@ -209,14 +215,6 @@ _TPU_NAME = re.compile(r"(?i)(?:^|_)tpu(?:_|$)")
 # `class DistributedXLAEngine(Engine)`, `class TPUAccelerator`: a class named for XLA or TPUs is that path.
 _XLA_CLASS_NAME = re.compile(r"(?:^|[a-z_])(?:XLA|TPU)(?:[A-Z_]|$)")
 
-
-def _imports_xla(body: Sequence[ast.stmt]) -> bool:
-    """Whether `body` (a `try`'s) imports torch_xla at its own level."""
-    return any(
-        isinstance(stmt, ast.Import) and any(a.name.split(".", 1)[0] == "torch_xla" for a in stmt.names)
-        or isinstance(stmt, ast.ImportFrom) and (stmt.module or "").split(".", 1)[0] == "torch_xla"
-        for stmt in body
-    )
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
@@ -502,28 +500,23 @@ def _children(
     if isinstance(node, ast.Module):
         return _block(node.body, ctx._replace(scope=node), imports)
     if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
-        body_ctx = ctx
+        body_ctx = else_ctx = ctx
         if _attempt(node.body) and any(catches_runtime_error(h) and continues(h) for h in node.handlers):
             # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
             # `try` runs has a fallback where it fails, as under a CUDA check with an `else`.
             body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
         elif any(catches_import_error(h) and continues(h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
-            if _imports_xla(node.body):
+            if any(m.split(".", 1)[0] == "torch_xla" for m in imported_modules(node.body)):
                 # `try: import torch_xla.core.xla_model as xm` / `except ImportError: pass` / `else:
                 # xm.set_rng_state(seed)`: the `else` is the XLA path, taken only where torch_xla is installed
-                return (
-                    [(c, body_ctx) for c in _reached(node.body)]
-                    + [(h, ctx._replace(error_path=True)) for h in node.handlers]
-                    + [(c, ctx._replace(xla_branch=True)) for c in _reached(node.orelse)]
-                    + [(c, ctx) for c in _reached(node.finalbody)]
-                )
+                else_ctx = ctx._replace(xla_branch=True)
         error_path = ctx._replace(error_path=True)  # a handler runs when something failed, not every step
-        rest = list(_reached(node.orelse)) + list(_reached(node.finalbody))
         return (
             [(c, body_ctx) for c in _reached(node.body)]
             + [(h, error_path) for h in node.handlers]
-            + [(c, ctx) for c in rest]
+            + [(c, else_ctx) for c in _reached(node.orelse)]
+            + [(c, ctx) for c in _reached(node.finalbody)]
         )
     probe = none_operand(node) if isinstance(node, ast.Compare) else None
     if (
