@@ -166,8 +166,9 @@ class ProjectSite:
 
 
 def module_name(path: str) -> Tuple[str, bool]:
-    """`pkg/ops/k.py` -> ("pkg.ops.k", False); `pkg/__init__.py` -> ("pkg", True)."""
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    """`pkg/ops/k.py` -> ("pkg.ops.k", False); `pkg/__init__.py` -> ("pkg", True). Parent steps of a display
+    path outside the current folder (`../repo/pkg/k.py`) are no part of the name."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..")]
     if not parts:
         return "", False
     last = parts[-1]

@@ -74,6 +74,8 @@ TEXTS = {
 def test_module_names_from_paths():
     assert module_name("pkg/ops/kernels.py") == ("pkg.ops.kernels", False)
     assert module_name("pkg/__init__.py") == ("pkg", True)
+    # scanning `../repo` from a folder beside it: the parent steps are no part of the name
+    assert module_name("../../repo/pkg/k.py") == ("repo.pkg.k", False)
 
 
 def test_closure_over_wrappers_and_classes_across_modules():

@@ -231,11 +231,17 @@ def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
     None`, ClassyVision's `def use_cuda_events(self): return torch.cuda.is_available() and ...`): a call to
     it asks what the check asks."""
     args = fn.args  # type: ignore[attr-defined]
-    plain = args.args[1:] if args.args and args.args[0].arg == "self" else args.args
+    plain = args.args[1:] if _is_method(fn) else args.args
     if plain or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
         return False
     value = _sole_return_value(fn)
     return value is not None and is_cuda_check(value, imports)
+
+
+def _is_method(fn: ast.AST) -> bool:
+    """A function whose first argument is `self`."""
+    args = fn.args.args  # type: ignore[attr-defined]
+    return bool(args) and args[0].arg == "self"
 
 
 def _sole_return_value(fn: ast.AST) -> Optional[ast.AST]:
@@ -265,7 +271,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
         elif isinstance(node, _FUNCTION_DEFS) and _returns_cuda_check(node, imports):
             # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`; a method's
             # `if self._perf_stats.use_cuda_events():`
-            (methods if node.args.args and node.args.args[0].arg == "self" else predicates).add(node.name)
+            (methods if _is_method(node) else predicates).add(node.name)
     if flags or predicates or methods:
         bound = _binding_counts(nodes)
         defined = Counter(n.name for n in nodes if isinstance(n, _DEFINITIONS))

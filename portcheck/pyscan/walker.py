@@ -116,6 +116,14 @@ def _attempt(body: Sequence[ast.AST]) -> bool:
     return len(body) <= 3 and not any(isinstance(s, _LOOPS) for s in body)
 
 
+def _exit_test(stmt: ast.AST, exits, arms: bool = False) -> Optional[ast.expr]:
+    """The test of an `if` whose body ends in one of `exits`, with no `elif`/`else` unless `arms`: what
+    follows the statement runs only where the test is false."""
+    if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], exits) and (arms or not stmt.orelse):
+        return stmt.test
+    return None
+
+
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     """Statements of one block; after `if not torch.cuda.is_available(): return ...` the rest is CUDA-only
     code that has a non-CUDA alternative (the early return), so it counts as guarded. Statements after a
@@ -129,33 +137,22 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
         if ctx.test_file and not ctx.skipped and early_cuda_exit(stmt, imports):
             # In a test, what follows `if not torch.cuda.is_available(): return` only runs with CUDA.
             ctx = ctx._replace(skipped=True)
-        elif (
-            isinstance(stmt, ast.If)
-            and not stmt.orelse
-            and stmt.body
-            and isinstance(stmt.body[-1], _EXITS)
-            and asks_for_accelerator_api(stmt.test, imports) is True
-        ):
+        elif (test := _exit_test(stmt, _EXITS)) is not None and asks_for_accelerator_api(test, imports) is True:
             # `if compare_version("torch", operator.ge, "2.4.0"): return torch.amp.custom_fwd, ...` then
             # `return torch.cuda.amp.custom_fwd, ...` (Liger): what follows serves a torch older than the targets'
             ctx = ctx._replace(skipped=True)
         elif (
             not ctx.guarded
-            and isinstance(stmt, ast.If)
-            and stmt.body
-            and isinstance(stmt.body[-1], _EXITS)
-            and is_negative_cuda_check(stmt.test, imports)
+            and (test := _exit_test(stmt, _EXITS, arms=True)) is not None
+            and is_negative_cuda_check(test, imports)
         ):
             # (also with `elif`/`else` arms, VAR's `if not torch.cuda.is_available(): ...; return` then
             # `elif 'RANK' not in os.environ:`: whatever the arms do, what follows runs only with CUDA)
             ctx = ctx._replace(guarded=True, pure_guard=True)
         elif (
             not ctx.cuda_required
-            and isinstance(stmt, ast.If)
-            and not stmt.orelse
-            and stmt.body
-            and isinstance(stmt.body[-1], ast.Raise)
-            and is_negative_cuda_check(stmt.test, imports)
+            and (test := _exit_test(stmt, ast.Raise)) is not None
+            and is_negative_cuda_check(test, imports)
         ):
             # `if not torch.cuda.is_available(): raise RuntimeError(...)` (theseus's cusolver solve): what
             # follows runs only with CUDA, with no alternative; the check states the requirement
