@@ -11,6 +11,7 @@ import warnings
 from dataclasses import replace
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
+from portcheck import torchfacts as facts
 from portcheck.backends import name_words
 from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
@@ -53,8 +54,8 @@ from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
 SPEEDUP_NOTE = (
-    "lowered one level: the check only turns on a CUDA speed-up (`fused=True`); elsewhere the plain"
-    " implementation runs, with the same results"
+    "lowered one level: the check only turns on a CUDA speed-up (`fused=True`, a Triton or CUDA kernel);"
+    " elsewhere the plain implementation runs, with the same results"
 )
 GUARD_NOTE = "lowered one level: it sits under a CUDA check; other devices skip it or take the other branch"
 TRY_NOTE = "lowered one level: it sits in a `try` whose handler carries on without it"
@@ -209,7 +210,8 @@ def _finding(
         source_line=src.strip(),
         guarded=guarded,
         note=note,
-        role=str(getattr(label, "role", "")),
+        # a check that only turns on a speed-up: what the fixer must not widen (`facts.SPEEDUP_SWITCH`)
+        role=facts.SPEEDUP_SWITCH if ctx.speedup_test and rule.category == "device" else getattr(label, "role", ""),
         symbol=str(getattr(label, "symbol", "")),
     )
 

@@ -929,8 +929,8 @@ def _for_other_platform(sym: Symbol) -> bool:
 def _other_platform_modules(project: "Project") -> Dict[str, str]:
     """The modules the project imports only from another platform's code: every import of one (tests
     aside, at least one) sits in a function or class whose name says so (LLaMA-Factory's vendored Triton
-    kernels, imported only by `patch_qwen3_5_forward_npu` for Ascend NPUs), in a module whose own name says
-    so, or in such a module. What runs in them runs on that platform only: no CUDA lock-in."""
+    kernels, imported only by `patch_qwen3_5_forward_npu` for Ascend NPUs), in a module whose name or folder
+    says so, or in such a module. What runs in them runs on that platform only: no CUDA lock-in."""
     importers: Dict[str, List[Tuple[str, str]]] = {}  # imported module -> (importer module, its function)
     for (module, local), binding in project.binds.items():
         if is_test_path(module.replace(".", "/") + ".py"):
@@ -950,7 +950,9 @@ def _other_platform_modules(project: "Project") -> Dict[str, str]:
             for importer, function in uses:
                 if function and _platform_name(function):
                     why = why or f"`{function}`"
-                elif _platform_name(importer.rsplit(".", 1)[-1]):
+                elif any(_platform_name(part) for part in importer.split(".")):
+                    # `rocm_ops`, or a module of a platform's folder (bitsandbytes' `backends/xpu/ops.py`,
+                    # which alone imports the Triton backend's kernels)
                     why = why or f"`{importer}`"
                 elif importer in found:
                     why = why or found[importer]

@@ -184,11 +184,13 @@ CUDA_CHECK = "cuda-check"  # asks whether CUDA is there (`is_available`, `device
 SEED = "seed"  # seeds a random generator
 MEMORY_STAT = "memory-stat"  # a CUDA caching-allocator statistic
 MEMORY_SYNC = "memory-sync"  # `synchronize` / `empty_cache`, which go with the statistics
+# What the code around a reported check makes of it:
+SPEEDUP_SWITCH = "speedup-switch"  # a CUDA check that only turns on a speed-up (`fused=`, `use_triton = ...`)
 
 ROLES: FrozenSet[str] = frozenset(
     {
         DEVICE, DEVICE_CALL, MAP_LOCATION, DEVICE_TYPE, STRING, DEVICE_IDS, DEVICE_MAP, DEFAULT_DEVICE, INDEX, RANK,
-        DEVICE_VALUE, UNKNOWN, CUDA_CHECK, SEED, MEMORY_STAT, MEMORY_SYNC,
+        DEVICE_VALUE, UNKNOWN, CUDA_CHECK, SEED, MEMORY_STAT, MEMORY_SYNC, SPEEDUP_SWITCH,
     }
 )
 

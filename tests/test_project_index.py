@@ -533,6 +533,32 @@ def test_modules_imported_only_from_another_platforms_code_are_not_reported(tmp_
     assert [key for key in kept if key[0].startswith("pkg/third_party/")], sorted(kept)
 
 
+# bitsandbytes' layout: a Triton backend's ops (and the kernel modules they import) that only the XPU
+# backend's module imports, at its top, to register them for "xpu".
+XPU_FOLDER_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/backends/__init__.py": "",
+    "pkg/backends/triton/__init__.py": "",
+    "pkg/backends/triton/kernels.py": "import triton\n\n\n@triton.jit\ndef quant_kernel(x):\n    pass\n",
+    "pkg/backends/triton/ops.py": "from . import kernels\n\n\ndef quantize(x):\n    kernels.quant_kernel[(1,)](x)\n",
+    "pkg/backends/xpu/__init__.py": "",
+    "pkg/backends/xpu/ops.py": (
+        "from torch.library import register_kernel\n\nif triton_available:\n"
+        "    from ..triton import ops as triton_ops\n\n"
+        "    register_kernel('pkg::quantize', 'xpu')(triton_ops.quantize)\n"
+    ),
+}
+
+
+def test_modules_only_a_platform_folders_module_imports_are_that_platforms(tmp_path: Path):
+    found = _fallback_findings(tmp_path, XPU_FOLDER_PROJECT)
+    assert not [key for key in found if key[0].startswith("pkg/backends/triton/")], sorted(found)
+    # the same backend imported from a module of no platform's folder is the project's own lock-in
+    plain = {p.replace("/xpu/", "/fast/"): t for p, t in XPU_FOLDER_PROJECT.items()}
+    kept = _fallback_findings(tmp_path / "plain", plain)
+    assert [key for key in kept if key[0].startswith("pkg/backends/triton/")], sorted(kept)
+
+
 # fla's layout: a Triton backend for Ascend NPUs beside the CUDA one, both registered in the package.
 ASCEND_PROJECT = {
     "pkg/__init__.py": "",

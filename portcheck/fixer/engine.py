@@ -12,6 +12,7 @@ from typing import AbstractSet, Any, Callable, Dict, Iterable, List, Mapping, Op
 
 import libcst as cst
 
+from portcheck import torchfacts as facts
 from portcheck.fixer.device import Spelling, choose_name, defines, insert_definition, spelling_for
 from portcheck.fixer.imports import fix_imports
 from portcheck.fixer.locate import Locator
@@ -154,6 +155,13 @@ def parse_tree(text: str, exact: bool = True) -> cst.Module:
 
 Planned = Tuple[Finding, Fix, Set[str], bool]
 
+# Widened to any accelerator, a check that turns on a CUDA speed-up would turn on a kernel (or `fused=True`)
+# the target may not have: on CUDA the same, elsewhere a crash where the plain path ran.
+SPEEDUP_REFUSAL = (
+    "the check only turns on a CUDA speed-up (a kernel, `fused=True`); made true on other accelerators it"
+    " would turn on what they may not have"
+)
+
 
 def plan_fixes(
     parsed: Parsed,
@@ -178,6 +186,9 @@ def plan_fixes(
         recipe = RECIPES.get(kind or "")
         if recipe is None or not isinstance(spec, dict):  # no kind without a table
             skipped.append((finding, f"unknown fix kind {kind!r}"))
+            continue
+        if finding.role == facts.SPEEDUP_SWITCH:
+            skipped.append((finding, SPEEDUP_REFUSAL))
             continue
         outcome = _combined(
             [_outcome(part, where, names, recipe, spec, spelling, options, path) for part in finding.parts()]

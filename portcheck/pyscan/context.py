@@ -506,6 +506,36 @@ def is_copy_hint_assignment(node: ast.Assign, imports: ImportTable) -> bool:
 SPEEDUP_HINTS = frozenset({"fused"})
 
 
+# Words of a name for a switch between a faster implementation and the plain one (`use_cuda_kernel`,
+# `use_triton`, `fused`, `use_flash_attn`): a CUDA check stored under it, or passed as it, picks an
+# implementation, not a device (ring-attention-pytorch's `use_cuda_kernel = default(use_cuda_kernel,
+# torch.cuda.is_available())`, then `elif any_cuda_inputs and self.use_cuda_kernel:` before the PyTorch path).
+_SPEEDUP_WORDS = frozenset({"fused", "kernel", "kernels", "triton", "flash", "xformers", "cutlass"})
+
+
+_MOVES = frozenset({"cuda", "to"})
+
+
+def names_speedup_switch(name: Optional[str]) -> bool:
+    """Whether `name` (a variable, attribute or keyword) is such a switch; never one that holds a device."""
+    if not name or "device" in name.lower():
+        return False
+    return any(w in _SPEEDUP_WORDS for w in name_words(name))
+
+
+def is_speedup_switch_assignment(node: ast.Assign, imports: ImportTable) -> bool:
+    """`use_cuda_kernel = default(use_cuda_kernel, torch.cuda.is_available())`, `self.use_triton =
+    torch.cuda.is_available()`: a CUDA check (anywhere in the value) stored in a speed-up switch."""
+    target = node.targets[0] if len(node.targets) == 1 else None
+    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+    if not names_speedup_switch(name):
+        return False
+    inside = list(ast.walk(node.value))
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in inside):
+        return False  # `sinc_kernel = batch["sinc_kernel"].cuda()`: a tensor called a kernel, moved
+    return any(is_cuda_check(n, imports) for n in inside)
+
+
 def _speedup_choice(node: ast.AST) -> bool:
     """`dict(fused=True)` (or `{"fused": True}`), or an empty `dict()` / `{}`: keyword arguments that only
     turn a speed-up on."""
@@ -840,6 +870,27 @@ def dispatch_arms(node: ast.If, imports: ImportTable) -> bool:
 
 
 DISPATCH_ATTR = "_portcheck_dispatch"
+_PRIVATEUSE1_ABOVE = "_portcheck_privateuse1_above"
+
+
+def default_after_privateuse1(node: ast.If) -> bool:
+    """Whether `node` is the last `if` of a chain with an arm for the PrivateUse1 backend, and has an `else`:
+    `if dev == "xpu": ... elif dev == torch._C._get_privateuse1_backend_name(): ... else:
+    torch.cuda.current_device()` (torch's DataLoader, copied in torchdata). Out-of-tree accelerators,
+    Neuron among them, register as PrivateUse1 and take that arm; the default arm is CUDA's own. The walk
+    meets the chain from the top, so each `elif` is told whether an arm above it asks."""
+    above = getattr(node, _PRIVATEUSE1_ABOVE, False) or any(
+        isinstance(term, ast.Compare)
+        and any(
+            isinstance(side, ast.Call) and (dotted(side.func) or "").endswith("_get_privateuse1_backend_name")
+            for side in (term.left, *term.comparators)
+        )
+        for term in and_terms(node.test)
+    )
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        setattr(node.orelse[0], _PRIVATEUSE1_ABOVE, above)
+        return False
+    return above and bool(node.orelse)
 
 
 def _launches_op(stmt: ast.AST) -> bool:

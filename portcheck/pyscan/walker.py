@@ -31,6 +31,7 @@ from portcheck.pyscan.context import (
     catches_import_error,
     catches_runtime_error,
     choice_checks,
+    default_after_privateuse1,
     dispatch_arms,
     is_availability_check,
     is_build_choice,
@@ -68,6 +69,7 @@ from portcheck.pyscan.context import (
     is_rocm_check,
     is_runtime_provider_choice,
     is_single_iteration,
+    is_speedup_switch_assignment,
     is_test_assertion_call,
     is_test_function,
     is_xla_device_check,
@@ -75,6 +77,7 @@ from portcheck.pyscan.context import (
     mark_init_only_methods,
     mark_tested_references,
     names_cpu,
+    names_speedup_switch,
     on_host_array,
     records_memory_figure,
     short_circuits_off_cuda,
@@ -122,6 +125,16 @@ def _exit_test(stmt: ast.AST, exits, arms: bool = False) -> Optional[ast.expr]:
     if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], exits) and (arms or not stmt.orelse):
         return stmt.test
     return None
+
+
+def _parameters(args: ast.arguments, ctx: Ctx) -> List[Tuple[ast.AST, Ctx]]:
+    """A function's parameters and their defaults; a default given to a speed-up switch (`use_triton:
+    bool = torch.cuda.is_available()`) turns that speed-up on, as the same value assigned to it does."""
+    positional = [*args.posonlyargs, *args.args]
+    given = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    given += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    out: List[Tuple[ast.AST, Ctx]] = [(a, ctx) for a in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if a]
+    return out + [(d, ctx._replace(speedup_test=True) if names_speedup_switch(a.arg) else ctx) for a, d in given]
 
 
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
@@ -338,6 +351,8 @@ def _children(
             # fallback and what it runs is no lock-in.
             test_ctx = test_ctx._replace(guard_test=True)
             cuda_side = "body"
+        if isinstance(node, ast.If) and default_after_privateuse1(node):
+            cuda_side = "orelse"  # the default arm after a PrivateUse1 arm: CUDA's own, as a dispatch's CUDA arm
         if ctx.loop is not None and not ctx.periodic and isinstance(node, ast.If) and is_periodic(node.test, ctx.loop):
             body_branch = body_branch._replace(periodic=True)  # the `else` runs in the other k - 1 iterations
         elif isinstance(node, ast.If) and ends_the_run(node.body) and not cuda:
@@ -438,7 +453,7 @@ def _children(
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         # a test that only runs with CUDA (`@pytest.mark.gpu def test_x(device="cuda")`) uses its defaults only there
         defaults = ctx._replace(skipped=True) if inner.skipped and not ctx.skipped else ctx
-        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + [(node.args, defaults)]
+        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + _parameters(node.args, defaults)
         returns = getattr(node, "returns", None)
         if returns is not None:
             outer.append((returns, ctx._replace(annotation=True)))
@@ -467,6 +482,9 @@ def _children(
         if getattr(node, GUARD_FLAG_ATTR, False):
             # `use_cuda = torch.cuda.is_available()`, read only by `if use_cuda: torch.cuda.synchronize()`
             return given + [(node.value, ctx._replace(guard_test=True))]
+        if is_speedup_switch_assignment(node, imports):
+            # `use_cuda_kernel = default(use_cuda_kernel, torch.cuda.is_available())`: picks a kernel, not a device
+            return given + [(node.value, ctx._replace(speedup_test=True))]
         if getattr(node, UNREAD_FLAG_ATTR, False):
             # `self.sync_cuda = th.cuda.is_available()` that nothing reads: it picks nothing yet
             return given + [(node.value, ctx._replace(info_note=UNREAD_FLAG_NOTE))]
@@ -587,6 +605,8 @@ def _children(
                     if host and k.arg == "dtype"
                     else ctx._replace(guard_test=True)
                     if k.arg in COPY_HINTS
+                    else ctx._replace(speedup_test=True)
+                    if names_speedup_switch(k.arg)
                     else ctx,
                 )
                 for k in node.keywords
