@@ -407,6 +407,11 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         else:
             for alias in imp.names:
                 if alias.name == "*":
+                    # `from .cuda import *`: binds what the module exports; kept as one binding of the
+                    # module itself (a name per statement), so the module has this importer
+                    local = f"*{imp.lineno}"
+                    span = _alias_span(alias, imp)
+                    bindings.append(Binding(local, imp.module or "", "*", imp.level, span, imp.lineno, top))
                     continue
                 bindings.append(
                     Binding(
@@ -649,7 +654,7 @@ class Resolved:
     kernels: FrozenSet[Symbol]
     at_import: FrozenSet[str] = frozenset()  # modules that build or load an extension when imported
     # Functions the project calls only where there is a fallback (under a CUDA check, in a `try` that
-    # carries on, or from such functions), and kernel modules it imports only from there.
+    # carries on, or from such functions), and kernel and extension modules it imports only from there.
     fallback_only: FrozenSet[Symbol] = frozenset()
     fallback_modules: FrozenSet[str] = frozenset()
     # Those of `fallback_only` whose every caller the pass has read (see `_fallback_only`): what runs in
@@ -753,6 +758,9 @@ class Project:
     def _bound(self, module: str, binding: Binding, seen: Set[Symbol]) -> Optional[Symbol]:
         """What one import binding of `module` refers to (see `target`)."""
         absolute = self.absolute(binding, module)
+        if binding.name == "*":  # `from .cuda import *`: the module, imported
+            star = self.find_module(absolute, module) if absolute else None
+            return (star, "") if star is not None else None
         if binding.name is None:  # `import a.b` binds `a`; `import a.b as c` binds `a.b`
             found = self.find_module(absolute, module)
             if found is not None:
@@ -888,7 +896,7 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
             if sym is not None and sym[0] in at_import:
                 at_import.add(module)
                 changed = True
-    only, reached, seen = _fallback_only(project, bound, kernels)
+    only, reached, seen = _fallback_only(project, bound, kernels | extensions)
     return Resolved(
         frozenset(bound),
         frozenset(extensions),
@@ -982,7 +990,10 @@ def _fallback_only(
     RuntimeError: ...` before the CPU path; stylegan's `_upfirdn2d_cuda`, built only under
     `if x.device.type == "cuda" and _init():`, whose nested autograd class calls the plugin). And the
     modules defining kernels that the project imports only from there (`from .triton_ops import
-    dtw_kernel` inside `dtw_cuda`): both have a path without CUDA. Third, those of the functions whose
+    dtw_kernel` inside `dtw_cuda`), or extension objects (optimum-quanto's `extensions/cuda/__init__.py`,
+    `ext = Extension("quanto_cuda", sources=[...])`, star-imported only under `if torch.cuda.is_available():`
+    beside its hip, mps and xpu siblings, whose ops have default implementations): both have a path
+    without CUDA. Third, those of the functions whose
     every caller the pass has read, and whose callers are all guarded or such functions themselves: a
     CUDA-bound name (every module that uses one is indexed) or a module-private one (`_init`, called in
     its own module); a public helper may also be called from files the pass never reads."""
@@ -1016,7 +1027,7 @@ def _fallback_only(
 
     only = closure(lambda target: True)
     seen = closure(lambda t: t in only and (t in bound or (t[1].startswith("_") and not t[1].startswith("__"))))
-    kernel_modules = {m for m, _ in kernels}
+    kernel_modules = {m for m, _ in kernels if m != "<ext>"}
     importers: Dict[str, List[bool]] = {}
     for (module, local), binding in project.binds.items():
         sym = project.target(module, local)
@@ -1151,8 +1162,10 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
             continue
         folder = posixpath.dirname(path.replace("\\", "/"))
         for literal, line in summary.sources:
-            fallback = (summary.module, owner(summary, line) or "") in resolved.fallback_seen or any(
-                first <= line <= last for first, last in summary.cuda_builds
+            fallback = (
+                summary.module in resolved.fallback_modules
+                or (summary.module, owner(summary, line) or "") in resolved.fallback_seen
+                or any(first <= line <= last for first, last in summary.cuda_builds)
             )
             for candidate in {posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal)}:
                 named[candidate] = named.get(candidate, True) and fallback
@@ -1398,7 +1411,10 @@ def index_project(
                 if p in tried:
                     continue
                 imported = files.import_words(p)
-                if (imported & defining and files.words(p) & names) or imported & loading:
+                # (`from .cuda import *` spells no name: the star stands for them)
+                if (imported & defining and (files.words(p) & names or "import *" in files.text(p))) or (
+                    imported & loading
+                ):
                     pending.append(p)
     if project is None:
         project = Project(everything())

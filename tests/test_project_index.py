@@ -533,6 +533,35 @@ def test_modules_imported_only_from_another_platforms_code_are_not_reported(tmp_
     assert [key for key in kept if key[0].startswith("pkg/third_party/")], sorted(kept)
 
 
+# optimum-quanto's layout: a per-backend extension package star-imported only under a CUDA check, its ops
+# registered for the CUDA dispatch key (other devices run the ops' default implementations).
+STAR_PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/ext/__init__.py": "import torch\n\nif torch.cuda.is_available():\n    from .cuda import *\n",
+    "pkg/ext/extension.py": (
+        "from torch.utils.cpp_extension import load\n\n\nclass Extension:\n    def __init__(self, name, sources):\n"
+        "        self.name, self.sources = name, sources\n\n    @property\n    def lib(self):\n"
+        "        return load(name=self.name, sources=self.sources, extra_cuda_cflags=['-O3'])\n"
+    ),
+    "pkg/ext/cuda/__init__.py": (
+        "import torch\nfrom ..extension import Extension\n\next = Extension('pkg_cuda', sources=['unpack.cu'])\n\n\n"
+        "@torch.library.impl('pkg::unpack', ['CUDA'])\ndef unpack_cuda(t):\n    return ext.lib.unpack(t)\n"
+    ),
+    "pkg/ext/cuda/unpack.cu": "__global__ void unpack(int *x) {}\n",
+}
+
+
+def test_an_extension_package_star_imported_only_under_a_cuda_check_is_lowered(tmp_path: Path):
+    found = _fallback_findings(tmp_path, STAR_PROJECT)
+    source = found[("pkg/ext/cuda/unpack.cu", 1, "KRN002")]
+    assert source.guarded and source.severity.value == "major", source
+    # imported without the check, the same source is the project's blocker
+    plain = dict(STAR_PROJECT)
+    plain["pkg/ext/__init__.py"] = "from .cuda import *\n"
+    kept = _fallback_findings(tmp_path / "plain", plain)
+    assert kept[("pkg/ext/cuda/unpack.cu", 1, "KRN002")].severity.value == "blocker"
+
+
 # bitsandbytes' layout: a Triton backend's ops (and the kernel modules they import) that only the XPU
 # backend's module imports, at its top, to register them for "xpu".
 XPU_FOLDER_PROJECT = {
