@@ -211,7 +211,9 @@ def _finding(
         guarded=guarded,
         note=note,
         # a check that only turns on a speed-up: what the fixer must not widen (`facts.SPEEDUP_SWITCH`)
-        role=facts.SPEEDUP_SWITCH if ctx.speedup_test and rule.category == "device" else getattr(label, "role", ""),
+        role=(
+            facts.SPEEDUP_SWITCH if ctx.speedup_test and rule.category == "device" else str(getattr(label, "role", ""))
+        ),
         symbol=str(getattr(label, "symbol", "")),
     )
 

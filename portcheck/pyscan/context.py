@@ -6,6 +6,7 @@ import ast
 import copy
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
@@ -496,9 +497,17 @@ def _flag_key(node: ast.AST) -> Optional[str]:
 def is_copy_hint_assignment(node: ast.Assign, imports: ImportTable) -> bool:
     """`self.pin_memory = loader.pin_memory and torch.cuda.is_available()`: a copy hint chosen for CUDA, as
     `pin_memory=torch.cuda.is_available()` is; elsewhere the copy is plainly unpinned."""
-    target = node.targets[0] if len(node.targets) == 1 else None
-    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
-    return name in COPY_HINTS and is_cuda_check(node.value, imports)
+    return _single_target_name(node) in COPY_HINTS and is_cuda_check(node.value, imports)
+
+
+def _target_name(target: ast.AST) -> str:
+    """`flag` of `flag = ...` or `self.flag = ...`; "" for any other target."""
+    return target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+
+
+def _single_target_name(node: ast.Assign) -> str:
+    """The name an assignment with one target stores under (`_target_name`); "" for several targets."""
+    return _target_name(node.targets[0]) if len(node.targets) == 1 else ""
 
 
 # Keywords that turn on a faster implementation of the same computation (`torch.optim.AdamW(...,
@@ -511,13 +520,14 @@ SPEEDUP_HINTS = frozenset({"fused"})
 # implementation, not a device (ring-attention-pytorch's `use_cuda_kernel = default(use_cuda_kernel,
 # torch.cuda.is_available())`, then `elif any_cuda_inputs and self.use_cuda_kernel:` before the PyTorch path).
 _SPEEDUP_WORDS = frozenset({"fused", "kernel", "kernels", "triton", "flash", "xformers", "cutlass"})
-
-
+# Methods whose call in the stored value moves a tensor: the name holds that tensor, not a switch.
 _MOVES = frozenset({"cuda", "to"})
 
 
+@lru_cache(maxsize=4096)
 def names_speedup_switch(name: Optional[str]) -> bool:
-    """Whether `name` (a variable, attribute or keyword) is such a switch; never one that holds a device."""
+    """Whether `name` (a variable, attribute or keyword) is such a switch; never one that holds a device.
+    (Asked of every keyword of every call the walk meets: names repeat, so answers are kept.)"""
     if not name or "device" in name.lower():
         return False
     return any(w in _SPEEDUP_WORDS for w in name_words(name))
@@ -526,9 +536,7 @@ def names_speedup_switch(name: Optional[str]) -> bool:
 def is_speedup_switch_assignment(node: ast.Assign, imports: ImportTable) -> bool:
     """`use_cuda_kernel = default(use_cuda_kernel, torch.cuda.is_available())`, `self.use_triton =
     torch.cuda.is_available()`: a CUDA check (anywhere in the value) stored in a speed-up switch."""
-    target = node.targets[0] if len(node.targets) == 1 else None
-    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
-    if not names_speedup_switch(name):
+    if not names_speedup_switch(_single_target_name(node)):
         return False
     inside = list(ast.walk(node.value))
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in inside):
@@ -1367,7 +1375,7 @@ def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
 def is_precision_flag_assignment(node: ast.Assign) -> bool:
     """`opt.half = torch.cuda.is_available() and opt.device != "cpu"`: a condition stored in a precision
     flag (`half`, `use_fp16`, `amp`); it picks a precision, the device comes from elsewhere."""
-    names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets]
+    names = [_target_name(t) for t in node.targets]
     condition = isinstance(node.value, (ast.BoolOp, ast.Call))
     return condition and bool(names) and all(_PRECISION_FLAG.search(n) for n in names)
 
