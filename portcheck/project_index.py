@@ -32,7 +32,20 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass, replace
-from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    AbstractSet,
+    Dict,
+    FrozenSet,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
@@ -1172,6 +1185,41 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
     return frozenset(p for p, only in named.items() if only)
 
 
+_HEADERS = (".cuh", ".h", ".hpp", ".hh", ".hxx")
+
+
+def headers_of(built: FrozenSet[str], native: Iterable[str]) -> FrozenSet[str]:
+    """The headers among `native` (CUDA and C++ display paths) that go with sources built only with a
+    fallback (`built`): every source of the nearest folder above a header that holds any (its own folder
+    first, subfolders counted) is in `built`. optimum-quanto's `marlin/*.cuh`, `#include`d by the `.cu` files
+    its CUDA extension names, are named by no build list themselves."""
+    paths = [p.replace("\\", "/") for p in native]
+    total: Dict[str, int] = {}
+    only: Dict[str, int] = {}
+    for path in paths:
+        if path.endswith(_HEADERS):
+            continue
+        for folder in _folders_above(path):
+            total[folder] = total.get(folder, 0) + 1
+            only[folder] = only.get(folder, 0) + (path in built)
+    found = set()
+    for path in paths:
+        if path.endswith(_HEADERS):
+            holding = [f for f in _folders_above(path) if total.get(f)]
+            if holding and only[holding[0]] == total[holding[0]]:
+                found.add(path)
+    return frozenset(found)
+
+
+def _folders_above(path: str) -> Iterator[str]:
+    """`a/b/c.cu` -> "a/b", "a", "" (the nearest first)."""
+    folder = posixpath.dirname(path)
+    while folder:
+        yield folder
+        folder = posixpath.dirname(folder)
+    yield ""
+
+
 def fallback_spans(summary: ModuleSummary, resolved: Resolved) -> List[Tuple[int, int]]:
     """The lines of `summary`'s functions and classes that the project reaches only where there is a
     fallback, every caller seen (`Resolved.fallback_seen`): what runs in them runs only where CUDA does."""
@@ -1592,6 +1640,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             if wrapped:
                 wrappers[p] = wrapped
         built = built_with_fallback(summaries, resolved)
+        if built:
+            built |= headers_of(built, (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")))
         spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
     # test files that call the project's kernels, and tests and benchmarks that sit beside its CUDA sources
     kernel_tests = kernel_test_paths(
@@ -1687,7 +1737,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             findings = _in_wrappers(findings, wrappers[result.path])
         # (the lowerings below leave a finding already lowered as it is)
         if result.path in reached:
+            # its own findings and the project rules' sites in it (quanto's `ext.lib.unpack(...)` calls)
             findings = [_reached_with_fallback(f) for f in findings]
+            extra = [f if f.note else _reached_with_fallback(f) for f in extra]
         elif result.path in built:
             findings = [lower_finding(f, BUILT_NOTE) if f.category == "kernel" else f for f in findings]
         elif result.path in spans:
@@ -1739,8 +1791,18 @@ def _layout_lowerings(
     if result.path in variants:
         part, others = variants[result.path]
         note = VARIANT_NOTE.format(part=part, others=", ".join(others))
+        if source:
+            # CUDA's member of an accelerator abstraction (ColossalAI's `cuda_accelerator.py`, bitsandbytes'
+            # `backends/cuda/ops.py`): its CUDA calls are how it works there, not one more lock-in each
+            # (readers rejected them even at `info`), and rewriting them would be wrong
+            findings = [f for f in findings if f.category in _VARIANT_KEEPS]
         findings = [f if source and f.category == "kernel" else _at_info(f, note) for f in findings]
     return findings
+
+
+# What CUDA's variant of a per-backend layout still reports: its kernels (work: a port writes its own) and
+# the packages it needs (at info).
+_VARIANT_KEEPS = frozenset({"kernel", "package"})
 
 
 def _lowered_by_layout(result, variants, unbuilt: FrozenSet[str]):

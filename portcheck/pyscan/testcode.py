@@ -14,6 +14,7 @@ import re
 from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from portcheck.backends import name_words
+from portcheck.parts import DEFAULT_PATTERNS
 from portcheck.pyscan.context import (
     SKIP_DECORATORS,
     cuda_only_decorator,
@@ -64,6 +65,16 @@ _BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks"})
 def is_benchmark_path(path: str) -> bool:
     """A file of benchmarks: named for timing code, or under a `benchmark/` (`bench/`) folder."""
     return is_benchmark_file(path) or any(p.lower() in _BENCH_DIRS for p in _parts(path)[:-1])
+
+
+_EXAMPLE_DIRS = frozenset(DEFAULT_PATTERNS["examples"])
+
+
+def is_benchmark_suite_path(path: str) -> bool:
+    """A file of a project's benchmark suite: under a `benchmarks/` (`bench/`) folder and not among its
+    examples (`examples/benchmark/` holds scripts a user runs and copies)."""
+    folders = [p.lower() for p in _parts(path)[:-1]]
+    return any(p in _BENCH_DIRS for p in folders) and not any(p in _EXAMPLE_DIRS for p in folders)
 
 
 def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Set[str]:
