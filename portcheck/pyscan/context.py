@@ -164,6 +164,21 @@ def is_message_call(node: ast.Call) -> bool:
     return False
 
 
+# A function that gathers figures for a log (mistral-finetune's `get_train_logs(state, loss, lr,
+# torch.cuda.max_memory_allocated(), ...)`, `train_log_msg`, `log_metrics`, Lightning's `log_dict`).
+_LOG_BUILDER = re.compile(
+    r"^_?(?:get|make|build|collect)_\w*logs$|^_?\w*logs?_(?:msg|message|metrics|stats|dict|info)$"
+    r"|^_?log_(?:metrics|stats|dict|scalars?)$"
+)
+
+
+def is_log_builder_call(node: ast.Call) -> bool:
+    """A call of a function named for gathering figures for a log: what it is given is only shown."""
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return bool(_LOG_BUILDER.match(name))
+
+
 def _formatted_text(node: ast.AST) -> bool:
     """`f"memory: {m}"`, `"version: {}\n".format(v)`, `"%s GB" % m`: a sentence with values put in."""
     template: object

@@ -54,6 +54,7 @@ from portcheck.pyscan.context import (
     is_init_only,
     is_kernel_eligibility,
     is_load_location_choice,
+    is_log_builder_call,
     is_message_call,
     is_negated_xla_option,
     is_negative_cuda_check,
@@ -584,6 +585,9 @@ def _children(
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        if is_log_builder_call(node):
+            shown = ctx._replace(display=True)  # `get_train_logs(..., torch.cuda.max_memory_allocated(), ...)`
+            return [(node.func, ctx)] + [(c, shown) for c in node.args] + [(k, shown) for k in node.keywords]
         if (imports.resolved(node.func) or "") in HOST_TENSOR_TYPES:
             # `torch.DoubleTensor([flops])`: a legacy CPU tensor type builds a host tensor (a FLOP count).
             on_host = ctx._replace(host=True)
