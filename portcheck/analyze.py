@@ -358,17 +358,18 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             kept = {i for i, entry in enumerate(rules) if entry.rule.category in ("package", "kernel")}
             note = HARNESS_NOTE.format(line=measure.lineno)
             inner = {id(n) for n in ast.walk(measure)}
-            # In a benchmark suite's folder (`benchmarks/`, `bench/kernels/`) they are not reported at all:
-            # readers rejected them even at `info`. A lone benchmark script, or one among the examples, is
-            # one a user runs and copies: its workings stay, at `info`, and `fix` ports them.
-            shown = not is_benchmark_suite_path(path)
-            hits = (
-                (key, node, label, ctx)
-                if key[0] in kept or key[1] or id(node) in inner
-                else (key, node, label, ctx._replace(info_note=note))
-                for key, node, label, ctx in hits
-                if shown or key[0] in kept or key[1] or id(node) in inner
-            )
+
+            def stands(hit) -> bool:  # what it needs, what it times, and the measurement itself
+                return hit[0][0] in kept or hit[0][1] or id(hit[1]) in inner
+
+            if is_benchmark_suite_path(path):
+                # in a benchmark suite's folder (`benchmarks/`, `bench/kernels/`) its workings are not reported
+                # at all: readers rejected them even at `info`
+                hits = (hit for hit in hits if stands(hit))
+            else:
+                # a lone benchmark script, or one among the examples, is one a user runs and copies: its
+                # workings stay, at `info`, and `fix` ports them
+                hits = (hit if stands(hit) else (*hit[:3], hit[3]._replace(info_note=note)) for hit in hits)
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.

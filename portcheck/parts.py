@@ -8,10 +8,11 @@ a slash matches the whole path or any tail of it that starts at a segment (`src/
 
 from __future__ import annotations
 
+import posixpath
 import re
 from fnmatch import translate
 from functools import lru_cache
-from typing import Mapping, Optional, Pattern, Sequence, Tuple
+from typing import List, Mapping, Optional, Pattern, Sequence, Tuple
 
 PRODUCT = "product"
 # Checked in this order: a test under examples/ is a test.
@@ -58,3 +59,17 @@ def part_of(path: str, patterns: Optional[Mapping[str, Sequence[str]]] = None) -
         if tail is not None and any(tail.match("/".join(segments[i:])) for i in range(len(segments))):
             return part
     return PRODUCT
+
+
+def folders_above(path: str) -> List[str]:
+    """The folders holding the display path `path`, the nearest first, the root ("") left out:
+    `a/b/c.py` -> ["a/b", "a"]."""
+    out: List[str] = []
+    current = posixpath.dirname(path)
+    while current and current not in (".", "/") and current not in out:
+        out.append(current)
+        parent = posixpath.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return out

@@ -32,24 +32,12 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass, replace
-from typing import (
-    AbstractSet,
-    Dict,
-    FrozenSet,
-    Iterable,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-    Union,
-)
+from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.analyze import TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
 from portcheck.model import FileResult, Finding, Severity, Target
+from portcheck.parts import folders_above
 from portcheck.pyscan.context import (
     catches_import_error,
     catches_runtime_error,
@@ -1199,25 +1187,16 @@ def headers_of(built: FrozenSet[str], native: Iterable[str]) -> FrozenSet[str]:
     for path in paths:
         if path.endswith(_HEADERS):
             continue
-        for folder in _folders_above(path):
+        for folder in folders_above(path) + [""]:
             total[folder] = total.get(folder, 0) + 1
             only[folder] = only.get(folder, 0) + (path in built)
     found = set()
     for path in paths:
         if path.endswith(_HEADERS):
-            holding = [f for f in _folders_above(path) if total.get(f)]
+            holding = [f for f in folders_above(path) + [""] if total.get(f)]
             if holding and only[holding[0]] == total[holding[0]]:
                 found.add(path)
     return frozenset(found)
-
-
-def _folders_above(path: str) -> Iterator[str]:
-    """`a/b/c.cu` -> "a/b", "a", "" (the nearest first)."""
-    folder = posixpath.dirname(path)
-    while folder:
-        yield folder
-        folder = posixpath.dirname(folder)
-    yield ""
 
 
 def fallback_spans(summary: ModuleSummary, resolved: Resolved) -> List[Tuple[int, int]]:

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from portcheck.backends import ABSTRACTION, PLATFORM_MARKER, SEVERAL_BACKENDS, device_generic
 from portcheck.model import FileResult, Finding, Rule, ScanResult, Severity, Target
-from portcheck.parts import PARTS, PRODUCT, part_of
+from portcheck.parts import PARTS, PRODUCT, folders_above, part_of
 
 ROOT = "."  # the directory table's name for everything scanned
 ALL = "all"  # the headline's scope when nothing scanned is product code
@@ -506,23 +506,11 @@ def scope_score(units: Sequence[Unit], after_fix: bool) -> Tuple[float, float, f
     return s.score, s.cap, s.env
 
 
-def _ancestors(path: str) -> List[str]:
-    out = []
-    current = posixpath.dirname(path)
-    while current and current not in (".", "/") and current not in out:
-        out.append(current)
-        parent = posixpath.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return out
-
-
 def _directories(units: Sequence[Unit]) -> Tuple[Tuple[DirectoryScore, ...], int]:
     """The root and every directory with a scored finding, worst first; and how many clean directories were left out."""
     members: Dict[str, List[Unit]] = defaultdict(list)
     for u in units:
-        for d in _ancestors(u.path):
+        for d in folders_above(u.path):
             members[d].append(u)
     out = []
     clean = 0
