@@ -149,8 +149,10 @@ def _finding(
         return None
     if ctx.xla_branch and rule.category == "xla" and target is not Target.XLA:
         return None  # code that only runs with torch_xla is no lock-in where torch_xla is not the target
-    if ctx.cuda_required and rule.category == "xla":
-        return None  # code that runs only with CUDA (the check before it raises) never runs on XLA or Neuron
+    if (ctx.cuda_required or (ctx.guarded and not ctx.tried)) and rule.category == "xla":
+        # code that runs only with CUDA (the check before it raises; the CUDA branch of `if x.is_cuda:`, whose
+        # `else` is the path other devices take) never runs on XLA or Neuron: it costs nothing there
+        return None
     if is_import and ctx.probe:
         return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
     note = ""

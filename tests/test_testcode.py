@@ -344,7 +344,13 @@ def test_skip_conditions_that_ask_for_cuda(condition, cuda_only):
 
 @pytest.mark.parametrize(
     "guarded, where",
-    [(False, "examples/benchmarks"), (True, "examples/benchmarks"), (False, "benchmarks"), (True, "benchmarks")],
+    [
+        (False, "examples/benchmarks"),
+        (True, "examples/benchmarks"),
+        (False, "benchmarks"),
+        (True, "benchmarks"),
+        (False, "."),  # `bench.py` at the repository's top: a benchmark by its name
+    ],
 )
 def test_a_benchmark_that_measures_on_cuda_reports_its_workings_at_info(tmp_path: Path, guarded, where):
     sync = "torch.cuda.synchronize()"
@@ -356,7 +362,7 @@ def test_a_benchmark_that_measures_on_cuda_reports_its_workings_at_info(tmp_path
         f"start = time.time()\nmodel(torch.ones(8, device=device))\n{sync}\n"
         "print(time.time() - start)\n"
     )
-    path = f"{where}/bench_net.py"
+    path = "bench.py" if where == "." else f"{where}/bench_net.py"
     files = {"pkg/__init__.py": "", "pkg/model.py": "class Net:\n    pass\n", path: bench}
     found = scan_tree(tmp_path, files, top=True)
     if where == "benchmarks" and not guarded:

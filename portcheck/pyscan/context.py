@@ -2501,6 +2501,19 @@ def _asks_recent_torch(test: ast.AST) -> Optional[bool]:
         if _names_torch_version(left) and version is not None and version <= _TARGET_TORCH:
             return at_least
         return None
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "startswith"
+        and _names_torch_version(test.func.value)
+        and len(test.args) == 1
+    ):
+        # `torch.__version__.startswith('0')` (HRNet's `bn_helper.py`): true on a torch of those majors only
+        prefixes = test.args[0].elts if isinstance(test.args[0], ast.Tuple) else [test.args[0]]
+        versions = [v for p in prefixes if (v := _version_literal(_as_version(p))) is not None]
+        if versions and len(versions) == len(prefixes) and all(v < _TARGET_TORCH for v in versions):
+            return False
+        return None
     if isinstance(test, ast.Call) and "version" in (dotted(test.func) or "").lower():
         args = list(test.args) + [k.value for k in test.keywords]
         if not any(isinstance(a, ast.Constant) and a.value == "torch" for a in args):
@@ -2514,6 +2527,16 @@ def _asks_recent_torch(test: ast.AST) -> Optional[bool]:
         if ops & {"lt", "le", "<", "<="}:
             return False
     return None
+
+
+def _as_version(prefix: ast.AST) -> ast.AST:
+    """A version prefix as the newest version it admits below the next major: `'0'` or `'0.'` -> `'0.99'`,
+    `'1.1'` stays `'1.1'` (it admits 1.10 to 1.19 too, all older than the targets' torch)."""
+    if isinstance(prefix, ast.Constant) and isinstance(prefix.value, str):
+        text = prefix.value.rstrip(".")
+        if text.isdigit():
+            return ast.Constant(f"{text}.99")
+    return prefix
 
 
 def _names_torch_version(node: ast.AST) -> bool:
