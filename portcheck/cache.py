@@ -21,7 +21,7 @@ from portcheck import __version__
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Severity
 
 CACHE_DIR = ".portcheck_cache"
-FORMAT = 7
+FORMAT = 8
 _GITIGNORE = "# Created by portcheck; the cache is local to this machine.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

@@ -39,6 +39,7 @@ from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_varia
 from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.parts import folders_above
 from portcheck.pyscan.context import (
+    asks_for_accelerator_api,
     catches_import_error,
     catches_runtime_error,
     is_cuda_check,
@@ -104,6 +105,7 @@ class Binding:
     statement: int  # line of the import statement
     top: bool = True  # at module level (runs when the module is imported)
     guarded: bool = False  # under a CUDA check, or in a `try` whose handler carries on
+    legacy: bool = False  # in the arm of a check that only a torch older than any target takes
 
 
 @dataclass(frozen=True)
@@ -500,6 +502,9 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             definitions.append(Definition(local, False, False, False, ("<bound-from>" + how,)))
     if collector.guarded_imports:
         bindings = [replace(b, guarded=True) if b.statement in collector.guarded_imports else b for b in bindings]
+    legacy = _legacy_imports(tree, imports)
+    if legacy:
+        bindings = [replace(b, legacy=True) if b.statement in legacy else b for b in bindings]
     cpp_only = builds_cpp_only(text)
     if cpp_only:
         # `CppExtension`s from `*.cpp` only (YOLOX's `JitOp`): what it builds and loads is plain C++.
@@ -910,6 +915,24 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
     )
 
 
+def _legacy_imports(tree: ast.Module, imports: ImportTable) -> Set[int]:
+    """The lines of import statements in the arm of a check that only a torch older than any target
+    takes (HRNet's `if torch.__version__.startswith('0'): from .sync_bn.inplace_abn.bn import InPlaceABNSync`,
+    the other arm `torch.nn.SyncBatchNorm`)."""
+    found: Set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            recent = asks_for_accelerator_api(node.test, imports)
+            if recent is not None:
+                for stmt in node.orelse if recent else node.body:
+                    found.update(n.lineno for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return found
+
+
+# The reason `_other_platform_modules` gives for a module imported only from an old torch's arm.
+LEGACY_TORCH = "an arm for a torch older than any target runs"
+
+
 def _platform_name(name: str) -> bool:
     """`patch_qwen3_5_forward_npu`, `NPUAttention`, `rocm_ops`: a name with a word for another platform."""
     return any(w in PLATFORM_NAME_WORDS for w in _name_words(name))
@@ -939,15 +962,26 @@ def _other_platform_modules(project: "Project") -> Dict[str, str]:
     """The modules the project imports only from another platform's code: every import of one (tests
     aside, at least one) sits in a function or class whose name says so (LLaMA-Factory's vendored Triton
     kernels, imported only by `patch_qwen3_5_forward_npu` for Ascend NPUs), in a module whose name or folder
-    says so, or in such a module. What runs in them runs on that platform only: no CUDA lock-in."""
+    says so, in the arm of a check only an old torch takes (`LEGACY_TORCH`), or in such a module. What runs
+    in them runs on that platform (or that torch) only: no CUDA lock-in. Importing a module imports the
+    packages above it: they have the same importer (HRNet's `sync_bn/__init__.py`)."""
     importers: Dict[str, List[Tuple[str, str]]] = {}  # imported module -> (importer module, its function)
     for (module, local), binding in project.binds.items():
         if is_test_path(module.replace(".", "/") + ".py"):
             continue
+        function = LEGACY_TORCH if binding.legacy else owner(project.modules[module], binding.statement) or ""
+        # what the name refers to, the module the statement runs (`from .functions import ACT_RELU` runs
+        # `functions.py`, whatever the name is) and the packages above it
         sym = project.target(module, local)
-        if sym is None or sym[0] == module or sym[0] not in project.modules:
-            continue
-        importers.setdefault(sym[0], []).append((module, owner(project.modules[module], binding.statement) or ""))
+        absolute = project.absolute(binding, module)
+        ran = project.find_module(absolute, module) if absolute else None
+        parts = ran.split(".") if ran is not None else []
+        imported = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+        if sym is not None:
+            imported.add(sym[0])
+        for other in sorted(imported):
+            if other in project.modules and other != module and not module.startswith(other + "."):
+                importers.setdefault(other, []).append((module, function))
     found: Dict[str, str] = {}
     changed = True
     while changed:
@@ -957,7 +991,9 @@ def _other_platform_modules(project: "Project") -> Dict[str, str]:
                 continue
             why = ""
             for importer, function in uses:
-                if function and _platform_name(function):
+                if function == LEGACY_TORCH:
+                    why = why or LEGACY_TORCH
+                elif function and _platform_name(function):
                     why = why or f"`{function}`"
                 elif any(_platform_name(part) for part in importer.split(".")):
                     # `rocm_ops`, or a module of a platform's folder (bitsandbytes' `backends/xpu/ops.py`,
@@ -1196,6 +1232,24 @@ def headers_of(built: FrozenSet[str], native: Iterable[str]) -> FrozenSet[str]:
             holding = [f for f in folders_above(path) + [""] if total.get(f)]
             if holding and only[holding[0]] == total[holding[0]]:
                 found.add(path)
+    return frozenset(found)
+
+
+def kept_for_legacy_torch(legacy: Set[str], python: Iterable[str], native: Iterable[str]) -> FrozenSet[str]:
+    """The C++/CUDA files (display paths among `native`) kept for an old torch only: the nearest folder above
+    one that holds Python modules (subfolders counted) holds only modules the project imports only from an
+    old torch's arm (`legacy`). HRNet's `sync_bn/inplace_abn/src/*.cu`, built by `inplace_abn/functions.py`."""
+    total: Dict[str, int] = {}
+    only: Dict[str, int] = {}
+    for path in python:
+        for folder in folders_above(path.replace("\\", "/")):
+            total[folder] = total.get(folder, 0) + 1
+            only[folder] = only.get(folder, 0) + (path in legacy)
+    found = set()
+    for path in native:
+        holding = [f for f in folders_above(path.replace("\\", "/")) if total.get(f)]
+        if holding and only[holding[0]] == total[holding[0]]:
+            found.add(path)
     return frozenset(found)
 
 
@@ -1606,6 +1660,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     built: FrozenSet[str] = frozenset()  # sources it builds only there
     spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
     other: Dict[str, str] = {}  # modules it imports only from another platform's code, and from where
+    legacy_native: FrozenSet[str] = frozenset()  # C++/CUDA files beside modules kept for an old torch only
     platform_spans: Dict[str, List[Tuple[int, int, str]]] = {}  # functions named for another platform
     wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # definitions that call an extension or launch a kernel
     if state.index is not None:
@@ -1613,6 +1668,10 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
         elsewhere = resolved.other_platform
         other = {p: elsewhere[s.module] for p, s in summaries.items() if s.module in elsewhere}
+        legacy = {p for p, why in other.items() if why == LEGACY_TORCH}
+        if legacy:
+            native = (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp"))
+            legacy_native = kept_for_legacy_torch(legacy, files, native)
         platform_spans = {p: named for p, s in summaries.items() if (named := platform_code(s))}
         for p, s in summaries.items():
             wrapped = [] if is_test_path(p) else extension_wrappers(s, project, resolved)
@@ -1692,6 +1751,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             inside = platform_spans[result.path]
             findings = _on_platform_in(findings, inside, target)
             extra = _on_platform_in(extra, inside, target)
+        elif result.path in legacy_native:
+            findings, extra = [], []  # HRNet's `sync_bn/inplace_abn/src/*.cu`, built by a module no target imports
         if not copy and not whole:
             findings = _layout_lowerings(result, findings, variants, unbuilt)
             extra = _layout_lowerings(result, extra, variants, unbuilt)

@@ -269,3 +269,14 @@ def test_a_check_that_picks_a_clock_or_a_memory_counter_is_no_fallback(tmp_path,
     result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
     checks = [f for r in result.files for f in r.findings if f.code == "DEV005"]
     assert bool(checks) is picks_a_device, checks
+
+
+@pytest.mark.parametrize("value, guarded", [("True", False), ("args.gpu", True)])
+def test_a_cuda_flag_only_ever_set_to_true_is_no_check(tmp_path, value, guarded):
+    # ByteTrack's ctracker tutorial: `use_gpu = True`, then `if use_gpu: retinanet = retinanet.cuda()` always runs
+    text = (
+        f"import torch\n\ndef main(model, args):\n    use_gpu = {value}\n"
+        "    if use_gpu:\n        model = model.cuda()\n"
+    )
+    note = _notes(tmp_path, text)[(6, "DEV002")]
+    assert ("CUDA check" in note) is guarded, note

@@ -1108,3 +1108,45 @@ def test_an_extension_the_build_script_names_is_one_wherever_it_is_imported(tmp_
     assert ("gptq/qlinear_exllama.py", 4, "KRN009") in found, sorted(found)
     check = found[("gptq/qlinear_exllama.py", 14, "DEV004")]
     assert check.severity.value == "info" and "wrapper of the CUDA extension" in check.note, check
+
+
+LEGACY_SYNC_BN = {
+    # HRNet's `bn_helper.py`: a CUDA sync-BN extension for torch 0.x, `nn.SyncBatchNorm` on any later torch
+    "lib/__init__.py": "",
+    "lib/models/__init__.py": "",
+    "lib/models/bn_helper.py": (
+        "import torch\n\nif torch.__version__.startswith('0'):\n"
+        "    from .sync_bn.inplace_abn.bn import InPlaceABNSync\n    BatchNorm2d = InPlaceABNSync\n"
+        "else:\n    BatchNorm2d = torch.nn.SyncBatchNorm\n"
+    ),
+    "lib/models/net.py": "from .bn_helper import BatchNorm2d\n\n\ndef norm(c):\n    return BatchNorm2d(c)\n",
+    "lib/models/sync_bn/__init__.py": "from .inplace_abn import bn\n",
+    "lib/models/sync_bn/inplace_abn/__init__.py": "from .bn import InPlaceABNSync\nfrom .functions import ACT_RELU\n",
+    "lib/models/sync_bn/inplace_abn/bn.py": (
+        "from .functions import inplace_abn_sync\n\n\nclass InPlaceABNSync:\n"
+        "    def forward(self, x):\n        return inplace_abn_sync(x)\n"
+    ),
+    "lib/models/sync_bn/inplace_abn/functions.py": (
+        "import torch\nfrom torch.utils.cpp_extension import load\n\n"
+        "_backend = load(name='inplace_abn', sources=['src/inplace_abn.cpp', 'src/inplace_abn_cuda.cu'])\n"
+        "ACT_RELU = 'relu'\n\n\ndef inplace_abn_sync(x):\n"
+        "    torch.cuda.synchronize()\n    return _backend.forward(x)\n"
+    ),
+    "lib/models/sync_bn/inplace_abn/src/inplace_abn.cpp": "#include <torch/extension.h>\n",
+    "lib/models/sync_bn/inplace_abn/src/inplace_abn_cuda.cu": "__global__ void forward_kernel(float* x) {}\n",
+    "lib/models/sync_bn/inplace_abn/src/common.h": "#include <cuda_runtime.h>\n",
+}
+
+
+def test_modules_imported_only_for_an_old_torch_report_nothing(tmp_path: Path):
+    # the sync-BN package, its extension build and its CUDA sources serve torch 0.x only: no port touches them
+    found = scan_tree(tmp_path / "legacy", LEGACY_SYNC_BN, top=True)
+    assert not [key for key in found if key[0].startswith("lib/models/sync_bn/")], sorted(found)
+    # imported on every torch, the same package is the project's lock-in
+    current = dict(LEGACY_SYNC_BN)
+    current["lib/models/bn_helper.py"] = (
+        "import torch\nfrom .sync_bn.inplace_abn.bn import InPlaceABNSync\nBatchNorm2d = InPlaceABNSync\n"
+    )
+    kept = scan_tree(tmp_path / "current", current, top=True)
+    assert ("lib/models/sync_bn/inplace_abn/functions.py", 4, "KRN001") in kept, sorted(kept)
+    assert [key for key in kept if key[0].endswith("inplace_abn_cuda.cu")], sorted(kept)

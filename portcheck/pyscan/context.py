@@ -231,7 +231,12 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
                     return True  # NCCL runs on CUDA only: `if dist.get_backend() == "nccl":` asks for CUDA
                 if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and any(_is_cuda_string(e) for e in side.elts):
                     return True
-        elif isinstance(node, ast.Name) and _CUDA_FLAG.match(node.id) and node.id not in imports.aliases:
+        elif (
+            isinstance(node, ast.Name)
+            and _CUDA_FLAG.match(node.id)
+            and node.id not in imports.aliases
+            and not getattr(node, CONSTANT_FLAG_ATTR, False)
+        ):
             return True
         elif isinstance(node, ast.Name) and getattr(node, CUDA_FLAG_ATTR, False):
             return True  # `GPU = torch.cuda.device_count() > 0`, then `if GPU:` (see `mark_cuda_flags`)
@@ -239,6 +244,7 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
 
 
 CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
+CONSTANT_FLAG_ATTR = "_portcheck_constant_flag"  # set on a read of a CUDA-named flag only ever set to True
 
 
 def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
@@ -310,6 +316,31 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             _mark_searched_literals(node)
     _mark_guard_flags(nodes, imports)
     _mark_speedup_flags(nodes, imports)
+    _mark_constant_flags(nodes)
+
+
+def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
+    """`use_gpu = True`, then `if use_gpu: retinanet = retinanet.cuda()` (ByteTrack's ctracker tutorial): a
+    flag named for CUDA that the module only ever binds to `True` asks nothing, and what it guards always
+    runs. Marks (`CONSTANT_FLAG_ATTR`) its reads, which `is_cuda_check` then does not take for a check."""
+    set_true: Counter = Counter()
+    for node in nodes:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _CUDA_FLAG.match(node.targets[0].id)
+            and not node.targets[0].id.lower().startswith("no")
+            and _is_bool(node.value, True)
+        ):
+            set_true[node.targets[0].id] += 1
+    if not set_true:
+        return
+    bound = _binding_counts(nodes)
+    constant = {name for name, count in set_true.items() if bound.get(name) == count}
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in constant:
+            setattr(node, CONSTANT_FLAG_ATTR, True)
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
