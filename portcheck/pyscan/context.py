@@ -323,24 +323,33 @@ def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
     """`use_gpu = True`, then `if use_gpu: retinanet = retinanet.cuda()` (ByteTrack's ctracker tutorial): a
     flag named for CUDA that the module only ever binds to `True` asks nothing, and what it guards always
     runs. Marks (`CONSTANT_FLAG_ATTR`) its reads, which `is_cuda_check` then does not take for a check."""
-    set_true: Counter = Counter()
+    def positive_flag_set_true(name: str, value: ast.AST) -> bool:
+        return _is_bool(value, True) and bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
+
+    _mark_names_only_bound_to(nodes, positive_flag_set_true, CONSTANT_FLAG_ATTR)
+
+
+def _mark_names_only_bound_to(
+    nodes: Sequence[ast.AST], accepts: Callable[[str, ast.AST], bool], attr: str
+) -> None:
+    """Mark (`attr`) every read, among `nodes`, of a name whose every binding there is `name = value` with
+    `accepts(name, value)` true."""
+    made: Dict[str, int] = {}
     for node in nodes:
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-            and _CUDA_FLAG.match(node.targets[0].id)
-            and not node.targets[0].id.lower().startswith("no")
-            and _is_bool(node.value, True)
+            and accepts(node.targets[0].id, node.value)
         ):
-            set_true[node.targets[0].id] += 1
-    if not set_true:
+            made[node.targets[0].id] = made.get(node.targets[0].id, 0) + 1
+    if not made:
         return
     bound = _binding_counts(nodes)
-    constant = {name for name, count in set_true.items() if bound.get(name) == count}
+    names = {name for name, count in made.items() if bound.get(name) == count}
     for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in constant:
-            setattr(node, CONSTANT_FLAG_ATTR, True)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            setattr(node, attr, True)
 
 
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -647,24 +656,11 @@ def _mark_cuda_objects(fn: ast.AST) -> None:
     """Mark (`CUDA_OBJECT_ATTR`) every read of a name the function binds only to CUDA-only calls (`start =
     torch.cuda.Event(enable_timing=True)`): its methods (`start.record()`, `start.elapsed_time(end)`) are
     CUDA-only work too."""
-    nodes = list(ast.walk(fn))
-    made: Dict[str, int] = {}
-    for node in nodes:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Call)
-            and _cuda_only_call(node.value)
-        ):
-            made[node.targets[0].id] = made.get(node.targets[0].id, 0) + 1
-    if not made:
-        return
-    bound = _binding_counts(nodes)
-    objects = {name for name, count in made.items() if bound.get(name) == count}
-    for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in objects:
-            setattr(node, CUDA_OBJECT_ATTR, True)
+    _mark_names_only_bound_to(
+        list(ast.walk(fn)),
+        lambda name, value: isinstance(value, ast.Call) and _cuda_only_call(value),
+        CUDA_OBJECT_ATTR,
+    )
 
 
 def _binding_counts(nodes: Sequence[ast.AST]) -> Dict[str, int]:
