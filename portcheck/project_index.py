@@ -1654,7 +1654,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         if not any(f.code in owners for r in results for f in r.findings):
             unbuilt = frozenset(details)
     if not files:
-        return [_lowered_by_layout(r, variants, unbuilt) for r in results]
+        return [_lowered_by_layout(r, variants, unbuilt, settings.roots) for r in results]
     added: Dict[str, List[Finding]] = {}
     reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
     built: FrozenSet[str] = frozenset()  # sources it builds only there
@@ -1754,8 +1754,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         elif result.path in legacy_native:
             findings, extra = [], []  # HRNet's `sync_bn/inplace_abn/src/*.cu`, built by a module no target imports
         if not copy and not whole:
-            findings = _layout_lowerings(result, findings, variants, unbuilt)
-            extra = _layout_lowerings(result, extra, variants, unbuilt)
+            in_tests = is_test_path(project_path(result.path, settings.roots))
+            findings = _layout_lowerings(result, findings, variants, unbuilt, in_tests)
+            extra = _layout_lowerings(result, extra, variants, unbuilt, in_tests)
         if result.kind in _PIN_KINDS and any(_torch_dependency(f) for f in findings):
             if imports_triton is None:
                 imports_triton = any("triton" in state.sources.import_words(p) for p in files)
@@ -1801,10 +1802,6 @@ VARIANT_NOTE = (
 )
 _SOURCE_KINDS = frozenset({"python", "notebook", "cuda", "cpp"})
 _NATIVE_KINDS = frozenset({"cuda", "cpp", "cmake"})  # kernel sources and their builds
-NATIVE_TEST_NOTE = (
-    "lowered to info: a test of the project's CUDA code (under a test folder); it goes with the kernels it"
-    " tests, reported where they are"
-)
 NO_BUILD_NOTE = (
     "lowered to info: nothing scanned holds a CUDA source or builds an extension, so this setting configures"
     " no build of the project's own (only packages built while installing, reported where they are required)"
@@ -1816,16 +1813,22 @@ def _at_info(finding: Finding, note: str) -> Finding:
 
 
 def _layout_lowerings(
-    result, findings: List[Finding], variants: Mapping[str, Tuple[str, Tuple[str, ...]]], unbuilt: FrozenSet[str]
+    result,
+    findings: List[Finding],
+    variants: Mapping[str, Tuple[str, Tuple[str, ...]]],
+    unbuilt: FrozenSet[str],
+    in_tests: bool,
 ) -> List[Finding]:
     """`findings` of `result`'s file, build settings of a repository that builds no CUDA (`unbuilt`) and the
     findings of CUDA's variant among per-backend variants at info; a variant's kernels and extensions are
-    still work (a port writes its accelerator's own)."""
+    still work (a port writes its accelerator's own). None for a kernel source or build in the project's
+    test folders (`in_tests`, judged below the scanned folder)."""
     source = result.kind in _SOURCE_KINDS
-    if result.kind in _NATIVE_KINDS and is_test_path(result.path):
-        # `tests/cpp/test_mlp3.cu` and the `CMakeLists.txt` beside it build and run the project's kernels on
-        # CUDA: the kernels' own tests, which go with them when they are ported
-        return [_at_info(f, NATIVE_TEST_NOTE) for f in findings]
+    if result.kind in _NATIVE_KINDS and in_tests:
+        # `tests/cpp/test_mlp3.cu`, ThunderKittens' `tests/group/memory/tile/tile.cuh` and the `CMakeLists.txt`
+        # beside them build and run the project's kernels on CUDA: the kernels' own tests, which only ever run
+        # where the kernels do (readers rejected them even at `info`); the kernels are reported where they are
+        return []
     if unbuilt and not source:
         findings = [_at_info(f, NO_BUILD_NOTE) if f.code in unbuilt else f for f in findings]
     if result.path in variants:
@@ -1845,8 +1848,9 @@ def _layout_lowerings(
 _VARIANT_KEEPS = frozenset({"kernel", "package"})
 
 
-def _lowered_by_layout(result, variants, unbuilt: FrozenSet[str]):
-    findings = _layout_lowerings(result, list(result.findings), variants, unbuilt)
+def _lowered_by_layout(result, variants, unbuilt: FrozenSet[str], roots: Sequence[str]):
+    in_tests = is_test_path(project_path(result.path, roots))
+    findings = _layout_lowerings(result, list(result.findings), variants, unbuilt, in_tests)
     return result if findings == list(result.findings) else replace(result, findings=tuple(findings))
 
 
