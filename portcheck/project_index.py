@@ -1723,6 +1723,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     standing = _standing_for_copies(own_findings, added, copy_of)
     merged = []
     imports_triton: Optional[bool] = None  # whether any module imports triton, once a pin asks
+    imported_monitors: Optional[FrozenSet[str]] = None  # the names the modules import, once a monitor's pin asks
     for result in results:
         findings = own_findings[result.path]
         extra = added.get(result.path, [])
@@ -1765,6 +1766,11 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                     as_info([f], UNIMPORTED_PIN_NOTE.format(name=n))[0] if (n := _torch_dependency(f)) else f
                     for f in findings
                 ]
+        if result.kind in _PIN_KINDS and any(_monitor_import(f) for f in findings):
+            # SimPO's conda export pins `pynvml==11.5.0` as some package's dependency: no module monitors the GPU
+            if imported_monitors is None:
+                imported_monitors = frozenset(w for p in files for w in state.sources.import_words(p))
+            findings = [f for f in findings if _monitor_import(f) in ("", *imported_monitors)]
         if result.path in kernel_tests:
             # `test_bsdf.py` runs the CUDA plugin against its reference on CUDA tensors: its devices, syncs and
             # events are how a kernel is tested where it exists (readers rejected them even at `info`)
@@ -1997,6 +2003,28 @@ def _on_platform_in(findings: List[Finding], spans: List[Tuple[int, int, str]], 
 # Files with one requirement a line, the name first (`triton==2.0.0`, a conda export's `- triton==2.0.0`).
 _PIN_KINDS = frozenset({"requirements", "conda"})
 _PIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+# The module each NVML monitor's distribution installs (PKG012's requirement names): a pin of one that no
+# module imports is a dependency of some other package, and no code of the project monitors a GPU with it.
+MONITOR_MODULES = {
+    "pynvml": "pynvml",
+    "nvidia-ml-py": "pynvml",
+    "nvidia-ml-py3": "pynvml",
+    "py3nvml": "py3nvml",
+    "gputil": "GPUtil",
+    "nvitop": "nvitop",
+    "gpustat": "gpustat",
+}
+
+
+def _monitor_import(finding: Finding) -> str:
+    """The module a PKG012 finding's pin installs (`pynvml==11.5.0`, a conda export's `- pynvml==11.5.0`); ""
+    for any other finding."""
+    if finding.code != "PKG012":
+        return ""
+    written = _PIN_NAME.match(finding.source_line.lstrip("- "))
+    return MONITOR_MODULES.get(written.group(0).lower().replace("_", "-"), "") if written else ""
 
 
 def _torch_dependency(finding: Finding) -> str:

@@ -870,6 +870,23 @@ def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name
     assert found[(name, line, "PKG006")].severity.value == "blocker"
 
 
+@pytest.mark.parametrize("name", ["environment.yml", "requirements.txt"])
+def test_a_pin_of_an_nvml_monitor_nothing_imports_reports_nothing(tmp_path: Path, name):
+    # SimPO's conda export pins `pynvml` as another package's dependency: no code monitors a GPU with it
+    pins = "name: env\ndependencies:\n  - pip:\n    - torch==2.0.1\n    - pynvml==11.5.0\n    - nvidia-ml-py==12.535\n"
+    if name == "requirements.txt":
+        pins = "torch==2.0.1\npynvml==11.5.0\nnvidia-ml-py==12.535\n"
+    line = pins.splitlines().index(next(s for s in pins.splitlines() if "pynvml" in s)) + 1
+    texts = {name: pins, "train.py": "import torch\n\n\ndef main():\n    return torch.ones(2)\n"}
+    found = _fallback_findings(tmp_path, texts)
+    assert not [k for k in found if k[0] == name and k[2] == "PKG012"], sorted(found)
+    # once a module imports pynvml (which both distributions install), both pins are the project's own
+    (tmp_path / "monitor.py").write_text("from pynvml import nvmlInit\n")
+    found = _fallback_findings(tmp_path, {})
+    assert found[(name, line, "PKG012")].severity.value == "minor"
+    assert found[(name, line + 1, "PKG012")].severity.value == "minor"
+
+
 def test_a_name_imported_from_a_module_file_is_a_definition_whatever_it_is_called():
     # detectron2's `from ..utils.memory import retry_if_cuda_oom`: a plain function of a module file (here one
     # the index did not read: nothing in it can define a CUDA-bound name), named like an extension
