@@ -130,6 +130,9 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
         ("pkg/zero/test.py", "import torch\n\ndef test1():\n    x = torch.ones(2).cuda()\n", True),
         ("models/ops/test.py", "import torch\n\ndef check_forward_equal():\n    x = torch.ones(2).cuda()\n", True),
         ("tests/test.py", "import torch\n\ndef main():\n    model = Net().cuda()\n", True),
+        # CenterTrack's `src/test.py`: `def test(opt):` is the evaluation script's entry point, no test
+        ("src/test.py", "import torch\n\ndef test(opt):\n    model = Net().cuda()\n", False),
+        ("src/test.py", "import torch\n\ndef test():\n    x = torch.ones(2).cuda()\n", True),
     ],
 )
 def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path, text, test_code):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.backends import name_words
 from portcheck.parts import DEFAULT_PATTERNS
@@ -152,10 +152,18 @@ def is_test_module(path: str, module: ast.Module) -> bool:
     if parts[-1] != "test.py" or any(_TEST_DIR.match(p) for p in parts[:-1]):
         return True
     return any(
-        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith(("test", "check_")))
+        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt))
         or (isinstance(stmt, ast.ClassDef) and any((dotted(b) or "").endswith("TestCase") for b in stmt.bases))
         for stmt in module.body
     )
+
+
+def _defines_a_test(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> bool:
+    """A `test*` or `check_*` function, but not the entry point of an evaluation script: a function named
+    just `test` that takes what to evaluate (CenterTrack's `def test(opt):`, `def test(model, loader):`)."""
+    if function.name == "test":
+        return not (function.args.posonlyargs or function.args.args)
+    return function.name.startswith(("test", "check_"))
 
 
 def _gpu_test_folder(path: str) -> bool:
