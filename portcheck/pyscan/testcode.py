@@ -78,6 +78,20 @@ def is_benchmark_suite_path(path: str) -> bool:
     return any(p in _BENCH_DIRS for p in folders) and not any(p in _EXAMPLE_DIRS for p in folders)
 
 
+# Words of a script's name that say it converts weights once, offline (`merge_llama_with_chinese_lora.py`,
+# `export_hf_checkpoint.py`, `convert_10ks_to_mds.py`).
+_CONVERSION_WORDS = frozenset({"merge", "convert", "conversion", "export"})
+
+
+def is_conversion_script(path: str, text: str) -> bool:
+    """A script (it has a `__main__` block) named for converting, merging or exporting weights: it runs once,
+    offline, usually on the CPU, so what a step loop would cost on an XLA-like device does not apply."""
+    parts = _parts(path)
+    if not parts or "__main__" not in text:
+        return False
+    return bool(_CONVERSION_WORDS & set(name_words(parts[-1].rsplit(".", 1)[0])))
+
+
 def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Set[str]:
     """The test (or benchmark) files among `tests` that sit beside CUDA sources (`kernel_sources`, `.cu`/`.cuh` paths):
     in the folder that holds them or one or two folders above (`extensions/kernels/test_cauchy.py` beside
