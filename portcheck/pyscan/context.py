@@ -3130,12 +3130,25 @@ _SHORT_WORDS = {"attention": "attn"}
 TESTED_ATTR = "_portcheck_tested"  # set on a reference an earlier operand of its `and` chain tests for truth
 
 
+def _not_none_operand(test: ast.expr) -> ast.expr:
+    """`x` of `x is not None` (or `None is not x`); `test` itself otherwise."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+        left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value is None:
+            return left
+        if isinstance(left, ast.Constant) and left.value is None:
+            return right
+    return test
+
+
 def mark_tested_references(node: ast.BoolOp) -> None:
     """`torch.version.cuda and parse(torch.version.cuda) >= (11, 0)`: the later reads of a value the chain
-    first tests for truth run only where it is set (not None); the test is where it is reported."""
+    first tests for truth (or against None: openvla's `(torch.version.cuda is not None) and ...`) run only
+    where it is set; the test is where it is reported."""
     if not isinstance(node.op, ast.And):
         return
     for i, value in enumerate(node.values[:-1]):
+        value = _not_none_operand(value)
         name = dotted(value) if isinstance(value, (ast.Attribute, ast.Name)) else None
         if not name:
             continue

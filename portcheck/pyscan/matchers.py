@@ -305,7 +305,8 @@ class Matcher:
     not match in the files of a test suite, where the construct wraps whatever the test builds, on any device).
     `messages` and `in-display` also take "lower": match there, one level lower, with a note saying
     the value is only shown. `in-display` also covers numbers formatted for people
-    (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`, `round(mem / 2**30, 3)`) and modules such as `collect_env.py`.
+    (`f"{mem / 1e9:.2f}"`, `"%.2f" % mem`, `round(mem / 2**30, 3)`,
+    `"allocated: {}".format(mem / mega_bytes)`) and modules such as `collect_env.py`.
     What a rule declines this way still keeps fallback rules off the node. Nothing matches inside the
     expected values of a test's
     assertions, nor in tests that only run with CUDA (skipped elsewhere, or CUDA-only parts of test

@@ -585,6 +585,15 @@ def _children(
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
+        if _prose_format(node):
+            # `" | allocated: {}".format(torch.cuda.memory_allocated() / mega_bytes)` (Megatron's `report_memory`):
+            # a figure scaled to units and put into a sentence for people, as an f-string's would be
+            shown = ctx._replace(display=True)
+            return (
+                [(node.func, ctx)]
+                + [(c, shown if _in_units(c) else ctx) for c in node.args]
+                + [(k, shown if _in_units(k.value) else ctx) for k in node.keywords]
+            )
         if is_log_builder_call(node):
             shown = ctx._replace(display=True)  # `get_train_logs(..., torch.cuda.max_memory_allocated(), ...)`
             return [(node.func, ctx)] + [(c, shown) for c in node.args] + [(k, shown) for k in node.keywords]
@@ -930,11 +939,29 @@ def walk(
 
 
 def _in_units(value: ast.AST) -> bool:
-    """`mem // 1024**2`, `mem / 2**30`, `mem / 1e9`: a value divided by a constant, scaled to units."""
+    """`mem // 1024**2`, `mem / 2**30`, `mem / 1e9`, `mem / mega_bytes`: a value divided by a constant (or a
+    name for a unit), scaled to units."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Div, ast.FloorDiv))):
+        return False
+    right = value.right
+    if isinstance(right, ast.Name):
+        return bool(_UNIT_NAME.search(right.id))
+    return all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(right))
+
+
+# A name for a unit of memory: `mega_bytes`, `MB`, `GiB`, `bytes_per_gb`.
+_UNIT_NAME = re.compile(r"(?i)(?:^|_)(?:[kmgt]i?b|(?:kilo|mega|giga|tera)_?bytes?)$")
+
+
+def _prose_format(node: ast.Call) -> bool:
+    """`"allocated: {}".format(...)`: a sentence (a literal template with a space) with values put in."""
+    func = node.func
     return (
-        isinstance(value, ast.BinOp)
-        and isinstance(value.op, (ast.Div, ast.FloorDiv))
-        and all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(value.right))
+        isinstance(func, ast.Attribute)
+        and func.attr == "format"
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+        and " " in func.value.value.strip()
     )
 
 
