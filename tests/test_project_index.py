@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import List, Tuple
 
 import pytest
 from helpers import scan_tree
@@ -852,15 +853,23 @@ def test_a_packages_init_re_exporting_its_own_kernels_is_info(tmp_path: Path):
     assert found[("model.py", 1, "KRN009")].severity.value == "blocker", sorted(found)
 
 
+_UNRELATED_MODULE = "import torch\n\n\ndef main():\n    return torch.ones(2)\n"
+
+
+def _pinned(name: str, pins: List[str], word: str) -> Tuple[str, int]:
+    """A conda export (`environment.yml`) or a pip freeze (`requirements.txt`) of `pins` after torch, and the
+    line of the first pin naming `word`."""
+    lines = ["torch==2.0.1", *pins]
+    if name == "environment.yml":
+        lines = ["name: env", "dependencies:", "  - pip:"] + [f"    - {p}" for p in lines]
+    return "\n".join(lines) + "\n", next(i for i, s in enumerate(lines, 1) if word in s)
+
+
 @pytest.mark.parametrize("name", ["environment.yml", "requirements.txt"])
 def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name):
     # a conda export or a pip freeze pins triton beside torch: it comes with the CUDA build of torch
-    pins = "name: env\ndependencies:\n  - pip:\n    - torch==2.0.1\n    - triton==2.0.0\n    - xformers==0.0.22\n"
-    if name == "requirements.txt":
-        pins = "torch==2.0.1\ntriton==2.0.0\nxformers==0.0.22\n"
-    line = pins.splitlines().index(next(s for s in pins.splitlines() if "triton" in s)) + 1
-    texts = {name: pins, "train.py": "import torch\n\n\ndef main():\n    return torch.ones(2)\n"}
-    found = _fallback_findings(tmp_path, texts)
+    pins, line = _pinned(name, ["triton==2.0.0", "xformers==0.0.22"], "triton")
+    found = _fallback_findings(tmp_path, {name: pins, "train.py": _UNRELATED_MODULE})
     pin = found[(name, line, "PKG006")]
     assert pin.severity.value == "info" and "nothing in the project imports triton" in pin.note, pin
     assert found[(name, line + 1, "PKG003")].severity.value != "info"
@@ -873,12 +882,8 @@ def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name
 @pytest.mark.parametrize("name", ["environment.yml", "requirements.txt"])
 def test_a_pin_of_an_nvml_monitor_nothing_imports_reports_nothing(tmp_path: Path, name):
     # SimPO's conda export pins `pynvml` as another package's dependency: no code monitors a GPU with it
-    pins = "name: env\ndependencies:\n  - pip:\n    - torch==2.0.1\n    - pynvml==11.5.0\n    - nvidia-ml-py==12.535\n"
-    if name == "requirements.txt":
-        pins = "torch==2.0.1\npynvml==11.5.0\nnvidia-ml-py==12.535\n"
-    line = pins.splitlines().index(next(s for s in pins.splitlines() if "pynvml" in s)) + 1
-    texts = {name: pins, "train.py": "import torch\n\n\ndef main():\n    return torch.ones(2)\n"}
-    found = _fallback_findings(tmp_path, texts)
+    pins, line = _pinned(name, ["pynvml==11.5.0", "nvidia-ml-py==12.535"], "pynvml")
+    found = _fallback_findings(tmp_path, {name: pins, "train.py": _UNRELATED_MODULE})
     assert not [k for k in found if k[0] == name and k[2] == "PKG012"], sorted(found)
     # once a module imports pynvml (which both distributions install), both pins are the project's own
     (tmp_path / "monitor.py").write_text("from pynvml import nvmlInit\n")
