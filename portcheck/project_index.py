@@ -1722,8 +1722,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     copy_of = {r.path: c for r in results if (c := folder_of(r.path, folders))} if folders else {}
     standing = _standing_for_copies(own_findings, added, copy_of)
     merged = []
-    imports_triton: Optional[bool] = None  # whether any module imports triton, once a pin asks
-    imported_monitors: Optional[FrozenSet[str]] = None  # the names the modules import, once a monitor's pin asks
+    imported: Optional[FrozenSet[str]] = None  # the names the modules' imports spell, once a pin asks
     for result in results:
         findings = own_findings[result.path]
         extra = added.get(result.path, [])
@@ -1755,22 +1754,18 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         elif result.path in legacy_native:
             findings, extra = [], []  # HRNet's `sync_bn/inplace_abn/src/*.cu`, built by a module no target imports
         if not copy and not whole:
-            in_tests = is_test_path(project_path(result.path, settings.roots))
-            findings = _layout_lowerings(result, findings, variants, unbuilt, in_tests)
-            extra = _layout_lowerings(result, extra, variants, unbuilt, in_tests)
-        if result.kind in _PIN_KINDS and any(_torch_dependency(f) for f in findings):
-            if imports_triton is None:
-                imports_triton = any("triton" in state.sources.import_words(p) for p in files)
-            if not imports_triton:
+            findings = _layout_lowerings(result, findings, variants, unbuilt, settings.roots)
+            extra = _layout_lowerings(result, extra, variants, unbuilt, settings.roots)
+        if result.kind in _PIN_KINDS and any(_torch_dependency(f) or _monitor_import(f) for f in findings):
+            if imported is None:
+                imported = frozenset(w for p in files for w in state.sources.import_words(p))
+            if "triton" not in imported:
                 findings = [
                     as_info([f], UNIMPORTED_PIN_NOTE.format(name=n))[0] if (n := _torch_dependency(f)) else f
                     for f in findings
                 ]
-        if result.kind in _PIN_KINDS and any(_monitor_import(f) for f in findings):
             # SimPO's conda export pins `pynvml==11.5.0` as some package's dependency: no module monitors the GPU
-            if imported_monitors is None:
-                imported_monitors = frozenset(w for p in files for w in state.sources.import_words(p))
-            findings = [f for f in findings if _monitor_import(f) in ("", *imported_monitors)]
+            findings = [f for f in findings if _monitor_import(f) in ("", *imported)]
         if result.path in kernel_tests:
             # `test_bsdf.py` runs the CUDA plugin against its reference on CUDA tensors: its devices, syncs and
             # events are how a kernel is tested where it exists (readers rejected them even at `info`)
@@ -1823,14 +1818,14 @@ def _layout_lowerings(
     findings: List[Finding],
     variants: Mapping[str, Tuple[str, Tuple[str, ...]]],
     unbuilt: FrozenSet[str],
-    in_tests: bool,
+    roots: Sequence[str],
 ) -> List[Finding]:
     """`findings` of `result`'s file, build settings of a repository that builds no CUDA (`unbuilt`) and the
     findings of CUDA's variant among per-backend variants at info; a variant's kernels and extensions are
     still work (a port writes its accelerator's own). None for a kernel source or build in the project's
-    test folders (`in_tests`, judged below the scanned folder)."""
+    test folders (judged below the scanned folder of `roots` that holds it)."""
     source = result.kind in _SOURCE_KINDS
-    if result.kind in _NATIVE_KINDS and in_tests:
+    if result.kind in _NATIVE_KINDS and is_test_path(project_path(result.path, roots)):
         # `tests/cpp/test_mlp3.cu`, ThunderKittens' `tests/group/memory/tile/tile.cuh` and the `CMakeLists.txt`
         # beside them build and run the project's kernels on CUDA: the kernels' own tests, which only ever run
         # where the kernels do (readers rejected them even at `info`); the kernels are reported where they are
@@ -1855,8 +1850,7 @@ _VARIANT_KEEPS = frozenset({"kernel", "package"})
 
 
 def _lowered_by_layout(result, variants, unbuilt: FrozenSet[str], roots: Sequence[str]):
-    in_tests = is_test_path(project_path(result.path, roots))
-    findings = _layout_lowerings(result, list(result.findings), variants, unbuilt, in_tests)
+    findings = _layout_lowerings(result, list(result.findings), variants, unbuilt, roots)
     return result if findings == list(result.findings) else replace(result, findings=tuple(findings))
 
 
@@ -2018,22 +2012,23 @@ MONITOR_MODULES = {
 }
 
 
-def _monitor_import(finding: Finding) -> str:
-    """The module a PKG012 finding's pin installs (`pynvml==11.5.0`, a conda export's `- pynvml==11.5.0`); ""
-    for any other finding."""
-    if finding.code != "PKG012":
-        return ""
+def _pin_name(finding: Finding) -> str:
+    """The normalized name of the pin a finding's line starts with (`triton==2.0.0`, a conda export's
+    `- pynvml==11.5.0`); "" when the line starts with none."""
     written = _PIN_NAME.match(finding.source_line.lstrip("- "))
-    return MONITOR_MODULES.get(written.group(0).lower().replace("_", "-"), "") if written else ""
+    return written.group(0).lower().replace("_", "-") if written else ""
+
+
+def _monitor_import(finding: Finding) -> str:
+    """The module a PKG012 finding's pin installs (`pynvml==11.5.0`); "" for any other finding."""
+    return MONITOR_MODULES.get(_pin_name(finding), "") if finding.code == "PKG012" else ""
 
 
 def _torch_dependency(finding: Finding) -> str:
-    """The name of the pin a package finding is on (`triton==2.0.0`, a conda export's `- triton==2.0.0`),
-    when it is one of torch's own dependencies; "" otherwise."""
+    """The name of the pin a package finding is on, when it is one of torch's own dependencies; "" otherwise."""
     if finding.category != "package":
         return ""
-    written = _PIN_NAME.match(finding.source_line.lstrip("- "))
-    name = written.group(0).lower().replace("_", "-") if written else ""
+    name = _pin_name(finding)
     return name if name in TORCH_DEPENDENCIES else ""
 
 

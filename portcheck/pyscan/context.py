@@ -155,7 +155,7 @@ def is_message_call(node: ast.Call) -> bool:
         owner_l = owner.lower()
         if func.attr == "write":
             # `opt_file.write("==> cudnn version: {}\n".format(...))`: text formatted for people, to a log
-            return owner_l in ("sys.stdout", "sys.stderr") or (len(node.args) == 1 and _formatted_text(node.args[0]))
+            return owner_l in ("sys.stdout", "sys.stderr") or (len(node.args) == 1 and formatted_text(node.args[0]))
         if func.attr in ("warn", "warning", "info", "debug", "error", "exception", "critical", "fatal", "log"):
             return any(h in owner_l for h in _LOGGER_HINTS) or owner_l in ("self", "warnings", "")
         return any(h in owner_l for h in _LOGGER_HINTS)
@@ -179,7 +179,7 @@ def is_log_builder_call(node: ast.Call) -> bool:
     return bool(_LOG_BUILDER.match(name))
 
 
-def _formatted_text(node: ast.AST) -> bool:
+def formatted_text(node: ast.AST) -> bool:
     """`f"memory: {m}"`, `"version: {}\n".format(v)`, `"%s GB" % m`: a sentence with values put in."""
     template: object
     if isinstance(node, ast.JoinedStr):

@@ -33,6 +33,7 @@ from portcheck.pyscan.context import (
     choice_checks,
     default_after_privateuse1,
     dispatch_arms,
+    formatted_text,
     is_availability_check,
     is_build_choice,
     is_built_once_class,
@@ -585,7 +586,7 @@ def _children(
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SKIP_CALLS:
                 msg = msg._replace(guard_test=True)  # `skipIf(not torch.cuda.is_available(), ...)`
             return [(node.func, ctx)] + [(c, msg) for c in node.args] + [(k, msg) for k in node.keywords]
-        if _prose_format(node):
+        if formatted_text(node):
             # `" | allocated: {}".format(torch.cuda.memory_allocated() / mega_bytes)` (Megatron's `report_memory`):
             # a figure scaled to units and put into a sentence for people, as an f-string's would be
             shown = ctx._replace(display=True)
@@ -952,17 +953,6 @@ def _in_units(value: ast.AST) -> bool:
 # A name for a unit of memory: `mega_bytes`, `MB`, `GiB`, `bytes_per_gb`.
 _UNIT_NAME = re.compile(r"(?i)(?:^|_)(?:[kmgt]i?b|(?:kilo|mega|giga|tera)_?bytes?)$")
 
-
-def _prose_format(node: ast.Call) -> bool:
-    """`"allocated: {}".format(...)`: a sentence (a literal template with a space) with values put in."""
-    func = node.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "format"
-        and isinstance(func.value, ast.Constant)
-        and isinstance(func.value.value, str)
-        and " " in func.value.value.strip()
-    )
 
 
 def _only_messages(stmts: Sequence[ast.AST]) -> bool:
