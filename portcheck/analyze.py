@@ -24,8 +24,10 @@ from portcheck.pyscan.context import (
     mark_clamped_counts,
     mark_cuda_flags,
     mark_cuda_side_helpers,
+    mark_load_locations,
     mark_loader_classes,
     mark_modulo_calls,
+    mark_moved_later,
     switch_words,
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
@@ -246,6 +248,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     mark_modulo_calls(module)
     if "device_count" in text:
         mark_clamped_counts(module)
+    if "map_location" in text:
+        mark_load_locations(module)
+    if "cuda" in text or ".to(" in text:
+        mark_moved_later(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
     if "class " in text:

@@ -179,7 +179,10 @@ class LineMatcher(TextMatcher):
 
     kind = "line"
     allowed_keys = frozenset(
-        {"files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "lower-unless", "once", "command"}
+        {
+            "files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "lower-unless", "lower-beside", "once",
+            "command",
+        }
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -192,8 +195,11 @@ class LineMatcher(TextMatcher):
         note = params.get("lower-note")
         if note is not None and (not isinstance(note, str) or not note.startswith("lowered one level: ")):
             raise MatcherError("'lower-note' must be a string that starts with 'lowered one level: '")
-        if note is not None and self.lower is None:
-            raise MatcherError("'lower-note' needs 'lower'")
+        # `lower-beside`: a line anywhere in the file that makes every match inert (`multiprocessing_distributed:
+        # False` beside `dist_backend: nccl`: the run never starts a process group)
+        self.lower_beside = _regex(params, "lower-beside", flags, required=False)
+        if note is not None and self.lower is None and self.lower_beside is None:
+            raise MatcherError("'lower-note' needs 'lower' or 'lower-beside'")
         self.lower_note = note
         # `lower-unless`: a line of the file that undoes the lowering (the launcher's `GPUS=$(nvidia-smi ...)`
         # computes the variable `lower` trusts whoever launches the job to set)
@@ -205,6 +211,9 @@ class LineMatcher(TextMatcher):
         self.once = _bool(params, "once", False)
 
     def lowers(self, line: str, lines: Sequence[str] = ()) -> bool:
+        beside = self.lower_beside
+        if beside is not None and any(beside.search(strip_comment(text, "config")) for text in lines):
+            return True
         if self.lower is None or not self.lower.search(line):
             return False
         return self.lower_unless is None or not any(self.lower_unless.search(text) for text in lines)

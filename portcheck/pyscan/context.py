@@ -1060,6 +1060,30 @@ def is_load_location_choice(node: ast.AST, imports: ImportTable) -> bool:
 LOAD_LOCATION_ATTR = "_portcheck_load_location"  # on the value of a `map_location=` keyword
 
 
+def mark_load_locations(module: ast.Module) -> None:
+    """Mark (`LOAD_LOCATION_ATTR`) `map_location = None if torch.cuda.is_available() else "cpu"` when every read
+    of the name in its scope is a `map_location=` value (deep-person-reid's `load_checkpoint`): the choice is
+    where a checkpoint loads, as it is written inline."""
+    scopes: List[ast.AST] = [module] + [n for n in ast.walk(module) if isinstance(n, _FUNCTION_DEFS)]
+    for scope in scopes:
+        nodes = own_nodes(scope)
+        located = {
+            id(n.value) for n in nodes if isinstance(n, ast.keyword) and n.arg == "map_location"
+        }
+        for node in nodes:
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.IfExp)
+            ):
+                continue
+            name = node.targets[0].id
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            if reads and all(id(r) in located for r in reads):
+                setattr(node.value, LOAD_LOCATION_ATTR, True)
+
+
 class _DropLocation(ast.NodeTransformer):
     def visit_keyword(self, node: ast.keyword) -> Optional[ast.keyword]:
         return None if node.arg == "map_location" else node
@@ -1239,6 +1263,42 @@ def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
     )
 
 
+ALTERNATIVE_NOTE = (
+    "lowered one level: a flag switches this library on, and the `else` branch does the same work without it"
+)
+
+
+def is_switched_alternative(node: ast.If) -> bool:
+    """`if fused_opt: from apex.optimizers import FusedSGD; opt = FusedSGD(...)` / `else: opt = SGD(...)`
+    (imaginaire's `get_optimizer`): a flag (a name or an attribute, no CUDA check) switches on a library the
+    branch imports, and the `else` binds the same names without it. A run that leaves the flag off never
+    imports the library; the port can keep that path."""
+    if not isinstance(node.test, (ast.Name, ast.Attribute)) or not node.orelse:
+        return False
+    if not any(m.split(".", 1)[0] != "torch" for m in _imported_here(node.body)):
+        return False
+    if _imported_here(node.orelse):
+        return False
+    bound, other = _assigned_here(node.body), _assigned_here(node.orelse)
+    return bool(bound) and bound == other
+
+
+def _imported_here(stmts: Sequence[ast.stmt]) -> List[str]:
+    """The absolute modules `stmts` import at their own level."""
+    out: List[str] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Import):
+            out.extend(a.name for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            out.append(stmt.module)
+    return out
+
+
+def _assigned_here(stmts: Sequence[ast.stmt]) -> Set[str]:
+    """What `stmts` assign at their own level (`opt`, `self.opt`)."""
+    return {ast.dump(t) for s in stmts if isinstance(s, ast.Assign) for t in s.targets}
+
+
 REPLICATION_NOTE = (
     "lowered one level: the count only decides whether to wrap the model in `DataParallel`, which replicates"
     " over CUDA devices; elsewhere the model runs as it is, on one device"
@@ -1287,6 +1347,9 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
     rest = node.orelse
     while len(rest) == 1 and isinstance(rest[0], ast.If) and _OTHER_ACCELERATOR.search(ast.unparse(rest[0].test)):
         rest = rest[0].orelse  # `elif SYSTEM == "ipex": <XPU path>` (text-generation-inference): another accelerator
+    last = rest[0] if len(rest) == 1 else None
+    if isinstance(last, ast.If) and not last.orelse and is_negative_cuda_check(last.test, imports):
+        rest = last.body  # `elif one.is_cuda == False: raise NotImplementedError()` (pytorch-pwc's correlation)
     if (
         rest
         and isinstance(rest[-1], ast.Raise)
@@ -1847,6 +1910,23 @@ def is_training_loop(loop: Optional[ast.AST]) -> bool:
     return _loop_calls(loop, "_portcheck_train", _is_train_call, devices=False)
 
 
+# Words of a file's or function's name that say it evaluates. Not `metrics`: a metrics module often computes
+# the training losses (pytorch3d's implicitron). `val`: ultralytics' `v8/detect/val.py`, a validator run over
+# a dataset.
+EVALUATION_WORDS = frozenset(
+    {"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator", "val", "validate", "validation",
+     "validator"}
+)
+
+
+def is_evaluation_function(scope: Optional[ast.AST]) -> bool:
+    """A function named for evaluating (`validate_classifier`, `evaluate`, `run_eval`): its loops that train
+    nothing score a model, whatever data they read (StudioGAN's `validate_classifier` reads the training set)."""
+    return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        w in EVALUATION_WORDS for w in name_words(scope.name)
+    )
+
+
 def is_evaluation_loop(loop: Optional[ast.AST]) -> bool:
     """A loop over a data loader or a dataset that does not train (`for x, y in test_loader:`, `for batch
     in tqdm(validation_data):` under `no_grad`): evaluation or batch inference, where one read per batch
@@ -2137,7 +2217,9 @@ _FIGURE_NODES = (ast.BinOp, ast.UnaryOp, ast.Name, ast.Attribute, ast.Constant, 
 
 
 def _assigns_names(stmt: ast.stmt) -> bool:
-    """An assignment to names or attributes (`a = ...`, `_, total = ...`)."""
+    """An assignment to names or attributes (`a = ...`, `_, total = ...`, `total += ...`)."""
+    if isinstance(stmt, ast.AugAssign):
+        return isinstance(stmt.target, (ast.Name, ast.Attribute))
     return isinstance(stmt, ast.Assign) and all(
         isinstance(t, (ast.Name, ast.Attribute))
         or (isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts))
@@ -2204,6 +2286,9 @@ def _host_measuring(stmt: ast.stmt) -> bool:
         if isinstance(node, ast.Call):
             root = dotted(node.func) or ""
             if isinstance(node.func, ast.Name) and node.func.id in _NUMBER_CALLS:
+                continue
+            if isinstance(node.func, ast.Name) and node.func.id in _HOST_CLOCKS and not node.args:
+                calls += 1  # `from time import perf_counter`
                 continue
             if not (
                 isinstance(node.func, ast.Attribute)
@@ -2836,6 +2921,12 @@ _MOVES = frozenset({"to", "cuda", "cpu", "numpy", "pin_memory", "type", "new_ten
 def _chain_root(expr: ast.AST) -> Optional[str]:
     """The name a chain of subscripts, attributes and method calls that move nothing starts from
     (`d[i]`, `x.transpose(1, 2).double()`, `x.detach()` -> `x`); None for any other expression."""
+    node = _chain_root_node(expr)
+    return node.id if node is not None else None
+
+
+def _chain_root_node(expr: ast.AST) -> Optional[ast.Name]:
+    """`_chain_root`'s name, as the node that reads it."""
     node = expr
     while True:
         if isinstance(node, ast.Subscript):
@@ -2846,7 +2937,72 @@ def _chain_root(expr: ast.AST) -> Optional[str]:
             node = node.value
         else:
             break
-    return node.id if isinstance(node, ast.Name) else None
+    return node if isinstance(node, ast.Name) else None
+
+
+BEFORE_MOVE_ATTR = "_portcheck_before_move"  # set on a read of a name a later statement moves to the device
+
+# A project's helper that moves its arguments to the device and hands them back (XLM's `to_cuda(x, y)`).
+_MOVE_HELPER = re.compile(r"^(?:to_(?:cuda|gpu|device)|move_to(?:_device|_cuda)?)$")
+
+
+def _moved_names(stmt: ast.stmt) -> Set[str]:
+    """Names a statement rebinds to themselves moved to a device: `x = x.cuda()`, `x = x.to(device)`,
+    `x = x.to(self.device, non_blocking=True)`, `x, y = to_cuda(x, y)`."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.value, ast.Call):
+        return set()
+    target, call = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name) and isinstance(call.func, ast.Attribute) and call.func.attr in ("cuda", "to"):
+        # a move to a device, not a cast (`done = done.to(torch.float)`)
+        root = _chain_root(call.func.value)
+        return {target.id} if root == target.id and _places_on_device(call) else set()
+    if isinstance(target, ast.Tuple) and _MOVE_HELPER.match(_last_name(call.func) or ""):
+        names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+        args = [a.id for a in call.args if isinstance(a, ast.Name)]
+        return set(names) & set(args) if names == args else set()
+    return set()
+
+
+def _bound_names(stmt: ast.stmt) -> Set[str]:
+    """Names a statement binds at its own level (assignment targets, loop targets, `with ... as`)."""
+    out: Set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+    return out
+
+
+def mark_moved_later(module: ast.Module) -> None:
+    """Mark (`BEFORE_MOVE_ATTR`) the reads of a name in the statements of a block before the one that moves it
+    to the device (`y = x2[1:].masked_select(mask)` before `x2, y = to_cuda(x2, y)`, XLM's trainer): up to
+    where the block last binds it, the name holds the batch as the data loader gave it, on the host."""
+    for block in _statement_blocks(module):
+        for k, stmt in enumerate(block):
+            active = _moved_names(stmt)
+            reads: Dict[str, List[ast.Name]] = {}
+            for earlier in reversed(block[:k]):
+                if not active:
+                    break
+                bound = _bound_names(earlier)
+                for node in ast.walk(earlier):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in active - bound:
+                        reads.setdefault(node.id, []).append(node)
+                for name in active & bound:
+                    if _places_on_device(earlier):
+                        reads.pop(name, None)  # `mask = torch.rand(n, device=device)`: on the device already
+                active -= bound
+            for nodes in reads.values():
+                for node in nodes:
+                    setattr(node, BEFORE_MOVE_ATTR, True)
+
+
+def _statement_blocks(module: ast.Module) -> Iterator[List[ast.stmt]]:
+    """Every list of statements in the module: bodies of functions, loops, branches, `with`, `try`."""
+    for node in ast.walk(module):
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(node, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                yield value
 
 
 # The legacy tensor types of the CPU: calling one builds a tensor in host memory (`torch.LongTensor(codes)`).
@@ -3077,13 +3233,29 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         return is_host_value(root.left, scope, imports, copies) and (
             isinstance(other, (ast.Constant, ast.Attribute)) or is_host_value(other, scope, imports, copies)
         )
+    if isinstance(root, ast.BinOp):
+        # `(len2 - 1)` of a host `len2`: arithmetic with a constant or another host value stays on the host
+        return all(
+            isinstance(side, ast.Constant) or is_host_value(side, scope, imports, copies)
+            for side in (root.left, root.right)
+        ) and not all(isinstance(side, ast.Constant) for side in (root.left, root.right))
     if isinstance(root, ast.Call):
         # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
         if _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies):
             return True
-    # `d`, and a method of it that moves nothing (`d.transpose(1, 2)`): where `d` is
-    name = _chain_root(root)
-    return name is not None and scope is not None and name in host_names(scope, imports)
+    if (
+        isinstance(root, ast.Call)
+        and isinstance(root.func, ast.Attribute)
+        and root.func.attr not in _MOVES
+        and isinstance(root.func.value, ast.BinOp)
+    ):
+        return is_host_value(root.func.value, scope, imports, copies)  # `(len2 - 1).sum()` of a host `len2`
+    # `d`, and a method of it that moves nothing (`d.transpose(1, 2)`): where `d` is; or a name read before the
+    # statement that moves it to the device
+    node = _chain_root_node(root)
+    if node is not None and getattr(node, BEFORE_MOVE_ATTR, False):
+        return True
+    return node is not None and scope is not None and node.id in host_names(scope, imports)
 
 
 def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:
@@ -3128,6 +3300,15 @@ _SHORT_WORDS = {"attention": "attn"}
 
 
 TESTED_ATTR = "_portcheck_tested"  # set on a reference an earlier operand of its `and` chain tests for truth
+ARGUMENT_OF_ATTR = "_portcheck_argument_of"  # set on a call passed as an argument of another call: that call
+
+
+def mark_call_arguments(node: ast.Call) -> None:
+    """Mark (`ARGUMENT_OF_ATTR`) each call among `node`'s positional arguments with `node`, so a matcher can
+    tell `torch.cuda.current_device()` inside `torch.cuda.get_device_name(torch.cuda.current_device())`."""
+    for arg in node.args:
+        if isinstance(arg, ast.Call):
+            setattr(arg, ARGUMENT_OF_ATTR, node)
 
 
 def _not_none_operand(test: ast.expr) -> ast.expr:

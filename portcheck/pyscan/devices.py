@@ -312,8 +312,11 @@ class DeviceCompareMatcher(Matcher):
         return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(self.exact.match(node.value))
 
     def _holds_dev(self, node: ast.AST) -> bool:
+        """A literal collection of device names with "cuda" among them (`("cuda", "xpu")`); one holding the name
+        of a reference implementation (`impl in ["ref", "cuda"]`, StudioGAN's `bias_act`) lists implementations."""
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return any(self._is_dev(e) for e in node.elts)
+            strings = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            return any(self._is_dev(e) for e in node.elts) and not any(v in _IMPLEMENTATIONS for v in strings)
         return False
 
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
@@ -343,6 +346,11 @@ class DeviceCompareMatcher(Matcher):
                 if self._holds_dev(right) and not isinstance(left, ast.Constant):
                     yield node, "membership"
                     return
+
+
+# Names of an operator's implementations beside its CUDA one: `impl in ["ref", "cuda"]` (StudioGAN's
+# `bias_act`) picks an implementation, not a device. (Vendor names, `["cuda", "ascend", "maca"]`, are devices.)
+_IMPLEMENTATIONS = frozenset({"ref", "reference", "naive", "python", "torch", "pytorch", "native", "eager", "triton"})
 
 
 class DeviceIndexMatcher(Matcher):

@@ -28,6 +28,7 @@ from typing import (
 
 from portcheck.backends import in_other_backend
 from portcheck.pyscan.context import (
+    ARGUMENT_OF_ATTR,
     CLAMPED_ATTR,
     CLAMPED_NOTE,
     SEARCHED_ATTR,
@@ -35,6 +36,7 @@ from portcheck.pyscan.context import (
     STEP_TOKENS,
     TESTED_ATTR,
     Ctx,
+    is_evaluation_function,
     is_evaluation_loop,
     is_fp32_island,
     is_step_loop,
@@ -430,7 +432,8 @@ class Matcher:
             if requires and not imports.imports_any(requires):
                 return iter(())
             if inside == "step-loop" and (
-                (ctx.evaluation_file and not is_training_loop(ctx.loop)) or is_evaluation_loop(ctx.loop)
+                ((ctx.evaluation_file or is_evaluation_function(ctx.scope)) and not is_training_loop(ctx.loop))
+                or is_evaluation_loop(ctx.loop)
             ):
                 # evaluation or batch inference over a dataset (or a loop of an evaluation script that trains
                 # nothing; swav's `eval_linear.py` trains a probe): reading each result to the host is what the
@@ -599,7 +602,7 @@ class ReferenceMatcher(Matcher):
     allowed_keys = frozenset(
         {
             "names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches",
-            "redundant-beside", "none-tests",
+            "redundant-beside", "none-tests", "argument-of",
         }
     )
 
@@ -631,6 +634,11 @@ class ReferenceMatcher(Matcher):
         # `none-tests = false`: `torch.version.cuda is not None`, `if torch.version.cuda:` ask whether the build
         # has CUDA, which raises nothing: declined (a comparison with a version string is still a use)
         self.none_tests = _bool(params, "none-tests", True)
+        # `argument-of`: `torch.cuda.get_device_name(torch.cuda.current_device())` asks for a CUDA device's name;
+        # the index it passes is part of that question, which the outer call's rule reports: a call of one of
+        # `names` passed to one of these is declined.
+        outer = _str_list(params, "argument-of", required=False)
+        self.argument_of = NameSet(outer) if outer else None
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
@@ -677,6 +685,9 @@ class ReferenceMatcher(Matcher):
         # declined, so no catch-all rule reports it either
         bare = not self.bare_calls and isinstance(parent, ast.Call) and parent.func is node
         bare = bare and not (parent.args or parent.keywords)
+        if self.argument_of is not None and isinstance(parent, ast.Call) and parent.func is node:
+            outer = getattr(parent, ARGUMENT_OF_ATTR, None)
+            bare = bare or (outer is not None and (imports.resolved(outer.func) or "") in self.argument_of)
         if self.off_switches and isinstance(parent, ast.Call) and parent.func is node:
             first = parent.args[0] if parent.args else None
             if isinstance(first, ast.Constant) and first.value is False:

@@ -16,6 +16,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Option
 from portcheck.backends import name_words
 from portcheck.parts import DEFAULT_PATTERNS
 from portcheck.pyscan.context import (
+    EVALUATION_WORDS,
     SKIP_DECORATORS,
     cuda_only_decorator,
     is_cuda_check,
@@ -109,11 +110,6 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
     return found
 
 
-# Not `metrics`: a metrics module often computes the training losses (pytorch3d's implicitron). `val`:
-# ultralytics' `v8/detect/val.py`, a validator run over a dataset.
-_EVALUATION_WORDS = frozenset(
-    {"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator", "val", "validation", "validator"}
-)
 
 # Folders (and modules) of a data pipeline: what they hold runs in the data loader, on host tensors
 # (OpenNMT's `onmt/transforms/bart.py` noising, DPR's `dpr/data/reader_data.py`).
@@ -138,7 +134,7 @@ def is_evaluation_path(path: str) -> bool:
     parts = _parts(path)
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
-    return any(w in _EVALUATION_WORDS for part in parts for w in name_words(part))
+    return any(w in EVALUATION_WORDS for part in parts for w in name_words(part))
 
 
 # Post-training quantization (AWQ's `awq/quantize/`, GPTQ's `quant/quantizer.py`, gpt-fast's `quantize.py`):

@@ -13,6 +13,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 from portcheck.backends import DEVICE_TYPES, SEVERAL_BACKENDS
 from portcheck.pyscan.context import (
     _SKIP_CALLS,
+    ALTERNATIVE_NOTE,
     COPY_HINTS,
     CUDA_SIDE_ATTR,
     GUARD_FLAG_ATTR,
@@ -72,10 +73,12 @@ from portcheck.pyscan.context import (
     is_runtime_provider_choice,
     is_single_iteration,
     is_speedup_switch_assignment,
+    is_switched_alternative,
     is_test_assertion_call,
     is_test_function,
     is_xla_device_check,
     is_xla_probe,
+    mark_call_arguments,
     mark_init_only_methods,
     mark_tested_references,
     names_cpu,
@@ -266,11 +269,16 @@ def _is_type_test(node: ast.Call) -> bool:
     )
 
 
+_RESTATED_ATTR = "_portcheck_restated"  # set on the `elif` that restates, negated, the requirement of its `if`
+
+
 def _children(
     node: ast.AST, ctx: Ctx, imports: ImportTable, torch_host: bool = False
 ) -> List[Tuple[ast.AST, Ctx]]:
     if isinstance(node, ast.BoolOp):
         mark_tested_references(node)
+    elif isinstance(node, ast.Call) and node.args:
+        mark_call_arguments(node)
     if not isinstance(node, _SPECIAL):
         return [(c, ctx) for c in _plain_children(node)]
     if (
@@ -333,6 +341,12 @@ def _children(
             test_ctx = ctx._replace(build_test=True, guard_test=builds_cpp_otherwise(node))
         elif is_cuda_requirement(node, imports):
             test_ctx = ctx._replace(requirement_test=True)  # raises without CUDA: a requirement, stated
+            if isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                setattr(node.orelse[0], _RESTATED_ATTR, True)
+        if getattr(node, _RESTATED_ATTR, False) and is_negative_cuda_check(node.test, imports):
+            # `elif one.is_cuda == False: raise NotImplementedError()` after `if one.is_cuda == True:`: the same
+            # requirement, reported at the `if` above
+            test_ctx = ctx._replace(guard_test=True)
         cuda_side: Optional[str] = None
         old_torch = asks_for_accelerator_api(node.test, imports)
         if old_torch is not None:
@@ -342,6 +356,8 @@ def _children(
         elif ctx.test_file and cuda:
             # Test code under `if torch.cuda.is_available():` tests the CUDA path where it exists.
             cuda_side = "body" if positive else "orelse"
+        if isinstance(node, ast.If) and not cuda and not body_branch.lowered_by and is_switched_alternative(node):
+            body_branch = body_branch._replace(lowered_by=ALTERNATIVE_NOTE)
         if is_availability_check(node.test):
             body_branch = body_branch._replace(optional_import=True)
             else_branch = else_branch._replace(optional_import=True)
@@ -712,6 +728,10 @@ def _children(
     if isinstance(node, ast.Assert):
         if ctx.in_test:
             test_ctx = ctx._replace(test_assert=True)
+        elif ctx.guarded and not ctx.pure_guard and is_cuda_check(node.test, imports):
+            # `if mat.is_cuda: assert rows.is_cuda and cols.is_cuda` (MinkowskiEngine): the assert runs only on the
+            # CUDA side of a check, where CUDA is; it checks the inputs agree, it requires nothing elsewhere
+            test_ctx = ctx._replace(guard_test=True)
         elif is_cuda_requirement(node, imports):
             test_ctx = ctx._replace(requirement_test=True)
         elif is_cuda_check(node.test, imports) and asks_off_cuda(node.test, imports):
