@@ -3051,9 +3051,39 @@ def _literal_or_shape(node: ast.AST) -> bool:
 _SHOWN_NAMES_ATTR = "_portcheck_shown_names"
 
 
+def in_units(value: ast.AST) -> bool:
+    """`mem // 1024**2`, `mem / 2**30`, `mem / 1e9`, `mem / mega_bytes`: a value divided by a constant (or a
+    name for a unit), scaled to units."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Div, ast.FloorDiv))):
+        return False
+    right = value.right
+    if isinstance(right, ast.Name):
+        return bool(_UNIT_NAME.search(right.id))
+    return all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(right))
+
+
+# A name for a unit of memory: `mega_bytes`, `MB`, `GiB`, `bytes_per_gb`.
+_UNIT_NAME = re.compile(r"(?i)(?:^|_)(?:[kmgt]i?b|(?:kilo|mega|giga|tera)_?bytes?)$")
+
+# What a process has used of a device's memory (not what the device has: `total_memory` sizes a cache).
+_MEMORY_USAGE = re.compile(r"^(?:max_)?memory_(?:allocated|reserved|cached)$")
+
+
+def returns_usage_figure(node: ast.Return, scope: Optional[ast.AST]) -> bool:
+    """`return mem_usage_bytes / 1024 / 1024` in a function that reads a memory usage counter
+    (`torch.cuda.max_memory_allocated()`; pycls's `gpu_mem_usage`): a figure in units, for a log. (A device's
+    total memory in GB sizes something; an image divided by 255 is no figure.)"""
+    if node.value is None or not in_units(node.value) or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(
+        isinstance(n, ast.Call) and bool(_MEMORY_USAGE.match(_last_name(n.func) or "")) for n in ast.walk(scope)
+    )
+
+
 def shown_names(scope: ast.AST) -> FrozenSet[str]:
     """Names of a function (or module) bound by plain assignments only and only ever shown: every read
-    sits in a print or log call, an f-string, a `%` format, a `.format()` or `round(x, n)`
+    sits in a print or log call, an f-string, a `%` format, a `.format()`, `round(x, n)` or a memory usage
+    figure returned in units (`return mem / 1024 / 1024`)
     (`peak = torch.cuda.max_memory_allocated()`, then `print(f"peak {peak / 2**30:.1f} GB")`)."""
     known = getattr(scope, _SHOWN_NAMES_ATTR, None)
     if known is not None:
@@ -3090,6 +3120,8 @@ def shown_names(scope: ast.AST) -> FrozenSet[str]:
             isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
         ):
             inner = True
+        elif isinstance(node, ast.Return) and returns_usage_figure(node, scope):
+            inner = True  # `return mem / 1024 / 1024`: a figure in MB, for a log
         stack.extend((c, inner) for c in ast.iter_child_nodes(node))
     # bound by plain assignments only (a placeholder first is fine: optimum's `pt_cuda_available = "NA"`)
     found = frozenset(name for name, count in assigned.items() if count == 1 and reads.get(name) is True)

@@ -35,6 +35,7 @@ from portcheck.pyscan.context import (
     default_after_privateuse1,
     dispatch_arms,
     formatted_text,
+    in_units,
     is_availability_check,
     is_build_choice,
     is_built_once_class,
@@ -85,6 +86,7 @@ from portcheck.pyscan.context import (
     names_speedup_switch,
     on_host_array,
     records_memory_figure,
+    returns_usage_figure,
     short_circuits_off_cuda,
     shown_names,
     skips_without_cuda,
@@ -202,6 +204,7 @@ _SPECIAL = (
         ast.Module,
         ast.Call,
         ast.Raise,
+        ast.Return,
         ast.Assert,
         ast.arg,
         ast.AnnAssign,
@@ -608,8 +611,8 @@ def _children(
             shown = ctx._replace(display=True)
             return (
                 [(node.func, ctx)]
-                + [(c, shown if _in_units(c) else ctx) for c in node.args]
-                + [(k, shown if _in_units(k.value) else ctx) for k in node.keywords]
+                + [(c, shown if in_units(c) else ctx) for c in node.args]
+                + [(k, shown if in_units(k.value) else ctx) for k in node.keywords]
             )
         if is_log_builder_call(node):
             shown = ctx._replace(display=True)  # `get_train_logs(..., torch.cuda.max_memory_allocated(), ...)`
@@ -716,12 +719,15 @@ def _children(
         ):
             return [(operand, ctx), (node.right, ctx._replace(display=True))]
         return [(operand, ctx), (node.right, ctx)]
-    if isinstance(node, ast.FormattedValue) and (node.format_spec is not None or _in_units(node.value)):
+    if isinstance(node, ast.FormattedValue) and (node.format_spec is not None or in_units(node.value)):
         # `f"{torch.cuda.memory_reserved() / 1e9:.3g}G"`, `f"{torch.cuda.memory_allocated() // 1024**2} MiB"`:
         # a number formatted (or scaled to units) for people to read.
         shown = ctx._replace(display=True)
         parts: List[Tuple[ast.AST, Ctx]] = [(node.value, shown)]
         return parts + ([(node.format_spec, ctx)] if node.format_spec is not None else [])
+    if isinstance(node, ast.Return) and node.value is not None and returns_usage_figure(node, ctx.scope):
+        # `return torch.cuda.max_memory_allocated() / 1024 ** 2` (pycls's `gpu_mem_usage`): a figure in MB, for a log
+        return [(node.value, ctx._replace(display=True))]
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
         return [(c, msg) for c in _plain_children(node)]
@@ -957,22 +963,6 @@ def walk(
         if found:
             found.reverse()
             push(found)
-
-
-def _in_units(value: ast.AST) -> bool:
-    """`mem // 1024**2`, `mem / 2**30`, `mem / 1e9`, `mem / mega_bytes`: a value divided by a constant (or a
-    name for a unit), scaled to units."""
-    if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Div, ast.FloorDiv))):
-        return False
-    right = value.right
-    if isinstance(right, ast.Name):
-        return bool(_UNIT_NAME.search(right.id))
-    return all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(right))
-
-
-# A name for a unit of memory: `mega_bytes`, `MB`, `GiB`, `bytes_per_gb`.
-_UNIT_NAME = re.compile(r"(?i)(?:^|_)(?:[kmgt]i?b|(?:kilo|mega|giga|tera)_?bytes?)$")
-
 
 
 def _only_messages(stmts: Sequence[ast.AST]) -> bool:
