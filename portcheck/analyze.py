@@ -286,6 +286,11 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         if not skipped:
             mark_cuda_only(module, imports)
         root = root._replace(test_file=True, skipped=skipped)
+    if "caffe2" in text and imports.imports_any(("caffe2",)):
+        # Caffe2 export and runtime code (detectron2's `export/caffe2_*.py`, copied into many projects): current
+        # torch wheels ship no `caffe2` package (torch 2.13: ModuleNotFoundError), so such a module imports nowhere
+        # a port runs; its device checks pick Caffe2 device options. A port drops that path: nothing is reported.
+        root = root._replace(skipped=True)
     # The dispatch keys are the (rule index, from an import matcher) pairs given above.
     hits = cast(Iterator[Tuple[Tuple[int, bool], Reported, str, Ctx]], walk(module, imports, dispatch, root))
     if not imports.imports_any(("torch",)) and (root.test_file or imports.imports_any(OTHER_FRAMEWORKS)):
@@ -545,12 +550,15 @@ ISLAND_IMPORT_NOTE = (
 def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[CompiledRule]) -> List:
     """Import hits of API rules (`from torch.cuda.amp import autocast, GradScaler` in a module that only
     uses `accelerator.autocast()`) whose names the module never uses: `info`, with a note. A package's
-    import keeps its severity (importing it fails where it is missing), and so does a module that
+    import keeps its severity (importing it fails where it is missing) unless it is optional (FocalNet's
+    `try: import apex` / `except ImportError:`, whose only use is commented out), and so does a module that
     re-exports (`__all__`)."""
     marked = [
         i
-        for i, ((index, is_import), node, _label, _ctx) in enumerate(hits)
-        if is_import and isinstance(node, (ast.Import, ast.ImportFrom)) and rules[index].rule.category != "package"
+        for i, ((index, is_import), node, _label, ctx) in enumerate(hits)
+        if is_import
+        and isinstance(node, (ast.Import, ast.ImportFrom))
+        and (rules[index].rule.category != "package" or ctx.optional_import)
     ]
     if not marked:
         return hits

@@ -133,6 +133,14 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
         # CenterTrack's `src/test.py`: `def test(opt):` is the evaluation script's entry point, no test
         ("src/test.py", "import torch\n\ndef test(opt):\n    model = Net().cuda()\n", False),
         ("src/test.py", "import torch\n\ndef test():\n    x = torch.ones(2).cuda()\n", True),
+        # a module of test cases under another name (Synchronized-BatchNorm-PyTorch's `unittest.py`)
+        (
+            "sync_batchnorm/unittest.py",
+            "import unittest\nimport torch\n\nclass TorchTestCase(unittest.TestCase):\n"
+            "    def check(self):\n        x = torch.ones(2).cuda()\n",
+            True,
+        ),
+        ("sync_batchnorm/replicate.py", "import torch\n\nclass Callback:\n    x = torch.ones(2).cuda()\n", False),
     ],
 )
 def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path, text, test_code):

@@ -226,6 +226,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             if getattr(node, CUDA_FLAG_ATTR, False):
                 return True  # `self.use_cuda_events()`, a method that returns a CUDA check
         elif isinstance(node, ast.Compare):
+            if _gpu_index_sign(node) is not None:
+                return True  # `if args.gpu >= 0:`, `-1` meaning the CPU
             for side in [node.left, *node.comparators]:
                 if _is_cuda_string(side) or _names_nccl(side):
                     return True  # NCCL runs on CUDA only: `if dist.get_backend() == "nccl":` asks for CUDA
@@ -1553,11 +1555,37 @@ def _requests_cuda(node: ast.AST) -> bool:
     return (bool(_CUDA_FLAG.match(name)) or "cuda" in words) and not name.lower().startswith("no")
 
 
+# A GPU index by which the user picks CUDA, with a negative index for the CPU (LASER's `--gpu`, default -1).
+_GPU_INDEX = re.compile(r"(?i)^gpu(?:_?id)?$")
+
+
+def _gpu_index_sign(test: ast.Compare) -> Optional[bool]:
+    """`gpu >= 0`, `args.gpu > -1`, `self.gpu_id != -1` -> True (CUDA asked for); `gpu < 0`, `gpu == -1` -> False
+    (the CPU); None for any other comparison."""
+    if len(test.ops) != 1 or not isinstance(test.left, (ast.Name, ast.Attribute)):
+        return None
+    name = test.left.id if isinstance(test.left, ast.Name) else test.left.attr
+    right = test.comparators[0]
+    value = right.value if isinstance(right, ast.Constant) else None
+    if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub) and isinstance(right.operand, ast.Constant):
+        value = -right.operand.value if isinstance(right.operand.value, int) else None
+    if not _GPU_INDEX.match(name) or isinstance(value, bool) or not isinstance(value, int):
+        return None
+    op = test.ops[0]
+    if (isinstance(op, ast.GtE) and value == 0) or (isinstance(op, (ast.Gt, ast.NotEq)) and value == -1):
+        return True
+    if (isinstance(op, ast.Lt) and value == 0) or (isinstance(op, ast.Eq) and value == -1):
+        return False
+    return None
+
+
 def is_negative_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
-    """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`, `backend != "nccl"`: true
-    when CUDA is absent."""
+    """`not torch.cuda.is_available()`, `not x.is_cuda`, `device.type != "cuda"`, `backend != "nccl"`, `gpu < 0`:
+    true when CUDA is absent."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return is_cuda_check(test.operand, imports)
+    if isinstance(test, ast.Compare) and _gpu_index_sign(test) is False:
+        return True
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
@@ -3040,8 +3068,9 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
 
 
 def _literal_or_shape(node: ast.AST) -> bool:
-    """`[[0.57, -0.81]]`, `3`, `x.shape`, `x.size()`: literals, or a tensor's shape (a host `torch.Size`)."""
-    if isinstance(node, (ast.List, ast.Tuple, ast.Constant)):
+    """`[[0.57, -0.81]]`, `3`, `x.shape`, `x.size()`, `[inp.shape[-1] for inp in x]`: literals, a list built in
+    Python (esvit's crop widths), or a tensor's shape (a host `torch.Size`)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Constant, ast.ListComp)):
         return True
     if isinstance(node, ast.Attribute):
         return node.attr == "shape"

@@ -152,20 +152,26 @@ def is_quantize_path(path: str) -> bool:
 
 
 def is_test_module(path: str, module: ast.Module) -> bool:
-    """`is_test_path`, except that a file named just `test.py` outside a test folder is test code only when
-    it defines tests (a top-level `test*` or `check_*` function, as in the kernel checks of Deformable-DETR's
-    `ops/test.py`, or a `TestCase`): elsewhere it is a project's evaluation script or API (`tools/test.py`,
-    `mmseg/apis/test.py`), whose lock-in is the product's."""
+    """`is_test_path`, or a module that defines a `TestCase`; a file named just `test.py` outside a test folder
+    is test code only when it defines tests (a top-level `test*` or `check_*` function, as in the kernel checks
+    of Deformable-DETR's `ops/test.py`, or a `TestCase`): elsewhere it is a project's evaluation script or API
+    (`tools/test.py`, `mmseg/apis/test.py`), whose lock-in is the product's."""
     if not is_test_path(path):
-        return False
+        # a module of test cases under another name (the `unittest.py` that Synchronized-BatchNorm-PyTorch's copies
+        # carry: `class TorchTestCase(unittest.TestCase)` with its tensor assertions)
+        return any(_is_test_case(stmt) for stmt in module.body)
     parts = _parts(path)
     if parts[-1] != "test.py" or any(_TEST_DIR.match(p) for p in parts[:-1]):
         return True
     return any(
-        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt))
-        or (isinstance(stmt, ast.ClassDef) and any((dotted(b) or "").endswith("TestCase") for b in stmt.bases))
+        (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt)) or _is_test_case(stmt)
         for stmt in module.body
     )
+
+
+def _is_test_case(stmt: ast.stmt) -> bool:
+    """`class TorchTestCase(unittest.TestCase):`, `class TestOps(TestCase):`."""
+    return isinstance(stmt, ast.ClassDef) and any((dotted(b) or "").endswith("TestCase") for b in stmt.bases)
 
 
 def _defines_a_test(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> bool:

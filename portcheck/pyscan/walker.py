@@ -392,6 +392,10 @@ def _children(
         if _never_true(node.test):
             # `if torch.cuda.is_available() and False:`: switched off in the code; the body never runs
             cuda_side, test_ctx = "body", test_ctx._replace(guard_test=True)
+        elif _asks_scripting(node.test, imports):
+            # `if torch.jit.is_scripting(): ... else: return x.nonzero(as_tuple=True)` (detectron2's `nonzero_tuple`):
+            # the TorchScript side, which an eager run on any device never takes
+            cuda_side = "orelse" if isinstance(node.test, ast.UnaryOp) else "body"
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
         self_test = getattr(node, SELF_TEST_ATTR, "")
         if self_test:
@@ -877,6 +881,13 @@ def _asks_python_float(test: ast.AST) -> bool:
         and isinstance(test.args[1], ast.Name)
         and test.args[1].id == "float"
     )
+
+
+def _asks_scripting(test: ast.AST, imports: ImportTable) -> bool:
+    """`torch.jit.is_scripting()` or `not torch.jit.is_scripting()`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Call) and imports.resolved(test.func) == "torch.jit.is_scripting"
 
 
 def _never_true(test: ast.AST) -> bool:
