@@ -396,9 +396,15 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
 
 _DECORATOR_LINE = re.compile(r"^[ \t]*@", re.MULTILINE)
 _HOST_TRANSFERS = frozenset({"item", "tolist", "cpu", "numpy"})
-_COMPARING = re.compile(r"^(?:compare\w*|__eq__|__ne__|equals?|is_equal|\w+_equal|assert_\w+)$")
+# (and what describes an object for people: `__repr__`, `__str__`, `extra_repr`, which run when it is printed;
+# SparseConvNet's `AveragePooling.__repr__` reads its sizes with `.item()`)
+_COMPARING = re.compile(
+    r"^(?:compare\w*|__eq__|__ne__|equals?|is_equal|\w+_equal|assert_\w+|__repr__|__str__|__format__|extra_repr)$"
+)
 # What a module needs to spell to hold one of `_off_step_functions` (a `_COMPARING` name, a `...Metric` base).
-_OFF_STEP_WORDS = re.compile(r"\bdef (?:compare|__eq__|__ne__|equals?\b|\w+_equal\b|assert_)|Metric\b")
+_OFF_STEP_WORDS = re.compile(
+    r"\bdef (?:compare|__eq__|__ne__|equals?\b|\w+_equal\b|assert_|__repr__|__str__|__format__|extra_repr)|Metric\b"
+)
 # A module of metrics (`torchmetrics/functional/...`, `utils/metrics.py`) and the compute stage of a metric in it.
 _METRIC_PATH = re.compile(r"metric", re.IGNORECASE)
 _METRIC_COMPUTE = re.compile(r"^_?(?:\w+_)?compute$")
@@ -406,7 +412,8 @@ _TRANSFER = re.compile(r"\b(\w+)\.(?:item|tolist|cpu|numpy)\((\))?")
 
 
 def _off_step_functions(module: ast.Module, metric_module: bool = False) -> Set[int]:
-    """The functions that compare two objects (Pearl's `compare(self, other)`, `__eq__`), the `compute()`
+    """The functions that compare two objects (Pearl's `compare(self, other)`, `__eq__`) or describe one
+    (`__repr__`, `extra_repr`), the `compute()`
     of metric classes (`class Accuracy(Metric)`) and, in a metrics module, the compute stage of a functional
     metric (torchmetrics' `_binary_logauc_compute`): each runs once per evaluation."""
     found: Set[int] = set()

@@ -344,6 +344,29 @@ def imports_cuda_runtime(module: ast.Module) -> bool:
         or n.split(".", 1)[0] in CUDA_KERNEL_LANGUAGES
         or n.split(".", 2)[0] == "vllm" and "." in n and n.split(".", 2)[1] in VLLM_ENGINE_INTERNALS
         for n in _top_level_imports(module)
+    ) or _tries_runtime_it_uses(module)
+
+
+def _tries_runtime_it_uses(module: ast.Module) -> bool:
+    """`try: import tensorrt as trt` / `except ImportError: trt = None` at the top of a module that then builds
+    with `trt` (mmyolo's `easydeploy/tools/build_engine.py`): without TensorRT the module does nothing, so it is
+    written for it as an unconditional import would say. (An import nothing reads, pytorch/serve's optional
+    `import torch_tensorrt` for its side effect, is not.)"""
+    bound: Set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, TRY_STATEMENTS):
+            for sub in stmt.body:
+                if isinstance(sub, ast.Import):
+                    runtimes = [a for a in sub.names if a.name.split(".", 1)[0] in CUDA_RUNTIMES]
+                    bound.update((a.asname or a.name).split(".", 1)[0] for a in runtimes)
+                elif isinstance(sub, ast.ImportFrom) and sub.module and sub.module.split(".", 1)[0] in CUDA_RUNTIMES:
+                    bound.update(a.asname or a.name for a in sub.names)
+    if not bound:
+        return False
+    return any(
+        isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in bound
+        or isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in bound
+        for n in ast.walk(module)
     )
 
 
