@@ -46,7 +46,7 @@ _SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skip", "skipif", "xfail"})
 # not one: `args.gpu` is a device index (`if args.gpu is not None: model.cuda(args.gpu)`, else `model.cuda()`).
 _CUDA_FLAG = re.compile(
     r"^(?:(?:use|no|has|is|on|with|run_on|using)_?)?cuda$|^(?:use|no|has|is|on|with|run_on|using)_?gpu$"
-    r"|^(?:cuda|gpu)_?available$",
+    r"|^(?:cuda|gpu)_?(?:available|enabled)$",
     re.IGNORECASE,
 )
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
@@ -221,7 +221,10 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             if _asks_for_cuda(node):
                 return True  # `device.startswith("cuda:")`, as `device == "cuda"`
         elif isinstance(node, ast.Attribute):
-            if node.attr == "is_cuda" or (_CUDA_FLAG.match(node.attr) and imports.resolve(node) is None):
+            # (a project's own module flag counts, pytext's `cuda.CUDA_ENABLED`; torch's attributes do not)
+            if node.attr == "is_cuda" or (
+                _CUDA_FLAG.match(node.attr) and not (imports.resolve(node) or "").startswith("torch.")
+            ):
                 return True
             if getattr(node, CUDA_FLAG_ATTR, False):
                 return True  # `self.use_cuda_events()`, a method that returns a CUDA check
