@@ -39,6 +39,7 @@ from portcheck.pyscan.context import (
     is_evaluation_function,
     is_evaluation_loop,
     is_fp32_island,
+    is_message_call,
     is_step_loop,
     is_training_loop,
 )
@@ -1007,6 +1008,12 @@ class AttributeMatcher(Matcher):
         if isinstance(ctx.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.scope.name == node.attr:
             # `@property def is_cuda(self): return self._tensor.is_cuda` (CrypTen's wrappers): a wrapper's own
             # attribute passed on from what it wraps; its readers are the ones that decide on it
+            return
+        if isinstance(parent, ast.FormattedValue) or (
+            isinstance(parent, ast.Call) and node in parent.args and is_message_call(parent)
+        ):
+            # `print(f"Model on GPU? {p.is_cuda}")` (pytext's workflow): the answer is only shown
+            yield node, node.attr, ctx._replace(shown=True)
             return
         yield node, node.attr
 
