@@ -13,7 +13,7 @@ from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of,
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
-from portcheck.pyscan.imports import ImportTable, dotted, import_statements, none_operand
+from portcheck.pyscan.imports import ImportTable, dotted, import_statements, imported_modules, none_operand
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -1280,23 +1280,12 @@ def is_switched_alternative(node: ast.If) -> bool:
     imports the library; the port can keep that path."""
     if not isinstance(node.test, (ast.Name, ast.Attribute)) or not node.orelse:
         return False
-    if not any(m.split(".", 1)[0] != "torch" for m in _imported_here(node.body)):
+    if not any(m.split(".", 1)[0] != "torch" for m in imported_modules(node.body)):
         return False
-    if _imported_here(node.orelse):
+    if any(imported_modules(node.orelse)):
         return False
     bound, other = _assigned_here(node.body), _assigned_here(node.orelse)
     return bool(bound) and bound == other
-
-
-def _imported_here(stmts: Sequence[ast.stmt]) -> List[str]:
-    """The absolute modules `stmts` import at their own level."""
-    out: List[str] = []
-    for stmt in stmts:
-        if isinstance(stmt, ast.Import):
-            out.extend(a.name for a in stmt.names)
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-            out.append(stmt.module)
-    return out
 
 
 def _assigned_here(stmts: Sequence[ast.stmt]) -> Set[str]:

@@ -8,7 +8,7 @@ so a user's own `cuda` variable or `synchronize` function never matches a torch 
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Optional, Set, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Union
 
 
 class ImportTable:
@@ -177,3 +177,12 @@ def import_statements(module: ast.AST) -> Iterable[Union[ast.Import, ast.ImportF
             block = getattr(node, field, None)
             if isinstance(block, list):
                 stack.extend(block)
+
+
+def imported_modules(stmts: Sequence[ast.stmt]) -> Iterator[str]:
+    """The modules `stmts` import at their own level (not inside nested blocks), absolute ones only."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Import):
+            yield from (a.name for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            yield stmt.module

@@ -24,7 +24,7 @@ from portcheck.pyscan.context import (
     skips_without_cuda,
 )
 from portcheck.pyscan.extensions import is_triton_kernel
-from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted
+from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
 # (`unit_tests/`, torchrec's `schema/api_tests/`, `e2e_tests/`)
@@ -378,15 +378,6 @@ def _imports_at_top(module: ast.Module, packages: FrozenSet[str]) -> bool:
 def _top_level_imports(module: ast.Module) -> Iterator[str]:
     """The modules the module's own top level (no `try`, no `if`) imports, absolute ones only."""
     return imported_modules(module.body)
-
-
-def imported_modules(stmts: Sequence[ast.stmt]) -> Iterator[str]:
-    """The modules `stmts` import at their own level (not inside nested blocks), absolute ones only."""
-    for stmt in stmts:
-        if isinstance(stmt, ast.Import):
-            yield from (a.name for a in stmt.names)
-        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
-            yield stmt.module
 
 
 def module_cuda_only(module: ast.Module, imports: ImportTable, path: str) -> Optional[str]:

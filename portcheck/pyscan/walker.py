@@ -93,7 +93,7 @@ from portcheck.pyscan.context import (
     torch_call_on_host,
 )
 from portcheck.pyscan.fallbacks import continues, ends_the_run
-from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, none_operand
+from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
 from portcheck.pyscan.testcode import (
@@ -101,7 +101,6 @@ from portcheck.pyscan.testcode import (
     SELF_TEST_ATTR,
     early_cuda_exit,
     extends_cuda_only_library,
-    imported_modules,
 )
 
 # A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
@@ -738,7 +737,7 @@ def _children(
     if isinstance(node, ast.Assert):
         if ctx.in_test:
             test_ctx = ctx._replace(test_assert=True)
-        elif ctx.guarded and not ctx.pure_guard and is_cuda_check(node.test, imports):
+        elif ctx.guarded and not (ctx.pure_guard or ctx.tried) and is_cuda_check(node.test, imports):
             # `if mat.is_cuda: assert rows.is_cuda and cols.is_cuda` (MinkowskiEngine): the assert runs only on the
             # CUDA side of a check, where CUDA is; it checks the inputs agree, it requires nothing elsewhere
             test_ctx = ctx._replace(guard_test=True)
