@@ -1083,10 +1083,14 @@ def mark_load_locations(module: ast.Module) -> None:
                 and isinstance(node.value, ast.IfExp)
             ):
                 continue
-            name = node.targets[0].id
-            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-            if reads and all(id(r) in located for r in reads):
+            if _only_read_in(nodes, node.targets[0].id, located):
                 setattr(node.value, LOAD_LOCATION_ATTR, True)
+
+
+def _only_read_in(nodes: Sequence[ast.AST], name: str, places: Set[int]) -> bool:
+    """Whether `nodes` read `name`, and every read is one of `places` (ids of nodes)."""
+    reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(r) in places for r in reads)
 
 
 class _DropLocation(ast.NodeTransformer):
@@ -1675,9 +1679,7 @@ def mark_clamped_counts(module: ast.Module) -> None:
                 and isinstance(node.value, ast.Call)
                 and _last_name(node.value.func) == "device_count"
             ):
-                name = node.targets[0].id
-                reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-                if reads and all(id(r) in clamped for r in reads):
+                if _only_read_in(nodes, node.targets[0].id, clamped):
                     setattr(node.value, CLAMPED_ATTR, True)
 
 
@@ -2984,7 +2986,7 @@ def _moved_names(stmt: ast.stmt) -> Set[str]:
 
 
 def _bound_names(stmt: ast.stmt) -> Set[str]:
-    """Names a statement binds at its own level (assignment targets, loop targets, `with ... as`)."""
+    """Names a statement binds anywhere in it (assignment and loop targets, `with ... as`, nested blocks)."""
     out: Set[str] = set()
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):

@@ -110,7 +110,6 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
     return found
 
 
-
 # Folders (and modules) of a data pipeline: what they hold runs in the data loader, on host tensors
 # (OpenNMT's `onmt/transforms/bart.py` noising, DPR's `dpr/data/reader_data.py`).
 _DATA_NAMES = frozenset(
@@ -338,7 +337,8 @@ CUDA_KERNEL_LANGUAGES = frozenset({"cutlass", "cuda", "pycuda"})
 def imports_cuda_runtime(module: ast.Module) -> bool:
     """Whether a module's own top level (no `try`, no `if`) imports a CUDA-only runtime (`import tensorrt as
     trt`, `from torch_tensorrt import Input`), a CUDA kernel language (`import cutlass.cute as cute`) or vLLM's
-    engine internals (`from vllm.worker.cache_engine import CacheEngine`)."""
+    engine internals (`from vllm.worker.cache_engine import CacheEngine`), or tries a CUDA-only runtime at its
+    top and then uses it (`_tries_runtime_it_uses`)."""
     return any(
         n.split(".", 1)[0] in CUDA_RUNTIMES
         or n.split(".", 1)[0] in CUDA_KERNEL_LANGUAGES
