@@ -41,6 +41,19 @@ DEVICE_TYPE_CALLS: FrozenSet[str] = AMP_CALLS | MESH_CALLS
 CUDA_CHECK_CALLS: FrozenSet[str] = frozenset(
     {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
 )
+# Attributes that say whether CUDA is in use: `torch.cuda._initialized` (torch's own `checkpoint.py`, copied
+# into many repositories), `torch.cuda.default_generators` (one per CUDA device, empty without one).
+CUDA_CHECK_ATTRIBUTES: FrozenSet[str] = frozenset({"torch.cuda._initialized", "torch.cuda.default_generators"})
+# Questions about the current CUDA device that raise where there is none (a hint chosen by their answer
+# still stops the program there).
+RAISING_DEVICE_QUERIES: FrozenSet[str] = frozenset(
+    {
+        "torch.cuda.get_device_name",
+        "torch.cuda.get_device_properties",
+        "torch.cuda.get_device_capability",
+        "torch.cuda.current_device",
+    }
+)
 AVAILABILITY_CALLS: FrozenSet[str] = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available"})
 # Calls that build (or load a built) C++/CUDA extension at run time.
 EXTENSION_LOADERS: FrozenSet[str] = frozenset(

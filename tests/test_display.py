@@ -34,3 +34,21 @@ def test_a_device_capacity_returned_in_gigabytes_sizes_something():
 def test_a_value_divided_by_a_constant_is_no_figure():
     f = _one("import torch\ndef texture(mesh):\n    return mesh.map.to('cuda').permute(2, 0, 1) / 255.\n", "DEV001")
     assert f.severity is not Severity.INFO and "only shown" not in f.note
+
+
+def test_a_hint_chosen_by_a_query_that_raises_is_no_display():
+    # SpanBERT's trainer: the query stops the program without CUDA, whatever it then prints
+    f = _one(
+        "import torch\ndef build(self):\n    if torch.cuda.get_device_capability(0)[0] >= 7:\n"
+        "        print('| NOTICE: your device may support faster training with --fp16')\n",
+        "RT007",
+    )
+    assert f.severity is Severity.MAJOR and "only shown" not in f.note
+
+
+def test_a_hint_chosen_by_a_query_that_answers_anywhere_is_only_shown():
+    f = _one(
+        "import torch\nif torch.cuda.get_arch_list():\n    print('built for', torch.version.cuda)\n",
+        "RT007",
+    )
+    assert f.severity is Severity.INFO and "only shown" in f.note

@@ -196,6 +196,8 @@ def test_a_try_around_a_whole_job_is_no_fallback(tmp_path):
         ("config.gpu is not None", False),  # a device index: `model.cuda(config.gpu)` else `model.cuda()`
         ("args.gpus", False),
         ("cpu_state == CPUState.GPU", False),
+        ("torch.Tensor(target).cuda()", False),  # a move, not the flag `args.cuda`
+        ("args.cuda and x.cuda().sum() > 0", True),
     ],
 )
 def test_a_flag_named_for_the_gpu_asks_for_cuda_and_a_device_index_does_not(test, flag):
@@ -280,3 +282,26 @@ def test_a_cuda_flag_only_ever_set_to_true_is_no_check(tmp_path, value, guarded)
     )
     note = _notes(tmp_path, text)[(6, "DEV002")]
     assert ("CUDA check" in note) is guarded, note
+
+
+def test_a_check_of_a_setting_that_moves_to_cuda_in_its_body_is_no_cuda_check(tmp_path):
+    # A-ViT's `if args.distr_prior_alpha > 0.: self.distr_target = torch.Tensor(...).cuda()`: `.cuda()` in the
+    # value read as the flag `self.cuda` made it an unread CUDA flag, lowered to info
+    text = (
+        "import torch\nclass M:\n    def __init__(self, args):\n        if args.distr_prior_alpha > 0.:\n"
+        "            self.target = torch.Tensor(make_target()).cuda()\n"
+    )
+    assert "flag" not in _notes(tmp_path, text)[(5, "DEV002")]
+
+
+@pytest.mark.parametrize(
+    "test, flag",
+    [
+        ("torch.cuda._initialized", True),  # torch's own `checkpoint.py`
+        ("len(torch.cuda.default_generators) > 0", True),  # mmpretrain's revvit
+        ("torch.cuda.manual_seed_all", False),
+    ],
+)
+def test_an_attribute_saying_whether_cuda_state_exists_is_a_cuda_check(test, flag):
+    module = ast.parse(f"import torch\nif {test}:\n    pass\n")
+    assert is_cuda_check(module.body[1].test, ImportTable.from_module(module)) is flag  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements, imported_modules, none_operand
-from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_CALLS, EXTENSION_LOADERS
+from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_ATTRIBUTES, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
 # Callees whose string arguments are messages for people, never device strings.
 _MESSAGE_FUNCS = frozenset(
@@ -210,7 +210,10 @@ def _is_cuda_string(node: ast.AST) -> bool:
 
 def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     """True when an `if` test asks whether CUDA (or a CUDA device) is in use."""
+    called = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
     for node in ast.walk(test):
+        if id(node) in called and isinstance(node, ast.Attribute) and node.attr == "cuda":
+            continue  # `x.cuda()` moves a value; `args.cuda` is the flag
         if isinstance(node, ast.Call):
             name = imports.resolve(node.func)
             if name in CUDA_CHECK_CALLS:
@@ -228,6 +231,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
                 return True
             if getattr(node, CUDA_FLAG_ATTR, False):
                 return True  # `self.use_cuda_events()`, a method that returns a CUDA check
+            if (imports.resolve(node) or "") in CUDA_CHECK_ATTRIBUTES:
+                return True  # `if torch.cuda._initialized:`, `if len(torch.cuda.default_generators) > 0:`
         elif isinstance(node, ast.Compare):
             if _gpu_index_sign(node) is not None:
                 return True  # `if args.gpu >= 0:`, `-1` meaning the CPU
@@ -1153,6 +1158,33 @@ def _provider_entries(node: ast.AST) -> bool:
     return False
 
 
+def is_graph_constant_patch(node: ast.AST) -> bool:
+    """`if "value" in n.attributeNames() and str(n["value"]).startswith("cuda"): n.copyAttributes(device_node)`
+    (CLIP's `load(..., jit=True)`, copied into many repositories): the check finds the CUDA constants of a
+    traced TorchScript graph to replace them with the device asked for, which is what makes the graph run
+    elsewhere; it picks no device."""
+    return isinstance(node, ast.If) and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "copyAttributes"
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    )
+
+
+def is_cuda_state_check(node: ast.AST, imports: ImportTable) -> bool:
+    """`if torch.cuda._initialized:` (torch's own `checkpoint.py`, copied into many repositories), `if
+    len(torch.cuda.default_generators) > 0:` (mmpretrain's revvit), `if torch.cuda.is_initialized():`: the check
+    asks whether there is CUDA state to save or reuse (random number generators), which elsewhere there is
+    not; it picks no device, and the other side (the CPU generator, or nothing) is what every other device runs."""
+    if not isinstance(node, (ast.If, ast.IfExp)):
+        return False
+    for sub in ast.walk(node.test):
+        if isinstance(sub, ast.Attribute) and (imports.resolve(sub) or "") in CUDA_CHECK_ATTRIBUTES:
+            return True
+        if isinstance(sub, ast.Call) and imports.resolve(sub.func) == "torch.cuda.is_initialized":
+            return True
+    return False
+
+
 def is_device_passthrough(node: ast.AST, imports: ImportTable) -> bool:
     """A comparison of a device with "cuda" whose other side hands that same device on: `f'{args.device}:{gpu}'
     if args.device == 'cuda' else args.device` (only CUDA's index is added), `if device != "cuda":
@@ -1804,10 +1836,42 @@ def _periodic_names(loop: ast.AST) -> FrozenSet[str]:
     return result
 
 
+_CLOCKS = frozenset({"time", "perf_counter", "monotonic", "default_timer"})
+
+
+def _reads_clock(node: ast.AST) -> bool:
+    """`time.time()`, `time.perf_counter()`, `perf_counter()`, `timeit.default_timer()`: a read of the clock."""
+    if not isinstance(node, ast.Call) or node.args:
+        return False
+    func = node.func
+    return (isinstance(func, ast.Attribute) and func.attr in _CLOCKS and isinstance(func.value, ast.Name)) or (
+        isinstance(func, ast.Name) and func.id in _CLOCKS
+    )
+
+
+def _waits_for_interval(test: ast.AST, loop: Optional[ast.AST]) -> bool:
+    """`if now - last_logging > args.log_freq_time:` (vicreg's `now = time.time()` in the loop): the branch
+    runs once an interval of wall-clock time has passed, not at every iteration."""
+    clocks: Set[str] = set()
+    for node in ast.walk(loop) if loop is not None else ():
+        if isinstance(node, ast.Assign) and _reads_clock(node.value):
+            clocks.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in ast.walk(test):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        elapsed = left if isinstance(op, (ast.Gt, ast.GtE)) else right if isinstance(op, (ast.Lt, ast.LtE)) else None
+        if isinstance(elapsed, ast.BinOp) and isinstance(elapsed.op, ast.Sub):
+            if any(_reads_clock(n) or (isinstance(n, ast.Name) and n.id in clocks) for n in ast.walk(elapsed.left)):
+                return True
+    return False
+
+
 def is_periodic(test: ast.AST, loop: Optional[ast.AST] = None) -> bool:
     """`if step % log_every == 0:`: the branch runs once every k iterations. Also a name the enclosing loop
-    bound to such a test (`is_log_step = step % log_every == 0 or last_batch`, then `if is_log_step:`)."""
-    if _has_modulo(test):
+    bound to such a test (`is_log_step = step % log_every == 0 or last_batch`, then `if is_log_step:`), and a
+    test that waits for an interval of wall-clock time (`if time.time() - last_log > log_every_s:`)."""
+    if _has_modulo(test) or _waits_for_interval(test, loop):
         return True
     names = _periodic_names(loop) if loop is not None else frozenset()
     return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(test))
@@ -2867,6 +2931,9 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             root = _chain_root(node.func.value)
             if root is not None:
                 numpied.add(root)
+        required = _required_host_type(node, imports)
+        if required is not None:
+            numpied.add(required)  # `if not isinstance(ref, torch.IntTensor): raise TypeError(...)`: a CPU tensor
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports))
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -2893,12 +2960,17 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             if any(k == "ref" and root != name and root not in host for k, root in kinds[name]):
                 host.discard(name)
                 changed = True
-    # a name bound only to parts of host values (`ids = text_inputs.input_ids`) is one too
+    # a name bound only to parts of host values (`ids = text_inputs.input_ids`, then perhaps `ids = ids.view(-1)`)
+    # is one too
     changed = True
     while changed:
         changed = False
         for name, ks in kinds.items():
-            if name not in host and all(k == "ref" and root in host for k, root in ks):
+            if (
+                name not in host
+                and all(k == "ref" and (root in host or root == name) for k, root in ks)
+                and any(root != name for _, root in ks)
+            ):
                 host.add(name)
                 changed = True
     found = frozenset(host)
@@ -2909,12 +2981,42 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
     return found
 
 
+def _required_host_type(node: ast.AST, imports: ImportTable) -> Optional[str]:
+    """The name in `if not isinstance(ref, torch.IntTensor): raise TypeError(...)` or `assert isinstance(ref,
+    torch.IntTensor)` (fairseq's `bleu.py`, copied into its forks): past it, `ref` is a CPU tensor, the only
+    kind a legacy tensor type names."""
+    if isinstance(node, ast.If) and node.body and isinstance(node.body[-1], ast.Raise) and not node.orelse:
+        test = node.test
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+            return None
+        check = test.operand
+    elif isinstance(node, ast.Assert):
+        check = node.test
+    else:
+        return None
+    if (
+        isinstance(check, ast.Call)
+        and isinstance(check.func, ast.Name)
+        and check.func.id == "isinstance"
+        and len(check.args) == 2
+        and isinstance(check.args[0], ast.Name)
+        and (imports.resolved(check.args[1]) or "") in HOST_TENSOR_TYPES
+    ):
+        return check.args[0].id
+    return None
+
+
 def _host_kind(value: ast.AST, imports: ImportTable):
     inner = value
     while isinstance(inner, ast.Attribute) and inner.attr in _ENCODING_FIELDS:
         inner = inner.value  # `tokenizer(prompt, return_tensors="pt").input_ids`
     if isinstance(inner, ast.Call) and (_makes_host_value(inner, imports) or _tokenizes(inner)):
         return ("np", "")
+    if isinstance(value, ast.Call) and (imports.resolved(value.func) or "").startswith("torch."):
+        # `t = torch.inverse(t)`: a torch function that names no device computes where its first argument is
+        first = value.args[0] if value.args and not any(k.arg == "device" for k in value.keywords) else None
+        root = _chain_root(first) if first is not None else None
+        return ("ref", root) if root is not None else ("other", "")
     root = _chain_root(value)
     if root is not None and not isinstance(value, ast.Name):
         return ("ref", root)
@@ -3052,8 +3154,8 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
     if copies and any(k.arg == "device" and names_cpu(k.value) for k in call.keywords):
         return True  # `x.to(device="cpu")`, skorch's `to_tensor(val, device='cpu')`: on the host, copied if need be
     name = imports.resolved(call.func) or ""
-    if name.startswith("numpy.") or name in HOST_TENSOR_TYPES:
-        return True
+    if name.startswith("numpy.") or name in HOST_TENSOR_TYPES or name == "torch.from_numpy":
+        return True  # `torch.from_numpy(a)` shares a numpy array's memory: a CPU tensor
     if name in ("torch.tensor", "torch.as_tensor"):
         # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device
         # (a shape is host data too: allennlp's `torch.tensor(grad_data.shape)`)

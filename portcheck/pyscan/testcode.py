@@ -331,7 +331,10 @@ VLLM_ENGINE_INTERNALS = frozenset(
 # CUDA-only kernel languages and driver bindings: a module built on one at its top level (Liger's CuTe DSL
 # and cuTile backends, `import cutlass.cute as cute`, `import cuda.tile as ct`, `import cuda.bindings.driver`)
 # is a CUDA kernel implementation, ported as a whole (KRN005 at the import).
-CUDA_KERNEL_LANGUAGES = frozenset({"cutlass", "cuda", "pycuda"})
+CUDA_KERNEL_LANGUAGES = frozenset({"cutlass", "cuda", "pycuda", "pynvrtc"})
+# CuPy's CUDA driver layer (`from cupy.cuda import function`, FastPhotoStyle's `smooth_filter.py`): a module
+# that loads and launches compiled CUDA kernels itself (CuPy's array API alone is not here)
+CUDA_DRIVER_MODULES = frozenset({"cupy.cuda"})
 
 
 def imports_cuda_runtime(module: ast.Module) -> bool:
@@ -342,6 +345,7 @@ def imports_cuda_runtime(module: ast.Module) -> bool:
     return any(
         n.split(".", 1)[0] in CUDA_RUNTIMES
         or n.split(".", 1)[0] in CUDA_KERNEL_LANGUAGES
+        or any(n == m or n.startswith(m + ".") for m in CUDA_DRIVER_MODULES)
         or n.split(".", 2)[0] == "vllm" and "." in n and n.split(".", 2)[1] in VLLM_ENGINE_INTERNALS
         for n in _top_level_imports(module)
     ) or _tries_runtime_it_uses(module)

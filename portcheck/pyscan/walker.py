@@ -44,6 +44,7 @@ from portcheck.pyscan.context import (
     is_cuda_check,
     is_cuda_precondition,
     is_cuda_requirement,
+    is_cuda_state_check,
     is_dataset_class,
     is_debug_branch,
     is_device_exit,
@@ -52,6 +53,7 @@ from portcheck.pyscan.context import (
     is_display_function,
     is_extension_build,
     is_flag_device_choice,
+    is_graph_constant_patch,
     is_host_factory,
     is_implementation_choice,
     is_init_only,
@@ -102,6 +104,7 @@ from portcheck.pyscan.testcode import (
     early_cuda_exit,
     extends_cuda_only_library,
 )
+from portcheck.torchfacts import RAISING_DEVICE_QUERIES
 
 # A handler gets (node, parent, ctx, imports) and yields a matcher's hits (HandlerHit).
 Handler = Callable[[ast.AST, Optional[ast.AST], Ctx, ImportTable], Iterator[HandlerHit]]
@@ -333,6 +336,8 @@ def _children(
             or is_optional_library(node, imports)
             or is_implementation_choice(node, imports)
             or is_runtime_provider_choice(node, imports)
+            or is_cuda_state_check(node, imports)
+            or is_graph_constant_patch(node)
             or is_device_passthrough(node, imports)
         ):
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
@@ -383,8 +388,9 @@ def _children(
             body_branch = body_branch._replace(periodic=True, debug=True)
         if isinstance(node, ast.If):
             body_branch = body_branch._replace(switches=body_branch.switches + (node.test,))
-            if not node.orelse and _only_messages(node.body) and not cuda:
+            if not node.orelse and _only_messages(node.body) and not cuda and not _asks_raising(node.test, imports):
                 # `if torch.cuda.is_bf16_supported(): print("... try --bf16")`: the test only picks a hint to show
+                # (not `if torch.cuda.get_device_capability(0)[0] < 7: print(...)`, which raises without CUDA)
                 test_ctx = test_ctx._replace(display=True)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
@@ -973,6 +979,13 @@ def walk(
         if found:
             found.reverse()
             push(found)
+
+
+def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
+    """Whether `test` calls a question about the current CUDA device that raises where there is none."""
+    return any(
+        isinstance(n, ast.Call) and imports.resolved(n.func) in RAISING_DEVICE_QUERIES for n in ast.walk(test)
+    )
 
 
 def _only_messages(stmts: Sequence[ast.AST]) -> bool:
