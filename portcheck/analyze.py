@@ -20,6 +20,7 @@ from portcheck.pyscan.context import (
     Ctx,
     is_display_module,
     is_fp32_island,
+    is_training_loop,
     mark_built_once_classes,
     mark_clamped_counts,
     mark_cuda_flags,
@@ -177,7 +178,8 @@ def _finding(
         (bool(ctx.lowered_by), ctx.lowered_by),
         (ctx.test_file, TEST_NOTE),
         (ctx.debug, DEBUG_NOTE),
-        (ctx.evaluation_file and rule.category == "xla", EVALUATION_NOTE),
+        # (a loop that trains is a training step wherever it is: salina's `complete_with_async_eval/main.py`)
+        (ctx.evaluation_file and rule.category == "xla" and not is_training_loop(ctx.loop), EVALUATION_NOTE),
     ):
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()

@@ -300,3 +300,15 @@ def test_a_constant_another_module_may_import_keeps_its_findings(tmp_path: Path)
 def test_top_level_constants():
     lines = 'DEVICE = "cuda:0"\nx: int = 3\nh = torch.cuda.set_device(0)\nd = torch.device("cuda")\n__all__ = []\n'
     assert top_level_constants(lines.splitlines()) == [(1, 1, "DEVICE"), (2, 2, "x"), (4, 4, "d")]
+
+
+def test_a_function_only_wrapped_by_a_decorator_is_still_unused_when_nothing_names_it(tmp_path: Path):
+    # CALM's poselib: `@torch.jit.script def quat_norm_check(x)` compiles the function and registers it nowhere
+    files = dict(UNUSED_APP)
+    files["pkg/model.py"] += (
+        "\n\n@torch.jit.script\ndef norm_check(x):\n    assert bool((x.norm() - 1 < 1e-3).all())\n    return x.cuda()\n"
+    )
+    found = _scan(tmp_path, files)
+    assert found[("pkg/model.py", 27, "DEV002")].note == UNUSED_NOTE.format(name="norm_check")
+    assert ("pkg/model.py", 26, "XLA006") not in found
+    assert found[("pkg/model.py", 21, "DEV002")].severity.value != "info"  # the registered one, as it was

@@ -498,3 +498,17 @@ def test_devices_built_as_a_tests_input_data_report_nothing(tmp_path: Path):
     lines = sorted(set(_lines_found(tmp_path, "test_common.py", DEVICE_DATA)))
     text = DEVICE_DATA.splitlines()
     assert lines == [text.index('    x = torch.ones(2).to(torch.device("cuda:0"))') + 1], lines
+
+
+def test_a_training_loop_in_evaluation_code_is_a_training_step(tmp_path):
+    # salina's `a2c/complete_with_async_eval/main.py` trains; the folder only says it also evaluates
+    loop = (
+        "import torch\n\ndef run(model, optimizer, batches):\n    for batch in batches:\n"
+        "        loss = model(batch)\n        print(loss.item())\n        optimizer.zero_grad()\n"
+        "        loss.backward()\n        optimizer.step()\n\ndef score(model, loader):\n"
+        "    for x in loader:\n        out = model(x.to('neuron'))\n        keep = out.nonzero()\n"
+    )
+    found = scan_tree(tmp_path, {"a2c/complete_with_async_eval/main.py": loop})
+    train = found[("a2c/complete_with_async_eval/main.py", 6, "XLA005")]
+    assert "evaluation code" not in train.note and train.severity.value == "minor"
+    assert "evaluation code" in found[("a2c/complete_with_async_eval/main.py", 14, "XLA004")].note

@@ -3,8 +3,8 @@ never names outside their own statement. `portcheck.reach` asks the rest of the 
 names them; the project cache keeps them per file.
 
 Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache.
-A decorated definition (a registry, a route, a hook) is not one, and a module that looks names up by
-computed name (`globals()[name]`, `eval(expr)`) has none.
+A decorated definition (a registry, a route, a hook; not one only wrapped, `@torch.jit.script`) is not one,
+and a module that looks names up by computed name (`globals()[name]`, `eval(expr)`) has none.
 """
 
 from __future__ import annotations
@@ -118,11 +118,21 @@ def _last_code_line(lines: Sequence[str], upto: int) -> int:
     return upto
 
 
+# Decorators that wrap a function and register it nowhere (`@torch.jit.script`, CALM's poselib; `@torch.no_grad()`,
+# `@functools.lru_cache(maxsize=None)`): a function so decorated is still called by name, or not at all.
+_WRAPPING = re.compile(
+    r"@(?:torch\.)?(?:jit\.(?:script|ignore|unused)|no_grad|inference_mode|enable_grad|compile)\b"
+    r"|@(?:functools\.)?(?:lru_cache|cache|wraps)\b|@(?:numba\.)?n?jit\b|@(?:contextlib\.)?contextmanager\b"
+)
+
+
 def _decorated(lines: Sequence[str], number: int) -> bool:
-    """Whether the lines right above line `number` (up to a blank line) hold a decorator."""
+    """Whether the lines right above line `number` (up to a blank line) hold a decorator that may register
+    the function somewhere (a registry, a route, a hook); one that only wraps it does not count."""
     above = number - 1
     while above >= 1 and lines[above - 1].strip():
-        if lines[above - 1].startswith("@"):
+        line = lines[above - 1]
+        if line.startswith("@") and not _WRAPPING.match(line):
             return True
         above -= 1
     return False

@@ -332,9 +332,10 @@ VLLM_ENGINE_INTERNALS = frozenset(
 # and cuTile backends, `import cutlass.cute as cute`, `import cuda.tile as ct`, `import cuda.bindings.driver`)
 # is a CUDA kernel implementation, ported as a whole (KRN005 at the import).
 CUDA_KERNEL_LANGUAGES = frozenset({"cutlass", "cuda", "pycuda", "pynvrtc"})
-# CuPy's CUDA driver layer (`from cupy.cuda import function`, FastPhotoStyle's `smooth_filter.py`): a module
-# that loads and launches compiled CUDA kernels itself (CuPy's array API alone is not here)
-CUDA_DRIVER_MODULES = frozenset({"cupy.cuda"})
+# Packages below a shared top name: CuPy's CUDA driver layer (`from cupy.cuda import function`, FastPhotoStyle's
+# `smooth_filter.py`: a module that loads and launches compiled CUDA kernels itself; CuPy's array API alone
+# is not here) and NVIDIA DALI (retinanet-examples' `odtk/dali.py`: a GPU data pipeline a port replaces whole)
+CUDA_ONLY_SUBPACKAGES = frozenset({"cupy.cuda", "nvidia.dali"})
 
 
 def imports_cuda_runtime(module: ast.Module) -> bool:
@@ -345,7 +346,7 @@ def imports_cuda_runtime(module: ast.Module) -> bool:
     return any(
         n.split(".", 1)[0] in CUDA_RUNTIMES
         or n.split(".", 1)[0] in CUDA_KERNEL_LANGUAGES
-        or any(n == m or n.startswith(m + ".") for m in CUDA_DRIVER_MODULES)
+        or any(n == m or n.startswith(m + ".") for m in CUDA_ONLY_SUBPACKAGES)
         or n.split(".", 2)[0] == "vllm" and "." in n and n.split(".", 2)[1] in VLLM_ENGINE_INTERNALS
         for n in _top_level_imports(module)
     ) or _tries_runtime_it_uses(module)
