@@ -42,6 +42,7 @@ from portcheck.pyscan.context import (
     asks_for_accelerator_api,
     catches_import_error,
     catches_runtime_error,
+    is_availability_check,
     is_cuda_check,
     is_display_function,
     is_display_module,
@@ -266,8 +267,12 @@ class _Collector:
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
                 # `if os.environ.get("RWKV_CUDA_ON") == "1": load(...)`: an environment switch turns the build
-                # on; a run without it builds nothing, as behind an ImportError fallback
-                switched = optional or (isinstance(node, ast.If) and reads_environment(node.test, self.imports))
+                # on; a run without it builds nothing, as behind an ImportError fallback; so does a question
+                # whether the module is there (`if importlib.util.find_spec("fused_adam_cuda") is not None:`)
+                switched = optional or (
+                    isinstance(node, ast.If)
+                    and (reads_environment(node.test, self.imports) or is_availability_check(node.test))
+                )
                 branches: List[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
                 branches += node.orelse if isinstance(node.orelse, list) else [node.orelse]
                 stack.extend((c, inside or cuda, True, switched) for c in reversed(branches))
@@ -1508,8 +1513,8 @@ DEFINER_PATTERN = re.compile(
 )
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))")
 GUARD_NOTE = (
-    "lowered one level: it sits in a branch of a CUDA check or in a `try` that carries on without it,"
-    " or only such code reaches it"
+    "lowered one level: it sits in a branch of a CUDA check, behind a check that the module is there, or in a"
+    " `try` that carries on without it, or only such code reaches it"
 )
 
 

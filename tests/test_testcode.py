@@ -141,10 +141,22 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
             True,
         ),
         ("sync_batchnorm/replicate.py", "import torch\n\nclass Callback:\n    x = torch.ones(2).cuda()\n", False),
+        # named as tests outside a test folder: an evaluation script (detectron2's `tools/test_net.py`, MUNIT's
+        # `test_batch.py`) or an API with options (mmfashion's `apis/test_retriever.py`) is product code
+        ("tools/test_net.py", "import torch\n\ndef main(args):\n    model = Net().cuda()\n", False),
+        ("test_batch.py", "import torch\nmodel = Net().cuda()\n", False),
+        (
+            "pkg/apis/test_retriever.py",
+            "import torch\n\ndef test_retriever(model, data, cfg, distributed=False):\n    model = model.cuda()\n",
+            False,
+        ),
+        ("ops_test.py", "import torch\n\ndef test_add():\n    x = torch.ones(2).cuda()\n", True),
+        ("test_ops.py", "import torch\n\ndef test_add(device):\n    x = torch.ones(2).cuda()\n", True),
+        ("pkg/tests/run_all.py", "import torch\nmodel = Net().cuda()\n", True),
     ],
 )
 def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path, text, test_code):
-    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / path).write_text(text, encoding="utf-8")
     notes = _notes(tmp_path, tmp_path)
     assert ("test code" in notes[(path, "DEV002")]) == test_code, notes

@@ -2855,7 +2855,9 @@ def is_test_assertion_call(node: ast.Call) -> bool:
 _DISPLAY_FUNCTION = re.compile(
     r"^_?(?:collect|print|show|dump|log|report|describe)_?(?:env|environment|system|sys|platform|versions?|cuda|gpu|hardware)\w*$"
     r"|^_?get_?(?:env|environment|system|platform|gpu|nvidia|cuda|hardware)_?info\w*$|^\w*_env_info$"
-    r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$",
+    r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$"
+    # memory reports (DiffRL's `mem_report`, Megatron's `report_memory`)
+    r"|^_?(?:gpu_?|cuda_?)?mem(?:ory)?_?(?:report|summary|usage|stats)$|^_?(?:print|show|dump|log|report)_?(?:gpu_?|cuda_?)?mem(?:ory)?\w*$",
     re.IGNORECASE,
 )
 

@@ -151,16 +151,17 @@ def is_quantize_path(path: str) -> bool:
 
 
 def is_test_module(path: str, module: ast.Module) -> bool:
-    """`is_test_path`, or a module that defines a `TestCase`; a file named just `test.py` outside a test folder
-    is test code only when it defines tests (a top-level `test*` or `check_*` function, as in the kernel checks
-    of Deformable-DETR's `ops/test.py`, or a `TestCase`): elsewhere it is a project's evaluation script or API
-    (`tools/test.py`, `mmseg/apis/test.py`), whose lock-in is the product's."""
+    """`is_test_path`, or a module that defines a `TestCase`; a file named as a test (`test.py`, `test_*.py`,
+    `*_test.py`) outside a test folder is test code only when it defines tests (a top-level `test*` or `check_*`
+    function, as in the kernel checks of Deformable-DETR's `ops/test.py`, or a `TestCase`): elsewhere it is a
+    project's evaluation script or API (`tools/test.py`, `mmseg/apis/test.py`, `tools/test_net.py`, MUNIT's
+    `test_batch.py`, mmfashion's `apis/test_retriever.py`), whose lock-in is the product's."""
     if not is_test_path(path):
         # a module of test cases under another name (the `unittest.py` that Synchronized-BatchNorm-PyTorch's copies
         # carry: `class TorchTestCase(unittest.TestCase)` with its tensor assertions)
         return any(_is_test_case(stmt) for stmt in module.body)
     parts = _parts(path)
-    if parts[-1] != "test.py" or any(_TEST_DIR.match(p) for p in parts[:-1]):
+    if parts[-1] in ("conftest.py", "testing.py") or any(_TEST_DIR.match(p) for p in parts[:-1]):
         return True
     return any(
         (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt)) or _is_test_case(stmt)
@@ -174,11 +175,15 @@ def _is_test_case(stmt: ast.stmt) -> bool:
 
 
 def _defines_a_test(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> bool:
-    """A `test*` or `check_*` function, but not the entry point of an evaluation script: a function named
-    just `test` that takes what to evaluate (CenterTrack's `def test(opt):`, `def test(model, loader):`)."""
+    """A `test*` or `check_*` function, but not the entry point of an evaluation script or API: a function
+    named just `test` that takes what to evaluate (CenterTrack's `def test(opt):`, `def test(model, loader):`),
+    or a `test*` function with options a caller may leave out (mmfashion's `def test_retriever(model, query_set,
+    gallery_set, cfg, distributed=False, validate=False)`; a test runner gives a test no such options)."""
     if function.name == "test":
         return not (function.args.posonlyargs or function.args.args)
-    return function.name.startswith(("test", "check_"))
+    if function.name.startswith("test"):
+        return not (function.args.defaults or any(d is not None for d in function.args.kw_defaults))
+    return function.name.startswith("check_")
 
 
 def _gpu_test_folder(path: str) -> bool:
