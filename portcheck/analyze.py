@@ -333,7 +333,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
                 and (offline or id(hit[3].scope) in off_step or repeated and _synced_before(hit[1], hit[3]))
             )
         )
-    if "DataParallel" in text and ".module" in text:
+    if "DataParallel" in text and (".module" in text or ".state_dict" in text):
         unwrapped = unwrapped_wrappers(module)
         if unwrapped:
             notes = {i: UNWRAPPED_NOTE.format(line=line) for i, line in unwrapped.items()}
@@ -544,8 +544,8 @@ HARNESS_NOTE = (
     " ported with the code it times"
 )
 UNWRAPPED_NOTE = (
-    "lowered to info: the wrapper never runs (the model is used through `.module`, line {line}); it only"
-    " loads a checkpoint saved from it (its `module.` key prefix)"
+    "lowered to info: the wrapper never runs (the model is used through `.module` or its state dict is saved,"
+    " line {line}); it only gives a checkpoint its `module.` key prefix"
 )
 OVERRIDDEN_NOTE = (
     "lowered to info: a default of a private function that every call in its module overrides; it never takes effect"

@@ -22,12 +22,15 @@ HEAD = (
         ("    train(model)\n    model = model.module\n", 0),  # handed on as it is first
         ("    model.cuda()\n", 0),  # no `.module` anywhere: nothing says it is taken off
         ("    out = model.module(x) + model(x)\n", 0),  # one run through the wrapper is enough
+        # meetps/pytorch-semseg's `pspnet.py`: wrapped only to save a checkpoint with the `module.` prefix
+        ("    torch.save({'model_state': model.state_dict()}, path)\n", 6),
+        ("    torch.save(model.state_dict(), path)\n    model.forward(x)\n", 0),  # a method that runs it
     ],
 )
 def test_a_wrapper_that_never_runs(rest, line):
     tree = ast.parse(HEAD + rest)
     found = unwrapped_wrappers(tree)
-    assert sorted(found.values()) == ([line] if line else [])
+    assert set(found.values()) == ({line} if line else set())
 
 
 @pytest.mark.parametrize(
@@ -67,4 +70,4 @@ def test_a_wrapper_that_never_runs(rest, line):
 )
 def test_what_runs_after_the_block_counts(source, line):
     found = unwrapped_wrappers(ast.parse(source))
-    assert sorted(found.values()) == ([line] if line else [])
+    assert set(found.values()) == ({line} if line else set())

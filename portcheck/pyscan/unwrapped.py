@@ -1,7 +1,8 @@
 """Wrappers taken off again: `model = nn.DataParallel(RAFT(args))`, `model.load_state_dict(...)`, then
 `model = model.module` (princeton-vl/RAFT's `demo.py` and `evaluate.py`). The wrapper only lets a
 checkpoint saved from DataParallel (its `module.` key prefix) load; the model then runs unwrapped, so it
-replicates over nothing.
+replicates over nothing. So does a wrapper only made to save such a checkpoint (`psp = DataParallel(psp)`,
+then `torch.save({"model_state": psp.state_dict()}, path)`: meetps/pytorch-semseg's `pspnet.py`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ _WRAPPERS = frozenset({"DataParallel"})
 
 
 def unwrapped_wrappers(tree: ast.AST) -> Dict[int, int]:
-    """id of the callee of each `name = DataParallel(...)` that never runs or is handed on as it is: every
-    later use is a method call (`name.load_state_dict(...)`, `name.cuda()`) or `name.module` (the wrapped
+    """ids of the callee and arguments of each `name = DataParallel(...)` that never runs or is handed on as it
+    is: every later use is a method call (`name.load_state_dict(...)`, `name.cuda()`) or `name.module` (the wrapped
     model, RAFT's `validate_chairs(model.module)`), up to a rebinding `name = name.module` or the end of its
-    scope -> the line of the first `.module`. Code that runs after the block (the rest of each enclosing
+    scope -> the line of the first `.module` (or, where the wrapper is only saved, of its `.state_dict()`). Code
+    that runs after the block (the rest of each enclosing
     block, gmflow's training loop after `if torch.cuda.device_count() > 1: model = DataParallel(model)`)
     counts too; inside a loop, where the block runs again, nothing is claimed."""
     found: Dict[int, int] = {}
@@ -44,12 +46,14 @@ def _visit(node: ast.AST, after: Tuple[Sequence[ast.stmt], ...], found: Dict[int
             if name is not None:
                 line = _first_module_use(body[i + 1 :], then, name)
                 if line:
-                    found[id(stmt.value.func)] = line  # type: ignore[attr-defined]
+                    # the callee and what the call is given (`device_ids=[0]`)
+                    found.update((id(n), line) for n in ast.walk(stmt.value))  # type: ignore[attr-defined]
             _visit(stmt, (body[i + 1 :],) + then, found)
 
 
 def _first_module_use(rest: Sequence[ast.stmt], after: Tuple[Sequence[ast.stmt], ...], name: str) -> int:
     first = 0
+    saved = 0  # the line of a `name.state_dict()`, where every use is one of `_KEY_METHODS`
     for later in rest:
         ok, line = _unwrapped_uses(later, name)
         if not ok:
@@ -57,12 +61,29 @@ def _first_module_use(rest: Sequence[ast.stmt], after: Tuple[Sequence[ast.stmt],
         first = first or line
         if _unwraps(later, name):
             return first
+        saved = saved if saved < 0 else _key_use(later, name, saved)
     for block in after:
         if block is _LOOP:
             return 0
         if any(isinstance(n, ast.Name) and n.id == name for stmt in block for n in ast.walk(stmt)):
             return 0  # the wrapper outlives the block
-    return first
+    return first or max(saved, 0)
+
+
+# What a wrapper made only for its checkpoint's keys is asked: its state dict, and where it sits.
+_KEY_METHODS = frozenset({"state_dict", "load_state_dict", "cuda", "cpu", "to", "eval", "train"})
+
+
+def _key_use(stmt: ast.stmt, name: str, saved: int) -> int:
+    """`saved` updated by `stmt`: the line of the first `name.state_dict()` so far, or -1 once `name` is used
+    any other way than by a method of `_KEY_METHODS`."""
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == name:
+            if sub.attr not in _KEY_METHODS:
+                return -1
+            if sub.attr == "state_dict":
+                saved = min(saved or sub.lineno, sub.lineno)
+    return saved
 
 
 def _blocks(node: ast.AST) -> List[Sequence[ast.stmt]]:
