@@ -141,6 +141,18 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
             True,
         ),
         ("sync_batchnorm/replicate.py", "import torch\n\nclass Callback:\n    x = torch.ones(2).cuda()\n", False),
+        # a `test/` folder inside a package: CornerNet-Lite's `core/test/cornernet.py` is its inference code
+        ("core/test/cornernet.py", "import torch\n\ndef decode(x):\n    return x.cuda()\n", False),
+        ("core/test/helpers.py", "import torch\nimport pytest\n\ndef make(x):\n    return x.cuda()\n", True),
+        ("test/helpers.py", "import torch\n\ndef make(x):\n    return x.cuda()\n", True),
+        ("pkg/tests/helpers.py", "import torch\n\ndef make(x):\n    return x.cuda()\n", True),
+        # torchrec's `distributed/test_utils/test_model_parallel.py`: tests on a base derived from a TestCase
+        (
+            "pkg/test_utils/test_model_parallel.py",
+            "import torch\n\nclass Shared(MultiProcessTestBase):\n    def _run(self):\n"
+            "        x = torch.ones(2).cuda()\n",
+            True,
+        ),
         # named as tests outside a test folder: an evaluation script (detectron2's `tools/test_net.py`, MUNIT's
         # `test_batch.py`) or an API with options (mmfashion's `apis/test_retriever.py`) is product code
         ("tools/test_net.py", "import torch\n\ndef main(args):\n    model = Net().cuda()\n", False),
@@ -524,3 +536,20 @@ def test_a_training_loop_in_evaluation_code_is_a_training_step(tmp_path):
     train = found[("a2c/complete_with_async_eval/main.py", 6, "XLA005")]
     assert "evaluation code" not in train.note and train.severity.value == "minor"
     assert "evaluation code" in found[("a2c/complete_with_async_eval/main.py", 14, "XLA004")].note
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        ("bench_matmul.py", True),
+        ("attention_benchmark.py", True),
+        ("speed_test.py", True),  # LeViT's: CUDA and CPU throughput
+        ("tools/test_speed.py", True),
+        ("models/speed.py", False),
+        ("test_ops.py", False),
+    ],
+)
+def test_benchmark_files(path, expected):
+    from portcheck.pyscan.testcode import is_benchmark_file
+
+    assert is_benchmark_file(path) is expected

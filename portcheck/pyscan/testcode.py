@@ -52,7 +52,10 @@ def is_test_path(path: str) -> bool:
 
 # `benchmark_cauchy.py`, `bench_matmul.py`, `attention_benchmark.py`: a file that times code.
 # `bench.py` alone too (IST-DASLab/marlin's, timing its kernel at the repository's top)
-_BENCH_FILE = re.compile(r"(?i)^(?:bench(?:mark)?s?(?:_\w+)?|\w+_bench(?:mark)?s?)\.py$")
+# `speed_test.py`, `test_speed.py` (LeViT's, timing CUDA and CPU throughput) too
+_BENCH_FILE = re.compile(
+    r"(?i)^(?:bench(?:mark)?s?(?:_\w+)?|\w+_bench(?:mark)?s?|(?:\w+_)?speed_?test\w*|test_speed\w*)\.py$"
+)
 
 
 def is_benchmark_file(path: str) -> bool:
@@ -155,23 +158,39 @@ def is_test_module(path: str, module: ast.Module) -> bool:
     `*_test.py`) outside a test folder is test code only when it defines tests (a top-level `test*` or `check_*`
     function, as in the kernel checks of Deformable-DETR's `ops/test.py`, or a `TestCase`): elsewhere it is a
     project's evaluation script or API (`tools/test.py`, `mmseg/apis/test.py`, `tools/test_net.py`, MUNIT's
-    `test_batch.py`, mmfashion's `apis/test_retriever.py`), whose lock-in is the product's."""
+    `test_batch.py`, mmfashion's `apis/test_retriever.py`), whose lock-in is the product's. So is a module of a
+    `test/` folder inside a package (CornerNet-Lite's `core/test/cornernet.py`, the STARK trackers'
+    `lib/test/tracker/`) that defines no tests and imports no test framework: that folder holds the inference
+    code the package runs."""
     if not is_test_path(path):
         # a module of test cases under another name (the `unittest.py` that Synchronized-BatchNorm-PyTorch's copies
         # carry: `class TorchTestCase(unittest.TestCase)` with its tensor assertions)
         return any(_is_test_case(stmt) for stmt in module.body)
     parts = _parts(path)
-    if parts[-1] in ("conftest.py", "testing.py") or any(_TEST_DIR.match(p) for p in parts[:-1]):
+    folders = parts[:-1]
+    suites = [at for at, p in enumerate(folders) if _TEST_DIR.match(p)]
+    if parts[-1] in ("conftest.py", "testing.py") or any(at == 0 or folders[at] != "test" for at in suites):
         return True
-    return any(
+    defines = any(
         (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt)) or _is_test_case(stmt)
         for stmt in module.body
     )
+    return defines or (bool(suites) and any(_is_test_framework(m) for m in imported_modules(module.body)))
+
+
+_TEST_FRAMEWORKS = frozenset({"unittest", "pytest", "nose", "hypothesis"})
+
+
+def _is_test_framework(module: str) -> bool:
+    return module.split(".", 1)[0] in _TEST_FRAMEWORKS or module.startswith("torch.testing")
 
 
 def _is_test_case(stmt: ast.stmt) -> bool:
-    """`class TorchTestCase(unittest.TestCase):`, `class TestOps(TestCase):`."""
-    return isinstance(stmt, ast.ClassDef) and any((dotted(b) or "").endswith("TestCase") for b in stmt.bases)
+    """`class TorchTestCase(unittest.TestCase):`, `class TestOps(TestCase):`, and a class derived from a test base
+    (torchrec's `class ModelParallelTestShared(MultiProcessTestBase):` in `test_utils/test_model_parallel.py`)."""
+    return isinstance(stmt, ast.ClassDef) and any(
+        (dotted(b) or "").endswith(("TestCase", "TestBase")) for b in stmt.bases
+    )
 
 
 def _defines_a_test(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> bool:
