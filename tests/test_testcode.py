@@ -145,6 +145,7 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
         ("core/test/cornernet.py", "import torch\n\ndef decode(x):\n    return x.cuda()\n", False),
         ("core/test/helpers.py", "import torch\nimport pytest\n\ndef make(x):\n    return x.cuda()\n", True),
         ("test/helpers.py", "import torch\n\ndef make(x):\n    return x.cuda()\n", True),
+        ("gpytorch/test/utils.py", "import torch\n\ndef make(x):\n    return x.cuda()\n", True),  # testing utilities
         ("pkg/tests/helpers.py", "import torch\n\ndef make(x):\n    return x.cuda()\n", True),
         # torchrec's `distributed/test_utils/test_model_parallel.py`: tests on a base derived from a TestCase
         (

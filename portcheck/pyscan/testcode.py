@@ -159,9 +159,9 @@ def is_test_module(path: str, module: ast.Module) -> bool:
     function, as in the kernel checks of Deformable-DETR's `ops/test.py`, or a `TestCase`): elsewhere it is a
     project's evaluation script or API (`tools/test.py`, `mmseg/apis/test.py`, `tools/test_net.py`, MUNIT's
     `test_batch.py`, mmfashion's `apis/test_retriever.py`), whose lock-in is the product's. So is a module of a
-    `test/` folder inside a package (CornerNet-Lite's `core/test/cornernet.py`, the STARK trackers'
-    `lib/test/tracker/`) that defines no tests and imports no test framework: that folder holds the inference
-    code the package runs."""
+    `test/` folder in a `lib/`, `core/` or `src/` folder (CornerNet-Lite's `core/test/cornernet.py`, the STARK
+    trackers' `lib/test/tracker/`) that defines no tests and imports no test framework: that folder holds the
+    inference code the project runs."""
     if not is_test_path(path):
         # a module of test cases under another name (the `unittest.py` that Synchronized-BatchNorm-PyTorch's copies
         # carry: `class TorchTestCase(unittest.TestCase)` with its tensor assertions)
@@ -169,7 +169,9 @@ def is_test_module(path: str, module: ast.Module) -> bool:
     parts = _parts(path)
     folders = parts[:-1]
     suites = [at for at, p in enumerate(folders) if _TEST_DIR.match(p)]
-    if parts[-1] in ("conftest.py", "testing.py") or any(at == 0 or folders[at] != "test" for at in suites):
+    if parts[-1] in ("conftest.py", "testing.py") or any(
+        at == 0 or folders[at] != "test" or folders[at - 1] not in _CODE_FOLDERS for at in suites
+    ):
         return True
     defines = any(
         (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt)) or _is_test_case(stmt)
@@ -179,6 +181,9 @@ def is_test_module(path: str, module: ast.Module) -> bool:
 
 
 _TEST_FRAMEWORKS = frozenset({"unittest", "pytest", "nose", "hypothesis"})
+# Folders of a project's own code, whose `test/` subfolder holds the inference code (`lib/test/tracker/`); a
+# package's `test/` (gpytorch's `gpytorch/test/`, its testing utilities) is a test folder.
+_CODE_FOLDERS = frozenset({"lib", "core", "src"})
 
 
 def _is_test_framework(module: str) -> bool:
