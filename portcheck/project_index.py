@@ -1313,7 +1313,12 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
 # -- the hook ----------------------------------------------------------------------------------
 
 
-_IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import\b.*|import[ \t]+.*)$", re.MULTILINE)
+# (with the names of a parenthesised or backslash-continued list: giraffe's `from im2scene.giraffe.models import (`
+# then `decoder, generator, bounding_box_generator, neural_renderer)` on the next line)
+_IMPORT_STATEMENT = re.compile(
+    r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\).*|(?:.*\\\n)*.*)|import[ \t]+(?:.*\\\n)*.*)$",
+    re.MULTILINE,
+)
 
 
 # Import lines of PyTorch's own packages: `from torch.nn import functional as F` names torch's

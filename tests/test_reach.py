@@ -312,3 +312,18 @@ def test_a_function_only_wrapped_by_a_decorator_is_still_unused_when_nothing_nam
     assert found[("pkg/model.py", 27, "DEV002")].note == UNUSED_NOTE.format(name="norm_check")
     assert ("pkg/model.py", 26, "XLA006") not in found
     assert found[("pkg/model.py", 21, "DEV002")].severity.value != "info"  # the registered one, as it was
+
+
+def test_a_module_named_on_a_continuation_line_of_an_import_is_reached():
+    # giraffe's `from im2scene.giraffe.models import (` with `bounding_box_generator` on the next line
+    sources = TextSources(
+        {
+            "pkg/__init__.py": "",
+            "pkg/models/__init__.py": "from pkg.models import (\n    decoder, bounding_box_generator)\n",
+            "pkg/models/decoder.py": "",
+            "pkg/models/bounding_box_generator.py": "",
+            "pkg/models/unused.py": "",
+            "run.py": "import pkg.models\n",
+        }
+    )
+    assert unreached(sources) == {"pkg/models/unused.py": UNREACHED_NOTE}
