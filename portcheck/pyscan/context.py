@@ -2231,6 +2231,8 @@ def _filters_warnings(stmt: ast.AST) -> bool:
 def _skips(stmt: ast.AST) -> bool:
     if isinstance(stmt, (ast.Return, ast.Pass, ast.Continue)) and getattr(stmt, "value", None) is None:
         return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is None:
+        return True  # a context manager's bare `yield`, then `return` (mmdet's `profile_time`): the body runs as is
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func = stmt.value.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
