@@ -210,11 +210,12 @@ def _is_cuda_string(node: ast.AST) -> bool:
 
 def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     """True when an `if` test asks whether CUDA (or a CUDA device) is in use."""
-    called = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
+    called: Set[int] = set()  # the callees seen so far (`ast.walk` yields a call before its callee)
     for node in ast.walk(test):
-        if id(node) in called and isinstance(node, ast.Attribute) and node.attr == "cuda":
+        if isinstance(node, ast.Attribute) and node.attr == "cuda" and id(node) in called:
             continue  # `x.cuda()` moves a value; `args.cuda` is the flag
         if isinstance(node, ast.Call):
+            called.add(id(node.func))
             name = imports.resolve(node.func)
             if name in CUDA_CHECK_CALLS:
                 return True
@@ -1849,20 +1850,36 @@ def _reads_clock(node: ast.AST) -> bool:
     )
 
 
+def _clock_names(loop: Optional[ast.AST]) -> FrozenSet[str]:
+    """Names the loop binds to a read of the clock (`now = time.time()`), once per loop (memo on the node)."""
+    if loop is None:
+        return frozenset()
+    cached = getattr(loop, "_portcheck_clocks", None)
+    if cached is None:
+        cached = frozenset(
+            t.id
+            for node in ast.walk(loop)
+            if isinstance(node, ast.Assign) and _reads_clock(node.value)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        )
+        loop._portcheck_clocks = cached  # type: ignore[attr-defined]
+    return cached
+
+
 def _waits_for_interval(test: ast.AST, loop: Optional[ast.AST]) -> bool:
     """`if now - last_logging > args.log_freq_time:` (vicreg's `now = time.time()` in the loop): the branch
     runs once an interval of wall-clock time has passed, not at every iteration."""
-    clocks: Set[str] = set()
-    for node in ast.walk(loop) if loop is not None else ():
-        if isinstance(node, ast.Assign) and _reads_clock(node.value):
-            clocks.update(t.id for t in node.targets if isinstance(t, ast.Name))
     for node in ast.walk(test):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             continue
         op, left, right = node.ops[0], node.left, node.comparators[0]
         elapsed = left if isinstance(op, (ast.Gt, ast.GtE)) else right if isinstance(op, (ast.Lt, ast.LtE)) else None
         if isinstance(elapsed, ast.BinOp) and isinstance(elapsed.op, ast.Sub):
-            if any(_reads_clock(n) or (isinstance(n, ast.Name) and n.id in clocks) for n in ast.walk(elapsed.left)):
+            if any(
+                _reads_clock(n) or (isinstance(n, ast.Name) and n.id in _clock_names(loop))
+                for n in ast.walk(elapsed.left)
+            ):
                 return True
     return False
 
