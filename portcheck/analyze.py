@@ -83,7 +83,8 @@ BUILD_NOTE = (
     "lowered one level: the build condition selects the CUDA build, which has a build without CUDA as alternative"
 )
 EVALUATION_NOTE = (
-    "lowered one level: evaluation code, off the training step; a graph break or recompile there costs evaluation time"
+    "lowered one level: evaluation code or a post-processor of outputs, off the training step; a graph break or"
+    " recompile there costs evaluation or inference time, not training time"
 )
 TEST_NOTE = "lowered one level: test code, which the library does not need; port it to run the tests elsewhere"
 DEBUG_NOTE = "lowered one level: in a branch that runs only when debugging is switched on"
@@ -179,7 +180,7 @@ def _finding(
         (ctx.test_file, TEST_NOTE),
         (ctx.debug, DEBUG_NOTE),
         # (a loop that trains is a training step wherever it is: salina's `complete_with_async_eval/main.py`)
-        (ctx.evaluation_file and rule.category == "xla" and not is_training_loop(ctx.loop), EVALUATION_NOTE),
+        (ctx.evaluation and rule.category == "xla" and not is_training_loop(ctx.loop), EVALUATION_NOTE),
     ):
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
@@ -272,7 +273,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if path and is_display_module(path):
         root = root._replace(display=True)
     if path and is_evaluation_path(path):
-        root = root._replace(evaluation_file=True)
+        root = root._replace(evaluation=True)
     if path and is_data_pipeline_path(path):
         root = root._replace(host=True)  # the data loader runs it on host tensors
     if path and is_build_script(path, text):

@@ -137,6 +137,12 @@ def test_a_warm_scan_gives_what_a_cold_one_does(tmp_path: Path, monkeypatch):
 def test_per_file_facts():
     assert loading_facts("import importlib\nm = importlib.import_module(f'pkg.archs.{n}')\n") == {"loads:pkg.archs."}
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(name)\n")
+    # a module's own name, its class's, its top package, or a config file copied into a temporary folder:
+    # nothing the run has not imported (mmcv's `Config`, DAB-DETR's `util/slconfig.py`)
+    for loaded in ("__name__", "type(self).__module__", "__name__.split('.')[0]", "temp_module_name"):
+        assert LOADS_ANY not in loading_facts(f"import importlib\nm = importlib.import_module({loaded})\n")
+    assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(__name__.split('.')[0] + n)\n")
+    assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(build_name)\n")
     # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`
     assert LOADS_ANY in loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\n")
     assert loading_facts("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}

@@ -117,7 +117,8 @@ class Ctx(NamedTuple):
     test_file: bool = False  # in a file of a test suite (`tests/`, `test_*.py`, `conftest.py`)
     build_script: bool = False  # in a package's build script (`setup.py`): its device checks pick what to build
     bench_file: bool = False  # in a benchmark (`benchmark/`, `bench_*.py`): its asserts check results, once
-    evaluation_file: bool = False  # in evaluation code (`eval/`, `evaluate.py`)
+    # in evaluation code: a file of it (`eval/`, `evaluate.py`) or a post-processor of outputs (`PostProcessPanoptic`)
+    evaluation: bool = False
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     cuda_required: bool = False  # after `if not torch.cuda.is_available(): raise ...`: runs only with CUDA
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
@@ -2022,6 +2023,19 @@ EVALUATION_WORDS = frozenset(
 )
 
 
+# A class or function that turns a model's outputs into host results (DETR's `PostProcessPanoptic` and its
+# copies in every DETR derivative, a `post_process_segmentation` method): it runs once per batch, at evaluation
+# or inference, and reading values on the host is its job.
+_POST_PROCESSING = re.compile(r"_?post_?process", re.IGNORECASE)
+
+
+def is_post_processing(node: ast.AST) -> bool:
+    """A class or function named for post-processing a model's outputs (`PostProcessSegm`, `postprocess`)."""
+    return isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and bool(
+        _POST_PROCESSING.match(node.name)
+    )
+
+
 def is_evaluation_function(scope: Optional[ast.AST]) -> bool:
     """A function named for evaluating (`validate_classifier`, `evaluate`, `run_eval`): its loops that train
     nothing score a model, whatever data they read (StudioGAN's `validate_classifier` reads the training set)."""
@@ -2035,10 +2049,26 @@ def is_evaluation_loop(loop: Optional[ast.AST]) -> bool:
     in tqdm(validation_data):` under `no_grad`): evaluation or batch inference, where one read per batch
     is what the loop is for. A decoding or sampling loop (`for _ in range(n):`, `for t in timesteps:`)
     is not one, nor a loop over training data or one that puts a model in training mode (`for x in
-    train_loader: trainer.train(); trainer.update()`: its training step may be a call away)."""
-    if loop is None or not _iterates_loader(loop, _DATA) or _iterates_loader(loop, _TRAINING_DATA):
+    train_loader: trainer.train(); trainer.update()`: its training step may be a call away). A loop over
+    positions that reads a dataset's items is one too (PIFu's `calc_error`: `for idx in range(num_tests):
+    data = dataset[idx * len(dataset) // num_tests]`)."""
+    if loop is None or _iterates_loader(loop, _TRAINING_DATA):
+        return False
+    if not _iterates_loader(loop, _DATA) and not _indexes_data(loop):
         return False
     return not is_training_loop(loop) and not _loop_calls(loop, "_portcheck_train_mode", _is_train_mode, False)
+
+
+def _indexes_data(loop: ast.AST) -> bool:
+    """Whether a loop's own statements bind an item of a dataset by position (`data = dataset[i]`,
+    `sample = self.val_data[idx]`), not of training data."""
+    for stmt in getattr(loop, "body", []) or []:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Subscript):
+            held = stmt.value.value
+            name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
+            if _DATA.search(name) and not _TRAINING_DATA.search(name):
+                return True
+    return False
 
 
 def _is_train_mode(node: ast.Call) -> bool:

@@ -57,13 +57,39 @@ def loading_facts(text: str) -> FrozenSet[str]:
             quote, prefix = found.group(1), found.group(2)
             if quote and prefix.strip("."):
                 out.add(LOADS + prefix)
-            else:
+            elif quote or not _LOADS_NOTHING_NEW.match(_argument(text, text.index("(", found.start()) + 1)):
                 out.add(LOADS_ANY)  # `import_module(name)`: any module
     if _MAIN_GUARD.search(text):
         out.add(MAIN)
     if _MODULE_LEVEL_WORK.search(text):
         out.add(RUNS)
     return frozenset(out)
+
+
+# A computed name that loads no module of the project the run has not imported already: a module's own
+# name or its class's (`import_module(__name__)`, `import_module(type(self).__module__)`), its top package
+# (`__name__.split(".")[0]`), or a file copied into a temporary folder put on `sys.path`: the config loader
+# of mmcv and its copies (`import_module(temp_module_name)`, DAB-DETR's `util/slconfig.py`).
+_LOADS_NOTHING_NEW = re.compile(
+    r"[\w.()]*__(?:name|module|package)__(?:\.r?split\([^()]*\)\[[-\d:]*\])?$|te?mp_\w*$"
+)
+
+
+def _argument(text: str, start: int) -> str:
+    """The text of a call's first argument from offset `start` (just inside its parenthesis), spaces
+    dropped; "" when it does not close on its line."""
+    depth = 0
+    for end in range(start, min(len(text), start + 200)):
+        char = text[end]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" or (char == "," and depth == 0):
+            if depth == 0:
+                return re.sub(r"\s+", "", text[start:end])
+            depth -= 1
+        elif char == "\n" and depth == 0:
+            break
+    return ""
 
 
 _LOADER_HINT = re.compile("|".join(sorted(LOADER_WORDS)))

@@ -433,7 +433,7 @@ class Matcher:
             if requires and not imports.imports_any(requires):
                 return iter(())
             if inside == "step-loop" and (
-                ((ctx.evaluation_file or is_evaluation_function(ctx.scope)) and not is_training_loop(ctx.loop))
+                ((ctx.evaluation or is_evaluation_function(ctx.scope)) and not is_training_loop(ctx.loop))
                 or is_evaluation_loop(ctx.loop)
             ):
                 # evaluation or batch inference over a dataset (or a loop of an evaluation script that trains

@@ -65,6 +65,7 @@ from portcheck.pyscan.context import (
     is_negative_cuda_check,
     is_optional_library,
     is_periodic,
+    is_post_processing,
     is_precision_branch,
     is_precision_choice,
     is_precision_flag_assignment,
@@ -456,6 +457,8 @@ def _children(
             ctx = ctx._replace(host=True)  # a Dataset's methods run in the data loader, on host tensors
         if _XLA_CLASS_NAME.search(node.name):
             ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
+        if is_post_processing(node):
+            ctx = ctx._replace(evaluation=True)
         return [(c, ctx) for c in _plain_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
@@ -479,6 +482,8 @@ def _children(
             inner = inner._replace(probe=True)
         if is_collate_function(node):
             inner = inner._replace(host=True)  # a data loader's collate function works on host tensors
+        if is_post_processing(node):
+            inner = inner._replace(evaluation=True)
         if _TPU_NAME.search(getattr(node, "name", "")):
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         # a test that only runs with CUDA (`@pytest.mark.gpu def test_x(device="cuda")`) uses its defaults only there
