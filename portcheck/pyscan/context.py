@@ -272,6 +272,38 @@ def _returns_cuda_check(fn: ast.AST, imports: ImportTable) -> bool:
     return value is not None and is_cuda_check(value, imports)
 
 
+def _answers_only_with_cuda(fn: ast.AST, imports: ImportTable) -> bool:
+    """A predicate whose body (asserts and a docstring aside) is guards that return False, then `return True`,
+    one guard asking that CUDA be absent and none that it be there (StyleGAN's `_should_use_custom_op(input)`
+    in `conv2d_gradfix.py`, copied across its descendants: `if input.device.type != 'cuda': return False`):
+    it answers True only where CUDA is, whatever its arguments."""
+    body = [
+        s
+        for s in fn.body  # type: ignore[attr-defined]
+        if not isinstance(s, ast.Assert)
+        and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
+    ]
+    last = body[-1] if len(body) >= 2 else None
+    if not (isinstance(last, ast.Return) and last.value is not None and _is_bool(last.value, True)):
+        return False
+    absent = False
+    for stmt in body[:-1]:
+        if not (
+            isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], ast.Return)
+            and stmt.body[0].value is not None
+            and _is_bool(stmt.body[0].value, False)
+        ):
+            return False
+        if is_negative_cuda_check(stmt.test, imports):
+            absent = True
+        elif is_cuda_check(stmt.test, imports):
+            return False
+    return absent
+
+
 def _is_method(fn: ast.AST) -> bool:
     """A function whose first argument is `self`."""
     args = fn.args.args  # type: ignore[attr-defined]
@@ -306,6 +338,8 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`; a method's
             # `if self._perf_stats.use_cuda_events():`
             (methods if _is_method(node) else predicates).add(node.name)
+        elif isinstance(node, _FUNCTION_DEFS) and not _is_method(node) and _answers_only_with_cuda(node, imports):
+            predicates.add(node.name)  # `if _should_use_custom_op(input):`
     if flags or predicates or methods:
         bound = _binding_counts(nodes)
         defined = Counter(n.name for n in nodes if isinstance(n, _DEFINITIONS))
@@ -1758,6 +1792,8 @@ def mark_cuda_side_helpers(module: ast.Module, nodes: Sequence[ast.AST], imports
     for _ in range(3):
         sides: Dict[str, List[bool]] = {}
         for name, side, within in uses:
+            if name in within:
+                continue  # its own recursive use (StyleGAN's `_conv2d_gradfix` builds its transpose with itself)
             sides.setdefault(name, []).append(side or any(w in marked for w in within))
         found = {name for name, each in sides.items() if all(each)}
         if found <= marked:
