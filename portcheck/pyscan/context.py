@@ -2096,13 +2096,20 @@ def is_evaluation_loop(loop: Optional[ast.AST]) -> bool:
 
 
 def _indexes_data(loop: ast.AST) -> bool:
-    """Whether a loop's own statements bind an item of a dataset by position (`data = dataset[i]`,
-    `sample = self.val_data[idx]`), not of training data."""
-    for stmt in getattr(loop, "body", []) or []:
+    """Whether a loop over positions (`for idx in tqdm(range(n)):`) binds, in its own statements, the item of a
+    dataset at its position (`data = dataset[idx]`, `sample = self.val_data[idx * step]`), not of training data.
+    A lookup by a key (botorch's `X, comps = data[algo]` in `for algo in algos:`) is no such read."""
+    if not isinstance(loop, ast.For) or not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range" for n in ast.walk(loop.iter)
+    ):
+        return False
+    positions = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for stmt in loop.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Subscript):
             held = stmt.value.value
             name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
-            if _DATA.search(name) and not _TRAINING_DATA.search(name):
+            at = {n.id for n in ast.walk(stmt.value.slice) if isinstance(n, ast.Name)}
+            if at & positions and _DATA.search(name) and not _TRAINING_DATA.search(name):
                 return True
     return False
 
