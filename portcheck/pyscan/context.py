@@ -166,10 +166,11 @@ def is_message_call(node: ast.Call) -> bool:
 
 
 # A function that gathers figures for a log (mistral-finetune's `get_train_logs(state, loss, lr,
-# torch.cuda.max_memory_allocated(), ...)`, `train_log_msg`, `log_metrics`, Lightning's `log_dict`).
+# torch.cuda.max_memory_allocated(), ...)`, `train_log_msg`, `log_metrics`, Lightning's `log_dict`), or writes
+# them to a dashboard (TensorBoard's `writer.add_scalar`).
 _LOG_BUILDER = re.compile(
     r"^_?(?:get|make|build|collect)_\w*logs$|^_?\w*logs?_(?:msg|message|metrics|stats|dict|info)$"
-    r"|^_?log_(?:metrics|stats|dict|scalars?)$"
+    r"|^_?log_(?:metrics|stats|dict|scalars?)$|^add_scalars?$"
 )
 
 

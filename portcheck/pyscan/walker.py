@@ -442,7 +442,10 @@ def _children(
         # runs once every k steps of the outer loop too
         inner = ctx._replace(in_loop=True, loop=node, periodic=ctx.periodic)
         head = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
-        return [(c, ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
+        # `for i in range(torch.cuda.device_count()): writer.add_scalar(..., torch.cuda.memory_cached(i) / 1024**3)`
+        # (deeplab-pytorch): what such a loop goes over only picks figures to show
+        head_ctx = ctx._replace(display=True) if isinstance(node, ast.For) and _only_shows(node.body) else ctx
+        return [(c, head_ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
     if isinstance(node, _COMPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=ctx.periodic)
         return [(c, inner) for c in _plain_children(node)]
@@ -990,6 +993,16 @@ def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
     """Whether `test` calls a question about the current CUDA device that raises where there is none."""
     return any(
         isinstance(n, ast.Call) and imports.resolved(n.func) in RAISING_DEVICE_QUERIES for n in ast.walk(test)
+    )
+
+
+def _only_shows(stmts: Sequence[ast.AST]) -> bool:
+    """Whether `stmts` only print, log or record figures for people (`writer.add_scalar(...)`)."""
+    return bool(stmts) and all(
+        isinstance(st, ast.Expr)
+        and isinstance(st.value, ast.Call)
+        and (is_message_call(st.value) or is_log_builder_call(st.value))
+        for st in stmts
     )
 
 
