@@ -305,3 +305,35 @@ def test_a_check_of_a_setting_that_moves_to_cuda_in_its_body_is_no_cuda_check(tm
 def test_an_attribute_saying_whether_cuda_state_exists_is_a_cuda_check(test, flag):
     module = ast.parse(f"import torch\nif {test}:\n    pass\n")
     assert is_cuda_check(module.body[1].test, ImportTable.from_module(module)) is flag  # type: ignore[attr-defined]
+
+
+CLEARED = (
+    "import torch\n"
+    "args.distributed = num_gpus > 1\n"
+    "if not args.no_cuda and torch.cuda.is_available():\n"
+    "    args.device = 'cuda'\n"
+    "else:\n"
+    "    args.distributed = False\n"
+    "    args.device = 'cpu'\n"
+    "{rebind}"
+    "if args.distributed:\n"
+    "    torch.cuda.set_device(args.local_rank)\n"
+)
+
+
+def test_a_flag_cleared_where_cuda_is_absent_guards_what_it_switches_on(tmp_path):
+    # awesome-semantic-segmentation-pytorch's scripts: `args.distributed` is True only where CUDA is
+    notes = _notes(tmp_path, CLEARED.format(rebind=""))
+    assert "CUDA check" in notes[(9, "DIST002")]
+
+
+def test_a_flag_set_again_after_it_was_cleared_guards_nothing(tmp_path):
+    notes = _notes(tmp_path, CLEARED.format(rebind="args.distributed = world_size > 1\n"))
+    assert notes[(10, "DIST002")] == ""
+
+
+@pytest.mark.parametrize("members,guarded", [("['nccl']", True), ("['nccl', 'gloo']", False)])
+def test_membership_in_nccl_alone_asks_for_cuda(members, guarded):
+    # mobile-vision's `if backend.lower() in ["nccl"]: torch.cuda.set_device(...)`
+    test = ast.parse(f"backend.lower() in {members}", mode="eval").body
+    assert is_cuda_check(test, ImportTable.from_module(ast.parse(""))) is guarded

@@ -244,6 +244,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
                     return True  # NCCL runs on CUDA only: `if dist.get_backend() == "nccl":` asks for CUDA
                 if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and any(_is_cuda_string(e) for e in side.elts):
                     return True
+                if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and side.elts and all(map(_names_nccl, side.elts)):
+                    return True  # `if backend.lower() in ["nccl"]:` (mobile-vision), not `in ["nccl", "gloo"]`
         elif (
             isinstance(node, ast.Name)
             and _CUDA_FLAG.match(node.id)
@@ -361,9 +363,40 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             setattr(node.value, STATEMENT_ATTR, True)
         elif isinstance(node, ast.For):
             _mark_searched_literals(node)
+    _mark_cleared_flags(nodes, imports)
     _mark_guard_flags(nodes, imports)
     _mark_speedup_flags(nodes, imports)
     _mark_constant_flags(nodes)
+
+
+def _mark_cleared_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
+    """`if not args.no_cuda and torch.cuda.is_available(): ... else: args.distributed = False`, then `if
+    args.distributed: torch.cuda.set_device(args.local_rank)` (awesome-semantic-segmentation-pytorch's scripts):
+    after a CUDA check whose side without CUDA sets a flag to False, the flag is true only where CUDA is. Marks
+    (`CUDA_FLAG_ATTR`) its reads in the statements that follow in the same block, when they bind it nowhere."""
+    for node in nodes:
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for at, stmt in enumerate(stmts):
+                if not (isinstance(stmt, ast.If) and is_cuda_check(stmt.test, imports)):
+                    continue
+                off = stmt.body if is_negative_cuda_check(stmt.test, imports) else stmt.orelse
+                cleared = {
+                    dotted(s.targets[0])
+                    for s in off
+                    if isinstance(s, ast.Assign) and len(s.targets) == 1 and _is_bool(s.value, False)
+                } - {None}
+                if not cleared:
+                    continue
+                later = [
+                    n for after in stmts[at + 1 :] for n in ast.walk(after) if isinstance(n, (ast.Name, ast.Attribute))
+                ]
+                bound = {dotted(n) for n in later if isinstance(n.ctx, ast.Store)}
+                for read in later:
+                    if isinstance(read.ctx, ast.Load) and dotted(read) in cleared - bound:
+                        setattr(read, CUDA_FLAG_ATTR, True)
 
 
 def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
