@@ -585,6 +585,10 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
     for i in marked:
         key, node, label, ctx = hits[i]
         bound = [(a.asname or a.name).split(".", 1)[0] for a in node.names]
+        if isinstance(node, ast.ImportFrom) and node.module:
+            # the name the hit is about, of those the line imports (`from torch.utils.cpp_extension import
+            # BuildExtension, CppExtension, CUDAExtension` in a setup.py that builds C++ only: DVR's)
+            bound = [a.asname or a.name for a in node.names if f"{node.module}.{a.name}" == label] or bound
         if "*" in bound:
             continue
         if not any(name in used for name in bound):
