@@ -733,12 +733,12 @@ TOOLKIT_READS = frozenset({"torch.utils.cpp_extension.CUDA_HOME"})
 
 def _owners(findings: Sequence[Finding]) -> Dict[str, int]:
     """Per rule, the line of the finding the file's details belong to: its first finding that is more than a
-    toolkit read (the `CUDAExtension`), else its first."""
+    toolkit read and not itself at `info` (the `CUDAExtension`, not an import nothing uses), else its first."""
     first: Dict[str, int] = {}
     built: Dict[str, int] = {}
     for f in findings:
         first[f.code] = min(first.get(f.code, f.line), f.line)
-        if f.symbol not in TOOLKIT_READS:
+        if f.symbol not in TOOLKIT_READS and f.severity is not Severity.INFO:
             built[f.code] = min(built.get(f.code, f.line), f.line)
     return {**first, **built}
 

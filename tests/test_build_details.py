@@ -45,3 +45,11 @@ def test_a_toolkit_read_alone_stays_a_finding_of_its_own():
         "build.py",
     )
     assert found and found[0][1] is Severity.BLOCKER
+
+
+def test_details_belong_to_the_build_not_to_an_import_nothing_uses():
+    # yfeng95/DECA's renderer: `from torch.utils.cpp_extension import load, CUDA_HOME` (CUDA_HOME unused), then load()
+    data = b'from torch.utils.cpp_extension import load, CUDA_HOME\next = load(name="x", sources=["a.cpp", "k.cu"])\n'
+    found = scan_bytes(data, "ops.py", "python", Settings(target="neuron")).findings
+    (detail,) = [f for f in found if f.code == "KRN007"]
+    assert "finding (line 2)" in detail.note
