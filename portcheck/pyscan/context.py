@@ -242,10 +242,12 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             for side in [node.left, *node.comparators]:
                 if _is_cuda_string(side) or _names_nccl(side):
                     return True  # NCCL runs on CUDA only: `if dist.get_backend() == "nccl":` asks for CUDA
-                if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and any(_is_cuda_string(e) for e in side.elts):
+                if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and (
+                    any(_is_cuda_string(e) for e in side.elts)
+                    # `if backend.lower() in ["nccl"]:` (mobile-vision), not `in ["nccl", "gloo"]`
+                    or (bool(side.elts) and all(map(_names_nccl, side.elts)))
+                ):
                     return True
-                if isinstance(side, (ast.List, ast.Tuple, ast.Set)) and side.elts and all(map(_names_nccl, side.elts)):
-                    return True  # `if backend.lower() in ["nccl"]:` (mobile-vision), not `in ["nccl", "gloo"]`
         elif (
             isinstance(node, ast.Name)
             and _CUDA_FLAG.match(node.id)
@@ -280,12 +282,7 @@ def _answers_only_with_cuda(fn: ast.AST, imports: ImportTable) -> bool:
     one guard asking that CUDA be absent and none that it be there (StyleGAN's `_should_use_custom_op(input)`
     in `conv2d_gradfix.py`, copied across its descendants: `if input.device.type != 'cuda': return False`):
     it answers True only where CUDA is, whatever its arguments."""
-    body = [
-        s
-        for s in fn.body  # type: ignore[attr-defined]
-        if not isinstance(s, ast.Assert)
-        and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
-    ]
+    body = [s for s in fn.body if not isinstance(s, ast.Assert) and not _is_docstring(s)]  # type: ignore[attr-defined]
     last = body[-1] if len(body) >= 2 else None
     if not (isinstance(last, ast.Return) and last.value is not None and _is_bool(last.value, True)):
         return False
@@ -315,12 +312,13 @@ def _is_method(fn: ast.AST) -> bool:
 
 def _sole_return_value(fn: ast.AST) -> Optional[ast.AST]:
     """What a function returns when its whole body (a docstring aside) is one `return <value>`; else None."""
-    body = [
-        s
-        for s in fn.body  # type: ignore[attr-defined]
-        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
-    ]
+    body = [s for s in fn.body if not _is_docstring(s)]  # type: ignore[attr-defined]
     return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+
+
+def _is_docstring(stmt: ast.AST) -> bool:
+    """A statement that is only a string (a docstring)."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
@@ -393,9 +391,9 @@ def _mark_cleared_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 later = [
                     n for after in stmts[at + 1 :] for n in ast.walk(after) if isinstance(n, (ast.Name, ast.Attribute))
                 ]
-                bound = {dotted(n) for n in later if isinstance(n.ctx, ast.Store)}
+                live = cleared - {dotted(n) for n in later if isinstance(n.ctx, ast.Store)}
                 for read in later:
-                    if isinstance(read.ctx, ast.Load) and dotted(read) in cleared - bound:
+                    if isinstance(read.ctx, ast.Load) and dotted(read) in live:
                         setattr(read, CUDA_FLAG_ATTR, True)
 
 

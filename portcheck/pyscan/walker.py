@@ -998,16 +998,16 @@ def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
 
 def _only_shows(stmts: Sequence[ast.AST]) -> bool:
     """Whether `stmts` only print, log or record figures for people (`writer.add_scalar(...)`)."""
-    return bool(stmts) and all(
-        isinstance(st, ast.Expr)
-        and isinstance(st.value, ast.Call)
-        and (is_message_call(st.value) or is_log_builder_call(st.value))
-        for st in stmts
-    )
+    return _only_calls(stmts, lambda call: is_message_call(call) or is_log_builder_call(call))
 
 
 def _only_messages(stmts: Sequence[ast.AST]) -> bool:
     """Whether `stmts` only print or log (`print("=" * 80)`, `logger.info(...)`)."""
+    return _only_calls(stmts, is_message_call)
+
+
+def _only_calls(stmts: Sequence[ast.AST], wanted: Callable[[ast.Call], bool]) -> bool:
+    """Whether `stmts` are calls, each one `wanted` accepts."""
     return bool(stmts) and all(
-        isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and is_message_call(st.value) for st in stmts
+        isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and wanted(st.value) for st in stmts
     )
