@@ -1657,7 +1657,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     # Build settings (KRN007, whose `detail-of` names the builds they configure) in a repository with no CUDA
     # source and none of those builds (text-generation-webui's `export CUDA_HOME="$INSTALL_ENV_DIR"` in its
     # launchers): they configure no build of the repository's own, only packages built while installing.
-    details = {e.rule.code: e.detail_of for e in prepared.rules if e.detail_of}
+    # (Code that is a kernel's detail where there is one, a CuPy kernel's `is_cuda` assert, is code of its own
+    # where there is none: only build settings and toolkit checks count here.)
+    details = {e.rule.code: e.detail_of for e in prepared.rules if e.detail_of and e.rule.category in _BUILD_CATEGORIES}
     unbuilt: FrozenSet[str] = frozenset()
     if details and state.whole_folders and not any(c.kind == "cuda" for c in candidates):
         owners = {c for codes in details.values() for c in codes}
@@ -1857,6 +1859,9 @@ def _layout_lowerings(
 # What CUDA's variant of a per-backend layout still reports: its kernels (work: a port writes its own) and
 # the packages it needs (at info).
 _VARIANT_KEEPS = frozenset({"kernel", "package"})
+
+
+_BUILD_CATEGORIES = frozenset({"kernel", "environment"})
 
 
 def _lowered_by_layout(result, variants, unbuilt: FrozenSet[str], roots: Sequence[str]):

@@ -332,6 +332,62 @@ def test_a_flag_set_again_after_it_was_cleared_guards_nothing(tmp_path):
     assert notes[(10, "DIST002")] == ""
 
 
+@pytest.mark.parametrize(
+    "test, guarded",
+    [
+        ("str(self.device).__contains__('cuda')", True),  # WenmuZhou/PAN.pytorch's predict.py
+        ("str(self.device).__contains__('cpu')", False),
+        ("name.endswith('cuda')", False),
+    ],
+)
+def test_a_device_name_asked_whether_it_holds_cuda_is_a_cuda_check(test, guarded):
+    module = ast.parse(f"if {test}:\n    pass\n")
+    assert is_cuda_check(module.body[0].test, ImportTable.from_module(module)) is guarded  # type: ignore[attr-defined]
+
+
+INSTANCE_FLAG = (
+    "import torch\n"
+    "class Iter:\n"
+    "    def __init__(self, loader):\n"
+    "        self.pin_memory = loader.pin_memory and torch.cuda.is_available()\n"
+    "{rebind}"
+    "    def start(self):\n"
+    "        if self.pin_memory:\n"
+    "            return torch.cuda.current_device()\n"
+)
+
+
+REBOUND = "    def off(self):\n        self.pin_memory = True\n"
+
+
+@pytest.mark.parametrize("rebind,guarded", [("", True), (REBOUND, False)])
+def test_an_instance_flag_set_once_to_a_cuda_check_guards_what_it_switches_on(tmp_path, rebind, guarded):
+    # the DataLoader copied into EDSR-PyTorch and RCAN: `current_device()` runs only where CUDA is
+    notes = _notes(tmp_path, INSTANCE_FLAG.format(rebind=rebind))
+    line = 7 + rebind.count("\n")
+    assert ("CUDA check" in notes[(line, "DEV009")]) is guarded
+
+
+SET_ON_CUDA = (
+    "import torch\n"
+    "def run(model, inputs):\n"
+    "    cuda_flag = {before}\n"
+    "    if torch.cuda.is_available():\n"
+    "        model = model.cuda()\n"
+    "        cuda_flag = True\n"
+    "    if cuda_flag:\n"
+    "        inputs = inputs.cuda()\n"
+    "    return model(inputs)\n"
+)
+
+
+@pytest.mark.parametrize("before,guarded", [("False", True), ("True", False), ("args.gpu", False)])
+def test_a_flag_set_true_only_beside_cuda_guards_what_it_switches_on(tmp_path, before, guarded):
+    # ckkelvinchan/RealBasicVSR's inference script: `cuda_flag` is True only where CUDA is
+    notes = _notes(tmp_path, SET_ON_CUDA.format(before=before))
+    assert ("CUDA check" in notes[(8, "DEV002")]) is guarded
+
+
 @pytest.mark.parametrize("members,guarded", [("['nccl']", True), ("['nccl', 'gloo']", False)])
 def test_membership_in_nccl_alone_asks_for_cuda(members, guarded):
     # mobile-vision's `if backend.lower() in ["nccl"]: torch.cuda.set_device(...)`

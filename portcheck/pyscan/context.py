@@ -328,6 +328,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     flags: Set[str] = set()
     predicates: Set[str] = set()
     methods: Set[str] = set()
+    instance: Set[str] = set()  # attributes of `self` set to a CUDA check
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
@@ -335,6 +336,15 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 value = value.test
             if _asks_device_presence(value, imports) and not _CUDA_FLAG.match(node.targets[0].id):
                 flags.add(node.targets[0].id)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and (_flag_key(node.targets[0]) or "").startswith("self.")
+            and _asks_device_presence(node.value, imports)
+        ):
+            # `self.pin_memory = loader.pin_memory and torch.cuda.is_available()`, then `if self.pin_memory:
+            # torch.cuda.current_device()` (the DataLoader copied into EDSR and RCAN)
+            instance.add(cast(ast.Attribute, node.targets[0]).attr)
         elif isinstance(node, _FUNCTION_DEFS) and _returns_cuda_check(node, imports):
             # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`; a method's
             # `if self._perf_stats.use_cuda_events():`
@@ -353,6 +363,8 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
                 if not node.args and not node.keywords:
                     setattr(node.func, CUDA_FLAG_ATTR, True)
+    if instance:
+        _mark_instance_flags(nodes, instance)
     for node in nodes:
         if isinstance(node, _FUNCTION_DEFS):
             _mark_narrowed_flags(node, imports)
@@ -367,11 +379,28 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     _mark_constant_flags(nodes)
 
 
+def _mark_instance_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
+    """Mark (`CUDA_FLAG_ATTR`) the reads of `self.<name>`, for each of `candidates` that the module sets
+    exactly once (to a CUDA check, found by the caller)."""
+    stores: Counter = Counter()
+    reads: List[ast.Attribute] = []
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr in candidates and _flag_key(node) is not None:
+            if isinstance(node.ctx, ast.Load):
+                reads.append(node)
+            else:
+                stores[node.attr] += 1
+    for read in reads:
+        if stores[read.attr] == 1:
+            setattr(read, CUDA_FLAG_ATTR, True)
+
+
 def _mark_cleared_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
     """`if not args.no_cuda and torch.cuda.is_available(): ... else: args.distributed = False`, then `if
     args.distributed: torch.cuda.set_device(args.local_rank)` (awesome-semantic-segmentation-pytorch's scripts):
-    after a CUDA check whose side without CUDA sets a flag to False, the flag is true only where CUDA is. Marks
-    (`CUDA_FLAG_ATTR`) its reads in the statements that follow in the same block, when they bind it nowhere."""
+    after a CUDA check whose side without CUDA sets a flag to False, or whose side with CUDA sets True a flag
+    set False before it, the flag is true only where CUDA is. Marks (`CUDA_FLAG_ATTR`) its reads in the
+    statements that follow in the same block, when they bind it nowhere."""
     for node in nodes:
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
@@ -380,12 +409,12 @@ def _mark_cleared_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
             for at, stmt in enumerate(stmts):
                 if not (isinstance(stmt, ast.If) and is_cuda_check(stmt.test, imports)):
                     continue
-                off = stmt.body if is_negative_cuda_check(stmt.test, imports) else stmt.orelse
-                cleared = {
-                    dotted(s.targets[0])
-                    for s in off
-                    if isinstance(s, ast.Assign) and len(s.targets) == 1 and _is_bool(s.value, False)
-                } - {None}
+                negative = is_negative_cuda_check(stmt.test, imports)
+                off, on = (stmt.body, stmt.orelse) if negative else (stmt.orelse, stmt.body)
+                cleared = _set_to(off, False)
+                # `cuda_flag = False`, then `if torch.cuda.is_available(): ...; cuda_flag = True`
+                # (RealBasicVSR's inference script): the flag is set True only on the side with CUDA
+                cleared |= _set_to(on, True) & _set_to(stmts[:at], False)
                 if not cleared:
                     continue
                 later = [
@@ -395,6 +424,15 @@ def _mark_cleared_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 for read in later:
                     if isinstance(read.ctx, ast.Load) and dotted(read) in live:
                         setattr(read, CUDA_FLAG_ATTR, True)
+
+
+def _set_to(stmts: Sequence[ast.stmt], value: bool) -> Set[str]:
+    """The names and attributes that `stmts` set to the literal `value` (`flag = False`)."""
+    return {
+        dotted(s.targets[0]) or ""
+        for s in stmts
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and _is_bool(s.value, value)
+    } - {""}
 
 
 def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
@@ -819,9 +857,13 @@ def and_terms(test: ast.AST) -> List[ast.AST]:
     return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
+_ASKING_METHODS = frozenset({"startswith", "__contains__"})
+
+
 def _asks_for_cuda(node: ast.AST) -> bool:
-    """`args.device == "cuda"`, `"cuda" in device`, `device.startswith("cuda")`: a test of which device was chosen."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+    """`args.device == "cuda"`, `"cuda" in device`, `device.startswith("cuda")`: a test of which device was chosen
+    (`str(device).__contains__("cuda")` is `"cuda" in str(device)`, PAN.pytorch's predict.py)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ASKING_METHODS:
         return len(node.args) == 1 and _is_cuda_string(node.args[0])
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return False
@@ -2104,11 +2146,17 @@ def is_post_processing(node: ast.AST) -> bool:
     )
 
 
+# Words of a function's name that say it computes a quality metric (LDMVFI's `calc_flolpips`, `calc_psnr`,
+# `compute_metrics`); a file's name is not enough (see `EVALUATION_WORDS`).
+METRIC_WORDS = frozenset({"metric", "metrics", "psnr", "ssim", "lpips", "flolpips", "fid"})
+
+
 def is_evaluation_function(scope: Optional[ast.AST]) -> bool:
-    """A function named for evaluating (`validate_classifier`, `evaluate`, `run_eval`): its loops that train
-    nothing score a model, whatever data they read (StudioGAN's `validate_classifier` reads the training set)."""
+    """A function named for evaluating (`validate_classifier`, `evaluate`, `run_eval`) or for a metric
+    (`calc_flolpips`): its loops that train nothing score a model, whatever data they read (StudioGAN's
+    `validate_classifier` reads the training set)."""
     return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        w in EVALUATION_WORDS for w in name_words(scope.name)
+        w in EVALUATION_WORDS or w in METRIC_WORDS for w in name_words(scope.name)
     )
 
 

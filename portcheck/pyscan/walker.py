@@ -803,6 +803,10 @@ def _run(entries: Sequence[Tuple[object, Handler]], node, parent, ctx, imports) 
             yield key, hit[0], hit[1], (hit[2] if len(hit) > 2 else ctx)
 
 
+def _position(node: object) -> Tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
 def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
     """One function for every matcher that wants a node type. Matchers of the common kinds share the
     work that decides most nodes at once: a reference whose chain does not start at an import, a call
@@ -837,8 +841,15 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
         if calls_exact or calls_wild:
             name = imports.resolved(node.func)
             if name is not None:
-                yield from _run(calls_exact.get(name, ()), node, parent, ctx, imports)
-                yield from _run(calls_wild, node, parent, ctx, imports)
+                # One hit per rule and call, its first in the source: `load(..., sources=[..."k.cu"],
+                # extra_cuda_cflags=[...])` matched by its sources and by its flags is one extension build
+                # (DECA's renderer), reported at its sources.
+                first: Dict[object, Hit] = {}
+                for hit in _run((*calls_exact.get(name, ()), *calls_wild), node, parent, ctx, imports):
+                    earlier = first.get(hit[0])
+                    if earlier is None or _position(hit[1]) < _position(earlier[1]):
+                        first[hit[0]] = hit
+                yield from first.values()
         if methods:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in methods:
