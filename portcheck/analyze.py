@@ -46,6 +46,7 @@ from portcheck.pyscan.testcode import (
     is_conversion_script,
     is_data_pipeline_path,
     is_evaluation_path,
+    is_metric_path,
     is_quantize_path,
     is_test_module,
     mark_cuda_only,
@@ -274,6 +275,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(display=True)
     if path and is_evaluation_path(path):
         root = root._replace(evaluation=True)
+    if path and is_metric_path(path):
+        root = root._replace(metric=True)
     if path and is_data_pipeline_path(path):
         root = root._replace(host=True)  # the data loader runs it on host tensors
     if path and is_build_script(path, text):

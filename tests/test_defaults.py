@@ -6,7 +6,9 @@ import ast
 
 import pytest
 
+from portcheck.config import Config
 from portcheck.pyscan.defaults import MAY_HAVE, overridden_defaults
+from portcheck.runner import scan_paths
 
 FUNCTION = (
     "import torch\n\ndef _pixels(shape, dtype=torch.float32, device='cuda'):\n"
@@ -43,3 +45,21 @@ def test_methods_count_self_and_public_functions_keep_their_default():
     assert _overridden(method) == ["cuda:0"]
     public = FUNCTION.replace("_pixels", "pixels") + "x = pixels(s, device=d)\n"
     assert _overridden(public) == [] and not MAY_HAVE.search(public)
+
+
+@pytest.mark.parametrize(
+    "body,unread",
+    [
+        ("    self.proj = nn.Linear(d_model, d_model)\n", True),  # Informer2020's `__init__`: `device` unused
+        ("    self.proj = nn.Linear(d_model, d_model).to(device)\n", False),
+        ("    raise NotImplementedError\n", False),  # a stub: its defaults describe an interface
+        ("    '''Build.'''\n", False),
+        ("    self.__dict__.update(locals())\n", False),  # read by name
+    ],
+)
+def test_the_default_of_a_parameter_the_function_never_reads_picks_nothing(tmp_path, body, unread):
+    text = "import torch\nfrom torch import nn\ndef build(self, d_model=512, device=torch.device('cuda:0')):\n" + body
+    (tmp_path / "model.py").write_text(text, encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    (finding,) = [f for r in result.files for f in r.findings if f.code == "DEV001"]
+    assert ("never reads this parameter" in finding.note) is unread

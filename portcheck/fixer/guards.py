@@ -202,6 +202,10 @@ def markers(region: Sequence[cst.CSTNode], names: Bindings, skip: cst.CSTNode) -
             # The project's own CUDA helper (`check_cuda_fp8_capability()`): a question only CUDA answers.
             yield Marker(node, code_of(node.func) + "()", False)
             continue
+        if isinstance(node, cst.Attribute):
+            # `m.cuda` names no binding by its `cuda`: a module's `from pytext.utils import cuda` is not that
+            stack.extend(reversed([c for c in node.children if c is not node.attr]))
+            continue
         stack.extend(reversed(node.children))
 
 

@@ -119,6 +119,8 @@ class Ctx(NamedTuple):
     bench_file: bool = False  # in a benchmark (`benchmark/`, `bench_*.py`): its asserts check results, once
     # in evaluation code: a file of it (`eval/`, `evaluate.py`) or a post-processor of outputs (`PostProcessPanoptic`)
     evaluation: bool = False
+    # in a module of metrics (`metrics/pimo/_validate.py`, `utils/metrics.py`): computed once per evaluation
+    metric: bool = False
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     cuda_required: bool = False  # after `if not torch.cuda.is_available(): raise ...`: runs only with CUDA
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
@@ -282,7 +284,7 @@ def _answers_only_with_cuda(fn: ast.AST, imports: ImportTable) -> bool:
     one guard asking that CUDA be absent and none that it be there (StyleGAN's `_should_use_custom_op(input)`
     in `conv2d_gradfix.py`, copied across its descendants: `if input.device.type != 'cuda': return False`):
     it answers True only where CUDA is, whatever its arguments."""
-    body = [s for s in fn.body if not isinstance(s, ast.Assert) and not _is_docstring(s)]  # type: ignore[attr-defined]
+    body = [s for s in fn.body if not isinstance(s, ast.Assert) and not is_docstring(s)]  # type: ignore[attr-defined]
     last = body[-1] if len(body) >= 2 else None
     if not (isinstance(last, ast.Return) and last.value is not None and _is_bool(last.value, True)):
         return False
@@ -312,11 +314,11 @@ def _is_method(fn: ast.AST) -> bool:
 
 def _sole_return_value(fn: ast.AST) -> Optional[ast.AST]:
     """What a function returns when its whole body (a docstring aside) is one `return <value>`; else None."""
-    body = [s for s in fn.body if not _is_docstring(s)]  # type: ignore[attr-defined]
+    body = [s for s in fn.body if not is_docstring(s)]  # type: ignore[attr-defined]
     return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
 
 
-def _is_docstring(stmt: ast.AST) -> bool:
+def is_docstring(stmt: ast.AST) -> bool:
     """A statement that is only a string (a docstring)."""
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
@@ -1340,6 +1342,8 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
         if first is None or second is None or first[0] != second[0]:
             return False
         sides = [cast(ast.expr, first[1]), cast(ast.expr, second[1])]
+    if all(isinstance(side, ast.Call) for side in sides):
+        return _calls_one_of_two(cast(List[ast.Call], sides), imports)
     # `self.cuda_config if is_cuda else self.cpu_config` (lucidrains' attention): settings named for the
     # device they suit are settings, not a device
     names = [
@@ -1352,6 +1356,27 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
         and names[0] != names[1]
         and not any(_DEVICE_HOLDER.search(name) and not _SETTINGS_NAME.search(name) for name in names)
         and not any((imports.resolve(side) or "").startswith("torch.") for side in sides)
+    )
+
+
+_MOVES = frozenset({"cuda", "cpu", "to", "device", "Tensor", "FloatTensor", "LongTensor", "tensor"})
+
+
+def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
+    """`connected_components_gpu(target) if target.is_cuda else connected_components_cpu(target)` (anomalib's
+    PRO metric): two functions of the project called with the same arguments, one for CUDA and one for the rest.
+    (`x.cuda() if ... else x.cpu()` moves a value: not this.)"""
+    first, second = calls
+    if ast.dump(ast.Tuple(first.args + [k.value for k in first.keywords], ast.Load())) != ast.dump(
+        ast.Tuple(second.args + [k.value for k in second.keywords], ast.Load())
+    ) or [k.arg for k in first.keywords] != [k.arg for k in second.keywords]:
+        return False
+    names = [_last_name(c.func) for c in calls]
+    return (
+        all(names)
+        and names[0] != names[1]
+        and not any(name in _MOVES for name in names)
+        and not any((imports.resolve(c.func) or "").startswith("torch.") for c in calls)
     )
 
 

@@ -322,7 +322,7 @@ class Matcher:
     _common_keys = frozenset(
         {"kind", "inside", "messages", "requires", "tokens", "in-guard-tests", "in-display", "on-host", "fp32-islands",
          "in-guards", "in-xla-branches", "in-complex-branches", "in-float64-branches", "in-constructors",
-         "in-build-scripts", "in-tests"}
+         "in-build-scripts", "in-tests", "in-metrics"}
     )
 
     def __init__(self, params: Mapping[str, Any]) -> None:
@@ -351,6 +351,9 @@ class Matcher:
         # `in-tests = false`: in a test suite's files the construct wraps whatever the test builds, on any
         # device (`nn.DataParallel(model)` around a CPU model to check its `module.` keys)
         self.in_tests = _bool(params, "in-tests", True)
+        # `in-metrics = false`: in a module of metrics, outside a training loop, the construct computes a score
+        # once per evaluation over collected outputs (a data-dependent `torch.where`, a check on their values)
+        self.in_metrics = _bool(params, "in-metrics", True)
 
     def tokens(self) -> List[str]:
         """Strings any file this matcher can match must contain (any one of them); [] = no such string."""
@@ -398,6 +401,7 @@ class Matcher:
         in_constructors = self.in_constructors
         in_build_scripts = self.in_build_scripts
         in_tests = self.in_tests
+        in_metrics = self.in_metrics
 
         def run(node: ast.AST, parent: Optional[ast.AST], ctx: Ctx, imports: ImportTable) -> Iterator[Hit]:
             if ctx.annotation or ctx.test_assert or ctx.skipped:
@@ -418,6 +422,7 @@ class Matcher:
                 or (ctx.in_init and ctx.built_once and not in_constructors)
                 or (ctx.build_script and not in_build_scripts)
                 or (ctx.test_file and not in_tests)
+                or (ctx.metric and not in_metrics and not is_training_loop(ctx.loop))
             )
             if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
                 return iter(())

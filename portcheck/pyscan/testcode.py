@@ -139,6 +139,19 @@ def is_evaluation_path(path: str) -> bool:
     return any(w in EVALUATION_WORDS for part in parts for w in name_words(part))
 
 
+_METRIC_WORDS = frozenset({"metric", "metrics"})
+
+
+def is_metric_path(path: str) -> bool:
+    """A module of metrics, by a folder or file-name word (`anomalib/metrics/pimo/_validate.py`,
+    `utils/metrics.py`, `metric_stats.py`; not `torch_geometric/`): it scores collected outputs, once per
+    evaluation, unless a training loop runs in it."""
+    parts = _parts(path)
+    if parts:
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(w in _METRIC_WORDS for part in parts for w in name_words(part))
+
+
 # Post-training quantization (AWQ's `awq/quantize/`, GPTQ's `quant/quantizer.py`, gpt-fast's `quantize.py`):
 # a pass over calibration data, once per model, that writes quantized weights. `quantization/` is not here:
 # it holds vector-quantization layers that train (audiocraft's `quantization/core_vq.py`).

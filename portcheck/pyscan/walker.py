@@ -8,7 +8,22 @@ from __future__ import annotations
 import ast
 import re
 from types import MappingProxyType
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, cast
+from typing import (
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    Union,
+    cast,
+)
 
 from portcheck.backends import DEVICE_TYPES, SEVERAL_BACKENDS
 from portcheck.pyscan.context import (
@@ -51,6 +66,7 @@ from portcheck.pyscan.context import (
     is_device_move_choice,
     is_device_passthrough,
     is_display_function,
+    is_docstring,
     is_extension_build,
     is_flag_device_choice,
     is_graph_constant_patch,
@@ -137,14 +153,51 @@ def _exit_test(stmt: ast.AST, exits, arms: bool = False) -> Optional[ast.expr]:
     return None
 
 
-def _parameters(args: ast.arguments, ctx: Ctx) -> List[Tuple[ast.AST, Ctx]]:
+def _parameters(args: ast.arguments, ctx: Ctx, unread: FrozenSet[str] = frozenset()) -> List[Tuple[ast.AST, Ctx]]:
     """A function's parameters and their defaults; a default given to a speed-up switch (`use_triton:
-    bool = torch.cuda.is_available()`) turns that speed-up on, as the same value assigned to it does."""
+    bool = torch.cuda.is_available()`) turns that speed-up on, as the same value assigned to it does. The
+    default of a parameter the function never reads (`unread`) picks nothing."""
     positional = [*args.posonlyargs, *args.args]
     given = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     given += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     out: List[Tuple[ast.AST, Ctx]] = [(a, ctx) for a in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if a]
-    return out + [(d, ctx._replace(speedup_test=True) if names_speedup_switch(a.arg) else ctx) for a, d in given]
+    for a, d in given:
+        here = ctx._replace(speedup_test=True) if names_speedup_switch(a.arg) else ctx
+        out.append((d, here._replace(info_note=UNREAD_PARAMETER_NOTE) if a.arg in unread else here))
+    return out
+
+
+UNREAD_PARAMETER_NOTE = (
+    "lowered to info: the function never reads this parameter, so its default picks nothing (callers that pass"
+    " a device choose it)"
+)
+_READS_EVERY_NAME = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _unread_parameters(fn: ast.AST) -> FrozenSet[str]:
+    """The parameters with a default that `fn`'s body never reads (Informer's `device=torch.device('cuda:0')`,
+    which its `__init__` never uses). None for a stub (`...`, `pass`, `raise NotImplementedError`), whose
+    defaults describe an interface, or a body that reads names by string (`locals()`)."""
+    args = fn.args  # type: ignore[attr-defined]
+    if not (args.defaults or any(d is not None for d in args.kw_defaults)) or isinstance(fn, ast.Lambda):
+        return frozenset()
+    body = [s for s in fn.body if not is_docstring(s)]  # type: ignore[attr-defined]
+    if all(isinstance(s, (ast.Pass, ast.Raise)) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+           for s in body):
+        return frozenset()  # (an empty body too)
+    read: Set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name):
+                if node.id in _READS_EVERY_NAME:
+                    return frozenset()
+                read.add(node.id)
+    positional = [*args.posonlyargs, *args.args]
+    named = positional[len(positional) - len(args.defaults) :] + [
+        a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+    ]
+    return frozenset(a.arg for a in named if a.arg not in read)
+
 
 
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
@@ -491,7 +544,9 @@ def _children(
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         # a test that only runs with CUDA (`@pytest.mark.gpu def test_x(device="cuda")`) uses its defaults only there
         defaults = ctx._replace(skipped=True) if inner.skipped and not ctx.skipped else ctx
-        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + _parameters(node.args, defaults)
+        outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + _parameters(
+            node.args, defaults, _unread_parameters(node)
+        )
         returns = getattr(node, "returns", None)
         if returns is not None:
             outer.append((returns, ctx._replace(annotation=True)))
