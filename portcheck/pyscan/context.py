@@ -2223,6 +2223,9 @@ def _is_train_mode(node: ast.Call) -> bool:
     return isinstance(node.func, ast.Attribute) and node.func.attr == "train" and not node.args
 
 
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
 def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call], bool], devices: bool) -> bool:
     """Whether the loop's own body (not its nested loops or functions) makes a call `wanted` accepts, or
     (`devices`) iterates a data loader and moves the batch to a device."""
@@ -2247,6 +2250,11 @@ def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call],
             continue
         if isinstance(node, (ast.With, ast.AsyncWith)) and _weight_surgery(node):
             continue  # `with torch.no_grad(): w.copy_(new)`: parameters edited in place, no model run
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(isinstance(s, _LOOPS) for s in node.body):
+            # `with torch.no_grad(): for X, y in test_loader: ...` in an epoch loop: the context is the inner
+            # loop's, whose steps run there; what the epoch loop itself does around it runs once per epoch
+            stack.extend(node.body)
+            continue
         if isinstance(node, ast.Call) and (
             wanted(node) or (loader and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
         ):
