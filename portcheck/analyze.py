@@ -29,6 +29,7 @@ from portcheck.pyscan.context import (
     mark_loader_classes,
     mark_modulo_calls,
     mark_moved_later,
+    mark_off_switches,
     switch_words,
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
@@ -283,6 +284,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(build_script=True)
     if path and is_benchmark_path(path):
         root = root._replace(bench_file=True)
+    if "= False" in text:
+        mark_off_switches(module)
     if "__main__" in text:
         mark_self_tests(module)
     if "triton" in text and ("def test" in text or "__main__" in text):

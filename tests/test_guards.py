@@ -338,11 +338,17 @@ def test_a_flag_set_again_after_it_was_cleared_guards_nothing(tmp_path):
         ("str(self.device).__contains__('cuda')", True),  # WenmuZhou/PAN.pytorch's predict.py
         ("str(self.device).__contains__('cpu')", False),
         ("name.endswith('cuda')", False),
+        # junyanz/pytorch-CycleGAN-and-pix2pix's generators (copied into Attention-Gated-Networks and many more)
+        ("self.gpu_ids and isinstance(input.data, torch.cuda.FloatTensor)", True),
+        ("isinstance(x, (torch.FloatTensor, torch.cuda.FloatTensor))", True),
+        ("isinstance(input.data, torch.FloatTensor)", False),
+        ("opt['data.cuda']", True),  # jakesnell/prototypical-networks' option dictionary
+        ("opt['data.path']", False),
     ],
 )
 def test_a_device_name_asked_whether_it_holds_cuda_is_a_cuda_check(test, guarded):
-    module = ast.parse(f"if {test}:\n    pass\n")
-    assert is_cuda_check(module.body[0].test, ImportTable.from_module(module)) is guarded  # type: ignore[attr-defined]
+    module = ast.parse(f"import torch\nif {test}:\n    pass\n")
+    assert is_cuda_check(module.body[1].test, ImportTable.from_module(module)) is guarded  # type: ignore[attr-defined]
 
 
 INSTANCE_FLAG = (

@@ -228,6 +228,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
                 return True
             if _asks_for_cuda(node):
                 return True  # `device.startswith("cuda:")`, as `device == "cuda"`
+            if _is_cuda_type_test(node, imports):
+                return True  # `isinstance(input.data, torch.cuda.FloatTensor)` (pix2pix's `forward`, and its copies)
         elif isinstance(node, ast.Attribute):
             # (a project's own module flag counts, pytext's `cuda.CUDA_ENABLED`; torch's attributes do not)
             if node.attr == "is_cuda" or (
@@ -259,7 +261,28 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             return True
         elif isinstance(node, ast.Name) and getattr(node, CUDA_FLAG_ATTR, False):
             return True  # `GPU = torch.cuda.device_count() > 0`, then `if GPU:` (see `mark_cuda_flags`)
+        elif isinstance(node, ast.Subscript) and _names_cuda_option(node.slice):
+            return True  # `if opt['data.cuda']:` (prototypical-networks), `config["use_cuda"]`
     return False
+
+
+def _names_cuda_option(key: ast.AST) -> bool:
+    """A literal option key named for CUDA, alone or as the last part of a dotted key (`'data.cuda'`)."""
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(
+        _CUDA_FLAG.match(key.value.rsplit(".", 1)[-1])
+    )
+
+
+_CUDA_TYPE = re.compile(r"^torch\.cuda\.\w*Tensor$")
+
+
+def _is_cuda_type_test(call: ast.Call, imports: ImportTable) -> bool:
+    """`isinstance(x, torch.cuda.FloatTensor)` (or a tuple of types with one): a test that the tensor is on CUDA."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "isinstance" and len(call.args) == 2):
+        return False
+    kinds = call.args[1]
+    types = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    return any(_CUDA_TYPE.match(imports.resolve(t) or "") for t in types)
 
 
 CUDA_FLAG_ATTR = "_portcheck_cuda_flag"  # set on a read of a name the module binds once to a CUDA check
@@ -310,6 +333,21 @@ def _is_method(fn: ast.AST) -> bool:
     """A function whose first argument is `self`."""
     args = fn.args.args  # type: ignore[attr-defined]
     return bool(args) and args[0].arg == "self"
+
+
+PREDICATE_NOTE = (
+    "lowered one level: the function only answers whether a tensor or device is CUDA's; what that decides is"
+    " where it is called"
+)
+
+
+def is_device_predicate(fn: ast.AST) -> bool:
+    """A function whose whole body returns a device check (`def _is_on_cuda(self): return
+    next(self.parameters()).is_cuda`, GMvandeVen/continual-learning's models; `return dev.type == "cuda"`)."""
+    value = _sole_return_value(fn)
+    return value is not None and (
+        (isinstance(value, ast.Attribute) and value.attr == "is_cuda") or _asks_for_cuda(value)
+    )
 
 
 def _sole_return_value(fn: ast.AST) -> Optional[ast.AST]:
@@ -445,6 +483,16 @@ def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
         return _is_bool(value, True) and bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
 
     _mark_names_only_bound_to(nodes, positive_flag_set_true, CONSTANT_FLAG_ATTR)
+
+
+OFF_SWITCH_ATTR = "_portcheck_off_switch"  # set on a read of a name the module only ever sets to `False`
+
+
+def mark_off_switches(module: ast.Module) -> None:
+    """`parallel = False`, then `if parallel: self.W = nn.DataParallel(self.W)` (Attention-Gated-Networks'
+    grid attention): a name the module binds only to `False` switches off what it guards. Marks
+    (`OFF_SWITCH_ATTR`) its reads."""
+    _mark_names_only_bound_to(list(ast.walk(module)), lambda _, value: _is_bool(value, False), OFF_SWITCH_ATTR)
 
 
 def _mark_names_only_bound_to(
@@ -693,8 +741,6 @@ SPEEDUP_HINTS = frozenset({"fused"})
 # implementation, not a device (ring-attention-pytorch's `use_cuda_kernel = default(use_cuda_kernel,
 # torch.cuda.is_available())`, then `elif any_cuda_inputs and self.use_cuda_kernel:` before the PyTorch path).
 _SPEEDUP_WORDS = frozenset({"fused", "kernel", "kernels", "triton", "flash", "xformers", "cutlass"})
-# Methods whose call in the stored value moves a tensor: the name holds that tensor, not a switch.
-_MOVES = frozenset({"cuda", "to"})
 
 
 @lru_cache(maxsize=4096)
@@ -712,6 +758,7 @@ def is_speedup_switch_assignment(node: ast.Assign, imports: ImportTable) -> bool
     if not names_speedup_switch(_single_target_name(node)):
         return False
     inside = list(ast.walk(node.value))
+    # (a call in the stored value that moves a tensor, `_MOVES`: the name holds that tensor, not a switch)
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in inside):
         return False  # `sinc_kernel = batch["sinc_kernel"].cuda()`: a tensor called a kernel, moved
     return any(is_cuda_check(n, imports) for n in inside)
@@ -1359,7 +1406,7 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
     )
 
 
-_MOVES = frozenset({"cuda", "cpu", "to", "device", "Tensor", "FloatTensor", "LongTensor", "tensor"})
+_MOVING_CALLEES = frozenset({"cuda", "cpu", "to", "device", "Tensor", "FloatTensor", "LongTensor", "tensor"})
 
 
 def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
@@ -1375,7 +1422,7 @@ def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
     return (
         all(names)
         and names[0] != names[1]
-        and not any(name in _MOVES for name in names)
+        and not any(name in _MOVING_CALLEES for name in names)
         and not any((imports.resolve(c.func) or "").startswith("torch.") for c in calls)
     )
 
@@ -3143,6 +3190,18 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             numpied.add(required)  # `if not isinstance(ref, torch.IntTensor): raise TypeError(...)`: a CPU tensor
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports))
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in node.targets[0].elts)
+        ):
+            # `_, predicted = torch.max(scores.cpu(), 1)`: each part of a host result is on the host
+            kind = _host_kind(node.value, imports)
+            for e in node.targets[0].elts:
+                kinds.setdefault(cast(ast.Name, e).id, []).append(kind)
+            stack.append(node.value)
+            continue
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             kinds.setdefault(node.id, []).append(("other", ""))  # any other binding: for, with, +=, unpacking
             continue
@@ -3222,7 +3281,13 @@ def _host_kind(value: ast.AST, imports: ImportTable):
     if isinstance(value, ast.Call) and (imports.resolved(value.func) or "").startswith("torch."):
         # `t = torch.inverse(t)`: a torch function that names no device computes where its first argument is
         first = value.args[0] if value.args and not any(k.arg == "device" for k in value.keywords) else None
+        if isinstance(first, ast.Call) and _makes_host_value(first, imports):
+            return ("np", "")  # `torch.max(scores.cpu(), 1)`: of a host copy, on the host
         root = _chain_root(first) if first is not None else None
+        return ("ref", root) if root is not None else ("other", "")
+    if isinstance(value, ast.BinOp) and isinstance(value.right, (ast.Constant, ast.Attribute)):
+        # `predicted % model.classes`: arithmetic with a number stays where `predicted` is
+        root = _chain_root(value.left)
         return ("ref", root) if root is not None else ("other", "")
     root = _chain_root(value)
     if root is not None and not isinstance(value, ast.Name):
@@ -3607,6 +3672,14 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
         if _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies):
             return True
+        if (
+            isinstance(root.func, ast.Name)
+            and root.func.id in _BUILTIN_REDUCTIONS
+            and root.func.id not in imports.aliases
+            and len(root.args) == 1
+            and is_host_value(root.args[0], scope, imports, copies)
+        ):
+            return True  # `max(predicted)` of a host tensor (continual-learning's evaluate.py)
     if (
         isinstance(root, ast.Call)
         and isinstance(root.func, ast.Attribute)
@@ -3614,12 +3687,23 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         and isinstance(root.func.value, ast.BinOp)
     ):
         return is_host_value(root.func.value, scope, imports, copies)  # `(len2 - 1).sum()` of a host `len2`
+    if (
+        isinstance(root, ast.Call)
+        and isinstance(root.func, ast.Attribute)
+        and root.func.attr not in _MOVES
+        and isinstance(root.func.value, ast.Call)
+        and is_host_value(root.func.value, scope, imports, copies)
+    ):
+        return True  # `memories.cpu().t()`: a method of a host copy, in one chain (GEM's `project2cone2`)
     # `d`, and a method of it that moves nothing (`d.transpose(1, 2)`): where `d` is; or a name read before the
     # statement that moves it to the device
     node = _chain_root_node(root)
     if node is not None and getattr(node, BEFORE_MOVE_ATTR, False):
         return True
     return node is not None and scope is not None and node.id in host_names(scope, imports)
+
+
+_BUILTIN_REDUCTIONS = frozenset({"max", "min", "sum", "abs"})
 
 
 def torch_call_on_host(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable, copies: bool = True) -> bool:

@@ -35,6 +35,8 @@ from portcheck.pyscan.context import (
     HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
     MESSAGE_KEYWORDS,
+    OFF_SWITCH_ATTR,
+    PREDICATE_NOTE,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
     UNREAD_FLAG_ATTR,
@@ -65,6 +67,7 @@ from portcheck.pyscan.context import (
     is_device_exit,
     is_device_move_choice,
     is_device_passthrough,
+    is_device_predicate,
     is_display_function,
     is_docstring,
     is_extension_build,
@@ -540,6 +543,8 @@ def _children(
             inner = inner._replace(host=True)  # a data loader's collate function works on host tensors
         if is_post_processing(node):
             inner = inner._replace(evaluation=True)
+        if not isinstance(node, ast.Lambda) and is_device_predicate(node):
+            inner = inner._replace(lowered_by=PREDICATE_NOTE)  # the callers decide what the answer changes
         if _TPU_NAME.search(getattr(node, "name", "")):
             inner = inner._replace(xla_branch=True)  # `def _save_tpu(self, ...)`: the TPU path of its class
         # a test that only runs with CUDA (`@pytest.mark.gpu def test_x(device="cuda")`) uses its defaults only there
@@ -970,7 +975,10 @@ def _asks_scripting(test: ast.AST, imports: ImportTable) -> bool:
 
 
 def _never_true(test: ast.AST) -> bool:
-    """`x and False`, `False and x`: a condition switched off in the code itself."""
+    """`x and False`, `False and x`, or a name the module only ever sets to `False` (`parallel = False`, then
+    `if parallel:`): a condition switched off in the code itself."""
+    if isinstance(test, ast.Name) and getattr(test, OFF_SWITCH_ATTR, False):
+        return True
     return (
         isinstance(test, ast.BoolOp)
         and isinstance(test.op, ast.And)
