@@ -2297,9 +2297,10 @@ def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call],
             continue
         if isinstance(node, (ast.With, ast.AsyncWith)) and _weight_surgery(node):
             continue  # `with torch.no_grad(): w.copy_(new)`: parameters edited in place, no model run
-        if isinstance(node, (ast.With, ast.AsyncWith)) and any(isinstance(s, _LOOPS) for s in node.body):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and all(isinstance(s, _LOOPS) for s in node.body):
             # `with torch.no_grad(): for X, y in test_loader: ...` in an epoch loop: the context is the inner
-            # loop's, whose steps run there; what the epoch loop itself does around it runs once per epoch
+            # loop's, whose steps run there; what the epoch loop itself does around it runs once per epoch (a
+            # block that also runs a model itself, cleanrl's bootstrap value before its loop, is the step's)
             stack.extend(node.body)
             continue
         if isinstance(node, ast.Call) and (
