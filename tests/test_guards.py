@@ -343,6 +343,8 @@ def test_a_flag_set_again_after_it_was_cleared_guards_nothing(tmp_path):
         ("isinstance(x, (torch.FloatTensor, torch.cuda.FloatTensor))", True),
         ("isinstance(input.data, torch.FloatTensor)", False),
         ("opt['data.cuda']", True),  # jakesnell/prototypical-networks' option dictionary
+        ("'CUDA out of memory' in str(e)", True),  # s3prl's runner: only after CUDA's runtime raised
+        ("'out of memory' in str(e)", False),
         ("opt['data.path']", False),
     ],
 )

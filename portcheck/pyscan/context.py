@@ -243,6 +243,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         elif isinstance(node, ast.Compare):
             if _gpu_index_sign(node) is not None:
                 return True  # `if args.gpu >= 0:`, `-1` meaning the CPU
+            if _asks_cuda_error(node):
+                return True  # `if 'CUDA out of memory' in str(e):` (s3prl's runner): only after CUDA raised
             for side in [node.left, *node.comparators]:
                 if _is_cuda_string(side) or _names_nccl(side):
                     return True  # NCCL runs on CUDA only: `if dist.get_backend() == "nccl":` asks for CUDA
@@ -616,6 +618,15 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
         elif isinstance(node, ast.If) and _flag_key(node.test) is not None and is_pure_guard(node, imports):
             tests.add(id(node.test))
         elif (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.BoolOp)
+            and isinstance(node.test.op, ast.And)
+            and is_pure_guard(node, imports)
+        ):
+            # `if self.gpu_available and show_progress: iter_data.set_postfix_str(... get_gpu_usage(...))`
+            # (RecBole's trainer): each flag of the `and` guards display-only or CUDA-only code
+            tests.update(id(v) for v in node.test.values if _flag_key(v) is not None)
+        elif (
             isinstance(node, (ast.If, ast.IfExp))
             and _flag_key(node.test) is not None
             and is_implementation_choice(node, imports)
@@ -904,6 +915,21 @@ def is_flag_device_choice(node: ast.AST) -> bool:
 def and_terms(test: ast.AST) -> List[ast.AST]:
     """The terms of `a and b and c`, or `[test]` for any other test."""
     return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+
+
+_CUDA_ERROR_TEXT = re.compile(r"^CUDA (?:out of memory|error)")
+
+
+def _asks_cuda_error(node: ast.Compare) -> bool:
+    """`'CUDA out of memory' in str(e)`: a test of an error's text that only CUDA's runtime writes."""
+    left = node.left
+    return (
+        len(node.ops) == 1
+        and isinstance(node.ops[0], ast.In)
+        and isinstance(left, ast.Constant)
+        and isinstance(left.value, str)
+        and bool(_CUDA_ERROR_TEXT.match(left.value))
+    )
 
 
 _ASKING_METHODS = frozenset({"startswith", "__contains__"})
@@ -1653,7 +1679,9 @@ def is_precision_choice(test: ast.AST, imports: ImportTable) -> bool:
     )
 
 
-_PRECISION_FLAG = re.compile(r"(?i)(?:^|_)(?:half|fp16|bf16|float16|bfloat16|amp|mixed_?precision)(?:$|_)")
+_PRECISION_FLAG = re.compile(
+    r"(?i)(?:^|_)(?:half|fp16|bf16|float16|bfloat16|amp|mixed_?precision|scaler|grad_?scaler)(?:$|_)"
+)
 
 
 def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
@@ -2200,7 +2228,7 @@ def is_training_loop(loop: Optional[ast.AST]) -> bool:
 # the training losses (pytorch3d's implicitron). `val`: ultralytics' `v8/detect/val.py`, a validator run over
 # a dataset.
 EVALUATION_WORDS = frozenset(
-    {"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator", "val", "validate", "validation",
+    {"eval", "evals", "evaluation", "evaluations", "evaluate", "evaluator", "val", "valid", "validate", "validation",
      "validator"}
 )
 
@@ -2443,6 +2471,10 @@ def records_memory_figure(stmt: ast.AST) -> bool:
     return "mem" in name.lower()
 
 
+# A progress bar's text (tqdm's `set_postfix_str`, `set_description`): shown, nothing else.
+_PROGRESS_TEXT = frozenset({"set_postfix", "set_postfix_str", "set_description", "set_description_str"})
+
+
 def _display_only(stmt: ast.AST) -> bool:
     """`print(...)`, `logger.info(...)`, `parts.append("max mem: ...")`, `log_str += f"memory: {mem}"`,
     `log_msg = sep.join([header, "max mem: {memory:.0f}"])`: output, text for it, and nothing else."""
@@ -2457,6 +2489,8 @@ def _display_only(stmt: ast.AST) -> bool:
     if is_message_call(call):
         return True
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _PROGRESS_TEXT:
+        return True  # `iter_data.set_postfix_str("GPU RAM: " + get_gpu_usage(device))` (RecBole's trainer)
     return (
         isinstance(func, ast.Attribute)
         and func.attr in ("append", "extend")
@@ -2701,6 +2735,14 @@ def _in_cuda_context(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> b
     )
 
 
+# A project's own helper named for a GPU memory readout (RecBole's `get_gpu_usage(device)`).
+_GPU_MEMORY_HELPER = re.compile(r"(?i)(?:gpu|cuda)_?(?:mem|memory|usage|util)|(?:mem|memory|usage)_?(?:gpu|cuda)")
+
+
+def _reads_gpu_memory(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and bool(_GPU_MEMORY_HELPER.search(_last_name(node.func)))
+
+
 def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
     """`torch.cuda.synchronize if device_type == "cuda" else lambda: None`: a CUDA check that picks a
     CUDA-only function, and a no-op elsewhere. It protects the program from CUDA-only code, as
@@ -2710,7 +2752,7 @@ def is_pure_guard_expression(node: ast.IfExp, imports: ImportTable) -> bool:
         return False
     negative = is_negative_cuda_check(node.test, imports)
     cuda, other = (node.orelse, node.body) if negative else (node.body, node.orelse)
-    if _cuda_state_query(_scaled(cuda)) and _constant_like(other):
+    if (_cuda_state_query(_scaled(cuda)) or _reads_gpu_memory(cuda)) and _constant_like(other):
         # `torch.cuda.get_rng_state() if torch.cuda.is_available() else None`, `torch.cuda.memory_reserved() /
         # 1e9 if torch.cuda.is_available() else 0`: CUDA's own state, or a placeholder
         return True
@@ -3409,6 +3451,10 @@ HOST_TENSOR_TYPES = frozenset(
 )
 
 
+# Methods numpy arrays and scipy matrices have and tensors do not: what they return is host data.
+_ARRAY_ONLY_METHODS = frozenset({"astype", "toarray", "todense", "tocsr", "tocoo", "tocsc", "getA1"})
+
+
 def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True) -> bool:
     """A numpy call, a tensor factory that names no device and takes no tensor to follow
     (`torch.rand(1, generator=rng)`, `torch.zeros(n)`; not `torch.tensor(t)`, which keeps `t`'s device), or
@@ -3426,6 +3472,8 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
         return True
     if copies and any(k.arg == "device" and names_cpu(k.value) for k in call.keywords):
         return True  # `x.to(device="cpu")`, skorch's `to_tensor(val, device='cpu')`: on the host, copied if need be
+    if isinstance(func, ast.Attribute) and func.attr in _ARRAY_ONLY_METHODS:
+        return True  # `dataset.inter_matrix(form="csr").astype(np.float32)`: numpy's and scipy's, not a tensor's
     name = imports.resolved(call.func) or ""
     if name.startswith("numpy.") or name in HOST_TENSOR_TYPES or name == "torch.from_numpy":
         return True  # `torch.from_numpy(a)` shares a numpy array's memory: a CPU tensor
