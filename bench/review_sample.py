@@ -90,9 +90,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     out = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
     writer = csv.writer(out)
-    writer.writerow(["repo", "commit", "path", "cell", "line", "code", "verdict", "sha1", "severity", "note"])
-    for repo, commit, path, line, _column, cell, code, sha1, severity, note in sample:
-        writer.writerow([repo, commit, path, cell, line, code, "", sha1, severity, note])
+    # (the column tells two findings of one rule on one line apart: `img.cuda(), mask.cuda()`)
+    writer.writerow(["repo", "commit", "path", "cell", "line", "column", "code", "verdict", "sha1", "severity", "note"])
+    for repo, commit, path, line, column, cell, code, sha1, severity, note in sample:
+        writer.writerow([repo, commit, path, cell, line, column, code, "", sha1, severity, note])
     if args.out:
         out.close()
     return 0
