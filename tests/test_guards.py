@@ -300,9 +300,20 @@ def test_a_check_of_a_setting_that_moves_to_cuda_in_its_body_is_no_cuda_check(tm
         ("torch.cuda._initialized", True),  # torch's own `checkpoint.py`
         ("len(torch.cuda.default_generators) > 0", True),  # mmpretrain's revvit
         ("torch.cuda.manual_seed_all", False),
+        ("str(self.device).__contains__('cuda')", True),  # WenmuZhou/PAN.pytorch's predict.py
+        ("str(self.device).__contains__('cpu')", False),
+        ("name.endswith('cuda')", False),
+        # junyanz/pytorch-CycleGAN-and-pix2pix's generators (copied into Attention-Gated-Networks and many more)
+        ("self.gpu_ids and isinstance(input.data, torch.cuda.FloatTensor)", True),
+        ("isinstance(x, (torch.FloatTensor, torch.cuda.FloatTensor))", True),
+        ("isinstance(input.data, torch.FloatTensor)", False),
+        ("opt['data.cuda']", True),  # jakesnell/prototypical-networks' option dictionary
+        ("'CUDA out of memory' in str(e)", True),  # s3prl's runner: only after CUDA's runtime raised
+        ("'out of memory' in str(e)", False),
+        ("opt['data.path']", False),
     ],
 )
-def test_an_attribute_saying_whether_cuda_state_exists_is_a_cuda_check(test, flag):
+def test_what_an_if_test_asks_about_cuda(test, flag):
     module = ast.parse(f"import torch\nif {test}:\n    pass\n")
     assert is_cuda_check(module.body[1].test, ImportTable.from_module(module)) is flag  # type: ignore[attr-defined]
 
@@ -330,27 +341,6 @@ def test_a_flag_cleared_where_cuda_is_absent_guards_what_it_switches_on(tmp_path
 def test_a_flag_set_again_after_it_was_cleared_guards_nothing(tmp_path):
     notes = _notes(tmp_path, CLEARED.format(rebind="args.distributed = world_size > 1\n"))
     assert notes[(10, "DIST002")] == ""
-
-
-@pytest.mark.parametrize(
-    "test, guarded",
-    [
-        ("str(self.device).__contains__('cuda')", True),  # WenmuZhou/PAN.pytorch's predict.py
-        ("str(self.device).__contains__('cpu')", False),
-        ("name.endswith('cuda')", False),
-        # junyanz/pytorch-CycleGAN-and-pix2pix's generators (copied into Attention-Gated-Networks and many more)
-        ("self.gpu_ids and isinstance(input.data, torch.cuda.FloatTensor)", True),
-        ("isinstance(x, (torch.FloatTensor, torch.cuda.FloatTensor))", True),
-        ("isinstance(input.data, torch.FloatTensor)", False),
-        ("opt['data.cuda']", True),  # jakesnell/prototypical-networks' option dictionary
-        ("'CUDA out of memory' in str(e)", True),  # s3prl's runner: only after CUDA's runtime raised
-        ("'out of memory' in str(e)", False),
-        ("opt['data.path']", False),
-    ],
-)
-def test_a_device_name_asked_whether_it_holds_cuda_is_a_cuda_check(test, guarded):
-    module = ast.parse(f"import torch\nif {test}:\n    pass\n")
-    assert is_cuda_check(module.body[1].test, ImportTable.from_module(module)) is guarded  # type: ignore[attr-defined]
 
 
 INSTANCE_FLAG = (

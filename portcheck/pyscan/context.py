@@ -2214,13 +2214,34 @@ def _weight_surgery(node: ast.AST) -> bool:
 def is_step_loop(loop: Optional[ast.AST]) -> bool:
     """True when a loop runs a model step per iteration: its own body (not its nested loops or
     functions) trains, runs under `no_grad` or calls a model, or it iterates a data loader and moves
-    the batch to a device. A loop that only looks at CPU data is not one."""
+    the batch to a device. A loop that only looks at CPU data is not one, nor an epoch loop around one
+    (`for epoch in range(start_epoch, epochs):` whose own body also zeroes gradients or switches modes,
+    yolov5's train.py: what it does there runs once per epoch)."""
+    if _is_epoch_loop(loop):
+        return False
     return _loop_calls(loop, "_portcheck_step", _is_step_call, devices=True)
+
+
+# A loop variable that counts epochs (`for epoch in range(...)`, `for ep in ...`).
+_EPOCH_NAME = re.compile(r"^(?:_?epoch|epochs|ep|epoch_?(?:idx|id|num|i)|i_?epoch|cur_?epoch|e_?idx)$", re.IGNORECASE)
+
+
+def _is_epoch_loop(loop: Optional[ast.AST]) -> bool:
+    """`for epoch in range(n):` whose own statements hold a loop that trains or goes over a data loader."""
+    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)):
+        return False
+    if not _EPOCH_NAME.match(loop.target.id):
+        return False
+    inner = [n for s in loop.body for n in ast.walk(s) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    return any(is_training_loop(n) or _iterates_loader(n) for n in inner)
 
 
 def is_training_loop(loop: Optional[ast.AST]) -> bool:
     """True when a loop's own body trains: a backward pass, `zero_grad` or an optimizer's `step`. An
-    evaluation, sampling or export loop that copies its results to the host for the caller is not one."""
+    evaluation, sampling or export loop that copies its results to the host for the caller is not one, nor an
+    epoch loop around the training loop (see `is_step_loop`)."""
+    if _is_epoch_loop(loop):
+        return False
     return _loop_calls(loop, "_portcheck_train", _is_train_call, devices=False)
 
 
