@@ -493,8 +493,16 @@ OFF_SWITCH_ATTR = "_portcheck_off_switch"  # set on a read of a name the module 
 def mark_off_switches(module: ast.Module) -> None:
     """`parallel = False`, then `if parallel: self.W = nn.DataParallel(self.W)` (Attention-Gated-Networks'
     grid attention): a name the module binds only to `False` switches off what it guards. Marks
-    (`OFF_SWITCH_ATTR`) its reads."""
-    _mark_names_only_bound_to(list(ast.walk(module)), lambda _, value: _is_bool(value, False), OFF_SWITCH_ATTR)
+    (`OFF_SWITCH_ATTR`) its reads. Not in a module that may rebind its names by other means (nanoGPT's
+    `profile = False`, then `exec(open('configurator.py').read())`, which sets it from the command line)."""
+    nodes = list(ast.walk(module))
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _REBINDS_BY_NAME for n in nodes):
+        return
+    _mark_names_only_bound_to(nodes, lambda _, value: _is_bool(value, False), OFF_SWITCH_ATTR)
+
+
+# Calls that may bind any of a module's names: `exec(...)` of a config file, `globals().update(...)`.
+_REBINDS_BY_NAME = frozenset({"exec", "eval", "globals", "vars", "locals", "setattr"})
 
 
 def _mark_names_only_bound_to(
