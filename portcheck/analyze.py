@@ -262,8 +262,9 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if "class " in text:
         mark_own_method_calls(module, _method_names(rules))
     cuda_context = bool(_CUDA_CONTEXT.search(text))
+    nodes: Optional[List[ast.AST]] = None  # every node of the module, walked once for the markers that ask
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
-        nodes = list(ast.walk(module))  # one walk for both
+        nodes = list(ast.walk(module))
         mark_cuda_flags(nodes, imports)
         mark_cuda_side_helpers(module, nodes, imports)
     dispatch = build_dispatch(
@@ -285,7 +286,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if path and is_benchmark_path(path):
         root = root._replace(bench_file=True)
     if "= False" in text:
-        mark_off_switches(module)
+        mark_off_switches(nodes if nodes is not None else list(ast.walk(module)))
     if "__main__" in text:
         mark_self_tests(module)
     if "triton" in text and ("def test" in text or "__main__" in text):

@@ -490,19 +490,21 @@ def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
 OFF_SWITCH_ATTR = "_portcheck_off_switch"  # set on a read of a name the module only ever sets to `False`
 
 
-def mark_off_switches(module: ast.Module) -> None:
+def mark_off_switches(nodes: Sequence[ast.AST]) -> None:
     """`parallel = False`, then `if parallel: self.W = nn.DataParallel(self.W)` (Attention-Gated-Networks'
     grid attention): a name the module binds only to `False` switches off what it guards. Marks
     (`OFF_SWITCH_ATTR`) its reads. Not in a module that may rebind its names by other means (nanoGPT's
-    `profile = False`, then `exec(open('configurator.py').read())`, which sets it from the command line)."""
-    nodes = list(ast.walk(module))
+    `profile = False`, then `exec(open('configurator.py').read())`, which sets it from the command line).
+    `nodes`: every node of the module (`ast.walk`)."""
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _REBINDS_BY_NAME for n in nodes):
         return
     _mark_names_only_bound_to(nodes, lambda _, value: _is_bool(value, False), OFF_SWITCH_ATTR)
 
 
-# Calls that may bind any of a module's names: `exec(...)` of a config file, `globals().update(...)`.
-_REBINDS_BY_NAME = frozenset({"exec", "eval", "globals", "vars", "locals", "setattr"})
+# Builtins that read a scope's names by string (`self.__dict__.update(locals())`, `eval(expr)`), and with
+# `globals()` and `setattr` those that may bind any of a module's names (`exec(...)` of a config file).
+READS_NAMES_BY_STRING = frozenset({"locals", "vars", "eval", "exec"})
+_REBINDS_BY_NAME = READS_NAMES_BY_STRING | {"globals", "setattr"}
 
 
 def _mark_names_only_bound_to(
@@ -1447,10 +1449,10 @@ def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
     """`connected_components_gpu(target) if target.is_cuda else connected_components_cpu(target)` (anomalib's
     PRO metric): two functions of the project called with the same arguments, one for CUDA and one for the rest.
     (`x.cuda() if ... else x.cpu()` moves a value: not this.)"""
-    first, second = calls
-    if ast.dump(ast.Tuple(first.args + [k.value for k in first.keywords], ast.Load())) != ast.dump(
-        ast.Tuple(second.args + [k.value for k in second.keywords], ast.Load())
-    ) or [k.arg for k in first.keywords] != [k.arg for k in second.keywords]:
+    first, second = (
+        ([ast.dump(a) for a in c.args], [(k.arg, ast.dump(k.value)) for k in c.keywords]) for c in calls
+    )
+    if first != second:
         return False
     names = [_last_name(c.func) for c in calls]
     return (
@@ -2234,14 +2236,21 @@ def is_step_loop(loop: Optional[ast.AST]) -> bool:
 _EPOCH_NAME = re.compile(r"^(?:_?epoch|epochs|ep|epoch_?(?:idx|id|num|i)|i_?epoch|cur_?epoch|e_?idx)$", re.IGNORECASE)
 
 
+_EPOCH_MEMO = "_portcheck_epoch"
+
+
 def _is_epoch_loop(loop: Optional[ast.AST]) -> bool:
     """`for epoch in range(n):` whose own statements hold a loop that trains or goes over a data loader."""
     if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)):
         return False
     if not _EPOCH_NAME.match(loop.target.id):
         return False
-    inner = [n for s in loop.body for n in ast.walk(s) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    return any(is_training_loop(n) or _iterates_loader(n) for n in inner)
+    cached = getattr(loop, _EPOCH_MEMO, None)  # asked of every step-loop hit inside it
+    if cached is None:
+        inner = [n for s in loop.body for n in ast.walk(s) if isinstance(n, _LOOPS)]
+        cached = any(is_training_loop(n) or _iterates_loader(n) for n in inner)
+        setattr(loop, _EPOCH_MEMO, cached)
+    return cached
 
 
 def is_training_loop(loop: Optional[ast.AST]) -> bool:
@@ -3762,17 +3771,11 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         isinstance(root, ast.Call)
         and isinstance(root.func, ast.Attribute)
         and root.func.attr not in _MOVES
-        and isinstance(root.func.value, ast.BinOp)
+        and isinstance(root.func.value, (ast.BinOp, ast.Call))
     ):
-        return is_host_value(root.func.value, scope, imports, copies)  # `(len2 - 1).sum()` of a host `len2`
-    if (
-        isinstance(root, ast.Call)
-        and isinstance(root.func, ast.Attribute)
-        and root.func.attr not in _MOVES
-        and isinstance(root.func.value, ast.Call)
-        and is_host_value(root.func.value, scope, imports, copies)
-    ):
-        return True  # `memories.cpu().t()`: a method of a host copy, in one chain (GEM's `project2cone2`)
+        # a method that moves nothing is where its receiver is: `(len2 - 1).sum()` of a host `len2`,
+        # `memories.cpu().t()` (GEM's `project2cone2`)
+        return is_host_value(root.func.value, scope, imports, copies)
     # `d`, and a method of it that moves nothing (`d.transpose(1, 2)`): where `d` is; or a name read before the
     # statement that moves it to the device
     node = _chain_root_node(root)

@@ -37,6 +37,7 @@ from portcheck.pyscan.context import (
     MESSAGE_KEYWORDS,
     OFF_SWITCH_ATTR,
     PREDICATE_NOTE,
+    READS_NAMES_BY_STRING,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
     UNREAD_FLAG_ATTR,
@@ -174,7 +175,6 @@ UNREAD_PARAMETER_NOTE = (
     "lowered to info: the function never reads this parameter, so its default picks nothing (callers that pass"
     " a device choose it)"
 )
-_READS_EVERY_NAME = frozenset({"locals", "vars", "eval", "exec"})
 
 
 def _unread_parameters(fn: ast.AST) -> FrozenSet[str]:
@@ -192,7 +192,7 @@ def _unread_parameters(fn: ast.AST) -> FrozenSet[str]:
     for stmt in body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name):
-                if node.id in _READS_EVERY_NAME:
+                if node.id in READS_NAMES_BY_STRING:
                     return frozenset()
                 read.add(node.id)
     positional = [*args.posonlyargs, *args.args]
@@ -889,6 +889,9 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
                 methods.setdefault(name, []).append((key, matcher.handler()))
         else:
             rest.append((key, matcher.handler()))
+    # what a resolved callee runs: its own call matchers, then the prefix ones (which run for every callee)
+    calls_of = {name: (*entries, *calls_wild) for name, entries in calls_exact.items()}
+    wild_only = tuple(calls_wild)
 
     def dispatch(node, parent, ctx, imports) -> Iterator[Hit]:
         if refs and not (type(parent) is ast.Attribute and parent.value is node):
@@ -898,14 +901,15 @@ def _dispatcher(keyed: Sequence[Tuple[object, Matcher]]) -> Dispatch:
                 held = held or (type(root) is ast.Attribute and root.attr == "torch")
             if type(root) is ast.Name and (root.id in imports.aliases or held):
                 yield from _run(refs, node, parent, ctx, imports)
-        if calls_exact or calls_wild:
+        if calls_of or wild_only:
             name = imports.resolved(node.func)
-            if name is not None:
+            entries = calls_of.get(name, wild_only) if name is not None else ()
+            if entries:
                 # One hit per rule and call, its first in the source: `load(..., sources=[..."k.cu"],
                 # extra_cuda_cflags=[...])` matched by its sources and by its flags is one extension build
                 # (DECA's renderer), reported at its sources.
                 first: Dict[object, Hit] = {}
-                for hit in _run((*calls_exact.get(name, ()), *calls_wild), node, parent, ctx, imports):
+                for hit in _run(entries, node, parent, ctx, imports):
                     earlier = first.get(hit[0])
                     if earlier is None or _position(hit[1]) < _position(earlier[1]):
                         first[hit[0]] = hit
