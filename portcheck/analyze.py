@@ -44,6 +44,7 @@ from portcheck.pyscan.testcode import (
     imports_cuda_runtime,
     is_benchmark_path,
     is_benchmark_suite_path,
+    is_collected_test,
     is_conversion_script,
     is_data_pipeline_path,
     is_evaluation_path,
@@ -265,7 +266,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     nodes: Optional[List[ast.AST]] = None  # every node of the module, walked once for the markers that ask
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
         nodes = list(ast.walk(module))
-        mark_cuda_flags(nodes, imports)
+        tests = bool(path) and is_collected_test(path) and is_test_module(path, module)
+        mark_cuda_flags(nodes, imports, imported=not tests)
         mark_cuda_side_helpers(module, nodes, imports)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher)

@@ -226,7 +226,10 @@ def on_other_platform(findings: Sequence[Finding], code: PlatformCode, target: T
 _RUN_CONFIGS = frozenset({"config", "dotenv", "shell"})
 
 
-def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target) -> List[Finding]:
+def _text_findings(
+    rules: Sequence[CompiledRule], kind: str, text: str, path: str, target: Target, test: bool = False
+) -> List[Finding]:
+    """The findings of a file's text rules; `test`: the file is part of a test suite."""
     lines = python_lines(text)
     out: List[Finding] = []
     other_platform = kind == "requirements" and other_accelerator_requirements(path)
@@ -250,6 +253,8 @@ def _text_findings(rules: Sequence[CompiledRule], kind: str, text: str, path: st
                 marked = matcher.kind == "requirement" and bool(PLATFORM_MARKER.search(source))
                 sev, note = (severity.lowered(), MARKER_NOTE) if marked else (severity, "")
                 if not marked and matcher.lowers(source, lines):
+                    if matcher.lower_note is None and test:
+                        continue  # `CUDA_VISIBLE_DEVICES="" python train.py` in a test script: a CPU run anywhere
                     marked, sev, note = True, severity.lowered(), matcher.lower_note or SET_TO_NOTE
                 elif not marked and line in extras:
                     marked, sev, note = True, severity.lowered(), EXTRA_NOTE.format(extra=extras[line])
@@ -416,8 +421,9 @@ def analyze_text_targets(
         per_target, error, lines = _notebook(text, path, prepared, targets)
     else:
         lines = count_lines(text)
-        per_target = [_text_findings(prepared.text_rules, kind, text, path, t) for t in targets]
-        if kind in _RUN_CONFIGS and is_test_path(project_path(path, group[0].roots)):
+        test = is_test_path(project_path(path, group[0].roots))
+        per_target = [_text_findings(prepared.text_rules, kind, text, path, t, test) for t in targets]
+        if kind in _RUN_CONFIGS and test:
             # a test suite's run configuration (Megatron's `tests/functional_tests/.../model_config.yaml`)
             # configures test runs, not the product: as test code, one level lower
             per_target = [[lower_finding(f, TEST_NOTE) for f in found] for found in per_target]

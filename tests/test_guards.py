@@ -284,6 +284,46 @@ def test_a_cuda_flag_only_ever_set_to_true_is_no_check(tmp_path, value, guarded)
     assert ("CUDA check" in note) is guarded, note
 
 
+@pytest.mark.parametrize(
+    "head, test, guarded",
+    [
+        # Cadene's vqa.pytorch `def factory(opt, cuda=True, ...)`: on unless a caller turns it off
+        ("def main(model, cuda=True):\n", "cuda", False),
+        ("def main(model, *, use_cuda=True):\n", "use_cuda", False),
+        ("def main(model, cuda=False):\n", "cuda", True),
+        ("def main(model, cuda=True):\n    cuda = cuda and torch.cuda.is_available()\n", "cuda", True),
+        # hszhao/SAN's `position(h, w, is_cuda=True)`, called as `position(h, w, x.is_cuda)`
+        ("def f(x):\n    return main(x, x.is_cuda)\ndef main(model, is_cuda=True):\n", "is_cuda", True),
+        ("def f(x):\n    return main(x, use_cuda=True)\ndef main(model, use_cuda=True):\n", "use_cuda", False),
+        # lyeoni's nlp-tutorial: `p.add_argument('--cuda', default=True, type=bool)`, then `if config.cuda:`
+        ("p.add_argument('--cuda', default=True, type=bool)\ndef main(model, config):\n", "config.cuda", False),
+        ("p.add_argument('--use-cuda', action='store_true')\ndef main(model, config):\n", "config.use_cuda", True),
+        (
+            "p.add_argument('--cuda', default=True)\nargs = p.parse_args()\n"
+            "args.cuda = args.cuda and torch.cuda.is_available()\ndef main(model, config):\n",
+            "config.cuda",
+            True,
+        ),
+    ],
+)
+def test_a_cuda_switch_on_by_default_is_no_check(tmp_path, head, test, guarded):
+    text = f"import torch\n{head}    if {test}:\n        model = model.cuda()\n"
+    line = text.count("\n")
+    note = _notes(tmp_path, text)[(line, "DEV002")]
+    assert ("CUDA check" in note) is guarded, note
+
+
+@pytest.mark.parametrize("passed, guarded", [("x.is_cuda", True), ("True", False)])
+def test_a_method_handed_a_cuda_check_for_its_switch_is_guarded(tmp_path, passed, guarded):
+    text = (
+        "import torch\nclass A:\n    def f(self, x):\n        return self.main(x, "
+        + passed
+        + ")\n    def main(self, model, is_cuda=True):\n        if is_cuda:\n            model = model.cuda()\n"
+    )
+    note = _notes(tmp_path, text)[(7, "DEV002")]
+    assert ("CUDA check" in note) is guarded, note
+
+
 def test_a_check_of_a_setting_that_moves_to_cuda_in_its_body_is_no_cuda_check(tmp_path):
     # A-ViT's `if args.distr_prior_alpha > 0.: self.distr_target = torch.Tensor(...).cuda()`: `.cuda()` in the
     # value read as the flag `self.cuda` made it an unread CUDA flag, lowered to info

@@ -25,6 +25,8 @@ HEAD = (
         # meetps/pytorch-semseg's `pspnet.py`: wrapped only to save a checkpoint with the `module.` prefix
         ("    torch.save({'model_state': model.state_dict()}, path)\n", 6),
         ("    torch.save(model.state_dict(), path)\n    model.forward(x)\n", 0),  # a method that runs it
+        # soobinseo/Transformer-TTS's training loop: `forward` runs the wrapper, whatever reads `.module` beside it
+        ("    out = model.forward(x)\n    log(model.module.encoder.alpha)\n", 0),
     ],
 )
 def test_a_wrapper_that_never_runs(rest, line):

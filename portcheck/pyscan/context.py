@@ -233,7 +233,9 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
         elif isinstance(node, ast.Attribute):
             # (a project's own module flag counts, pytext's `cuda.CUDA_ENABLED`; torch's attributes do not)
             if node.attr == "is_cuda" or (
-                _CUDA_FLAG.match(node.attr) and not (imports.resolve(node) or "").startswith("torch.")
+                _CUDA_FLAG.match(node.attr)
+                and not (imports.resolve(node) or "").startswith("torch.")
+                and not getattr(node, CONSTANT_FLAG_ATTR, False)
             ):
                 return True
             if getattr(node, CUDA_FLAG_ATTR, False):
@@ -363,10 +365,11 @@ def is_docstring(stmt: ast.AST) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
+def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bool = True) -> None:
     """Mark (`CUDA_FLAG_ATTR`) every read of a name the module binds exactly once, to a CUDA check or to
     `True if <check> else False` (MODNet's `GPU = True if torch.cuda.device_count() > 0 else False`): a
-    test on it asks what the check asked. `nodes`: every node of the module (`ast.walk`)."""
+    test on it asks what the check asked. `nodes`: every node of the module (`ast.walk`); `imported`: False
+    for a module nothing imports (a test runner's `test_*.py`), whose names are read there or nowhere."""
     flags: Set[str] = set()
     predicates: Set[str] = set()
     methods: Set[str] = set()
@@ -416,9 +419,10 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
         elif isinstance(node, ast.For):
             _mark_searched_literals(node)
     _mark_cleared_flags(nodes, imports)
-    _mark_guard_flags(nodes, imports)
+    _mark_guard_flags(nodes, imports, imported)
     _mark_speedup_flags(nodes, imports)
     _mark_constant_flags(nodes)
+    _mark_default_on_flags(nodes)
 
 
 def _mark_instance_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
@@ -505,6 +509,85 @@ def mark_off_switches(nodes: Sequence[ast.AST]) -> None:
 # `globals()` and `setattr` those that may bind any of a module's names (`exec(...)` of a config file).
 READS_NAMES_BY_STRING = frozenset({"locals", "vars", "eval", "exec"})
 _REBINDS_BY_NAME = READS_NAMES_BY_STRING | {"globals", "setattr"}
+
+
+def _mark_default_on_flags(nodes: Sequence[ast.AST]) -> None:
+    """A CUDA-named switch that is on unless someone turns it off: a parameter whose default is `True` (Cadene's
+    vqa.pytorch `def factory(opt, cuda=True, ...)`, UnsupervisedMT's `build_attention_model(params, data,
+    cuda=True)`), or a command-line option declared `default=True` (lyeoni's `p.add_argument('--cuda',
+    default=True, type=bool)`, then `if config.cuda:`). What it guards runs by default, on any device, so it
+    is no CUDA check: marks (`CONSTANT_FLAG_ATTR`) the reads, in the function or the module, of a name or
+    attribute nothing there rebinds."""
+    options: Set[str] = set()
+    stored: Set[str] = set()  # attributes the module sets (`args.cuda = args.cuda and torch.cuda.is_available()`)
+    calls: Optional[Dict[str, List[ast.Call]]] = None
+    for node in nodes:
+        if isinstance(node, _FUNCTION_DEFS):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            on = {a.arg for a, d in pairs if _is_bool(d, True) and _positive_flag(a.arg)}
+            if not on:
+                continue
+            if calls is None:
+                calls = {}
+                for n in nodes:
+                    if isinstance(n, ast.Call):
+                        calls.setdefault(_last_name(n.func), []).append(n)
+            # a caller in the module that hands it a value (hszhao/SAN's `position(h, w, x.is_cuda)`): a check
+            on -= _passed_otherwise(node, calls.get(node.name, []), on)
+            if not on:
+                continue
+            inner = list(ast.walk(node))
+            rebound = {
+                n.id for n in inner if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+            }
+            for n in inner:
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in on - rebound:
+                    setattr(n, CONSTANT_FLAG_ATTR, True)
+        elif isinstance(node, ast.Call) and _last_name(node.func) == "add_argument":
+            dest = _option_dest(node)
+            default_on = any(k.arg == "default" and _is_bool(k.value, True) for k in node.keywords)
+            if default_on and dest and _positive_flag(dest):
+                options.add(dest)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stored.add(node.attr)
+    options -= stored
+    if options:
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in options:
+                setattr(node, CONSTANT_FLAG_ATTR, True)
+
+
+def _passed_otherwise(fn: ast.AST, calls: Sequence[ast.Call], names: Set[str]) -> Set[str]:
+    """Of the parameters `names` of `fn`, those a call among `calls` passes a value other than `True`."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]  # type: ignore[attr-defined]
+    passed: Set[str] = set()
+    for call in calls:
+        # `self.f(...)`, `obj.f(...)` skip a method's own first parameter
+        skip = 1 if isinstance(call.func, ast.Attribute) and params[:1] in (["self"], ["cls"]) else 0
+        given = [(params[i + skip], a) for i, a in enumerate(call.args) if i + skip < len(params)]
+        given += [(k.arg, k.value) for k in call.keywords if k.arg]
+        passed.update(name for name, value in given if name in names and not _is_bool(value, True))
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            passed.update(names)  # `f(*args, **kwargs)`: anything may be passed
+    return passed
+
+
+def _positive_flag(name: str) -> bool:
+    return bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
+
+
+def _option_dest(call: ast.Call) -> Optional[str]:
+    """The attribute `parser.add_argument("--use-cuda", ...)` sets (`use_cuda`; `dest=` when given)."""
+    for k in call.keywords:
+        if k.arg == "dest":
+            return k.value.value if isinstance(k.value, ast.Constant) and isinstance(k.value.value, str) else None
+    for a in call.args:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
+            return a.value[2:].replace("-", "_")
+    return None
 
 
 def _mark_names_only_bound_to(
@@ -608,7 +691,7 @@ SKIP_DECORATORS = frozenset({"skipIf", "skipUnless", "skipif"})
 COPY_HINTS = frozenset({"non_blocking", "pin_memory"})
 
 
-def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
+def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bool = True) -> None:
     """Mark (`GUARD_FLAG_ATTR`) `use_cuda = torch.cuda.is_available()` when every read of the name it binds
     (its own value aside) is the whole test of a pure guard (`if use_cuda: torch.cuda.synchronize()`): the
     check protects CUDA-only code, as `if torch.cuda.is_available():` written there would, and picks no
@@ -668,11 +751,13 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 # a flag nothing reads (`self.sync_cuda = torch.cuda.is_available()`, motion-diffusion-model's
                 # training loop; gpt-fast's `use_cuda = 'cuda' in device` in `_load_model`) picks nothing either
                 # (an instance's attribute or a function's local: a module's name may be imported and read
-                # elsewhere)
+                # elsewhere, unless nothing imports the module: mozilla/TTS's `use_cuda` in a `test_*.py`)
                 if key.startswith("self."):
                     unread = not names and key[5:] not in attributes
                 elif names or key in declared:
                     unread = False
+                elif not imported:
+                    unread = True
                 else:
                     if local is None:
                         local = {
@@ -2157,6 +2242,107 @@ def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
             ):
                 return True
     return False
+
+
+# A name for the token that ends a sequence (`EOS_token`, `eos_token_id`, `tokenizer.eos_id`, `end_idx`, `STOP`).
+_END_TOKEN_WORDS = frozenset({"eos", "eot", "end", "stop"})
+_END_TOKEN_TEXT = frozenset({"<eos>", "</s>", "<end>", "<|endoftext|>"})
+
+
+def _names_end_token(expr: ast.AST) -> bool:
+    for sub in ast.walk(expr):
+        word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
+        if word is not None and _END_TOKEN_WORDS.intersection(re.split(r"_+", word.lower())):
+            return True
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value.lower() in _END_TOKEN_TEXT:
+            return True
+    return False
+
+
+_STOP_MEMO = "_portcheck_stop"
+
+
+def _reads_item(expr: ast.AST) -> bool:
+    """`topi.item()`, `int(topi.item())`: one value read to the host."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and len(expr.args) == 1:
+        expr = expr.args[0]  # int(...)
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item"
+
+
+def stop_token_tests(loop: Optional[ast.AST]) -> Tuple[FrozenSet[int], FrozenSet[str]]:
+    """In a loop that trains nothing, the tests that leave it at the end token (`if topi.item() == EOS_token:
+    break`, a greedy decoder's stop): the ids of their nodes, and the names they compare (`predicted_token`,
+    bound to `output.argmax(-1).item()` before). Reading the token there is what decoding one token at a
+    time is for on any device: the host needs it to stop and to look the word up."""
+    if not isinstance(loop, _LOOPS):
+        return frozenset(), frozenset()
+    cached = getattr(loop, _STOP_MEMO, None)
+    if cached is None:
+        nodes: Set[int] = set()
+        names: Set[str] = set()
+        if not is_training_loop(loop):
+            stack: List[ast.AST] = list(loop.body)
+            while stack:
+                stmt = stack.pop()
+                if isinstance(stmt, (ast.If, ast.With, ast.AsyncWith, ast.Try)):
+                    stack.extend(getattr(stmt, "body", []) + getattr(stmt, "orelse", []))
+                if not (isinstance(stmt, ast.If) and any(isinstance(s, (ast.Break, ast.Return)) for s in stmt.body)):
+                    continue
+                test = stmt.test
+                terms = test.values if isinstance(test, ast.BoolOp) else [test]
+                for term in terms:
+                    # a comparison of one token (`topi.item() == EOS_token`, `token == eos_id`); not a batch's
+                    # `(tokens == eos).all()`, whose sequences a loop without syncs could mask instead
+                    if not (isinstance(term, ast.Compare) and len(term.ops) == 1):
+                        continue
+                    if not isinstance(term.ops[0], (ast.Eq, ast.Is, ast.In)):
+                        continue
+                    sides = (term.left, term.comparators[0])
+                    for read, other in (sides, sides[::-1]):
+                        if not _names_end_token(other) or _names_end_token(read):
+                            continue
+                        if isinstance(read, ast.Name):
+                            names.add(read.id)
+                        elif _reads_item(read):
+                            nodes.update(id(n) for n in ast.walk(read))
+                            nodes.add(id(test))
+        cached = (frozenset(nodes), frozenset(names))
+        setattr(loop, _STOP_MEMO, cached)
+    return cached
+
+
+_TRAINS_MEMO = "_portcheck_trains"
+
+
+def _function_trains(scope: Optional[ast.AST]) -> bool:
+    """Whether a function takes a training step anywhere in its body (a seq2seq tutorial's `train()` that
+    decodes without teacher forcing, stopping at EOS, then calls `loss.backward()`)."""
+    if not isinstance(scope, _FUNCTION_DEFS):
+        return False
+    cached = getattr(scope, _TRAINS_MEMO, None)
+    if cached is None:
+        cached = any(isinstance(n, ast.Call) and _is_train_call(n) for n in ast.walk(scope))
+        setattr(scope, _TRAINS_MEMO, cached)
+    return cached
+
+
+def reads_stop_token(
+    node: ast.AST, parent: Optional[ast.AST], loop: Optional[ast.AST], scope: Optional[ast.AST]
+) -> bool:
+    """A read (`.item()`) in, or bound to a name compared in, a decoding loop's test for its end token,
+    outside a function that trains (there each token's read is a sync in the training step)."""
+    nodes, names = stop_token_tests(loop)
+    if not (nodes or names) or _function_trains(scope):
+        return False
+    if id(node) in nodes:
+        return True
+    return (
+        isinstance(parent, ast.Assign)
+        and parent.value is node
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+        and parent.targets[0].id in names
+    )
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -3804,6 +3990,27 @@ def on_host_array(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable
     if not isinstance(func, ast.Attribute) or func.attr in _MOVES:
         return False
     return is_host_value(func.value, scope, imports)
+
+
+def numpy_of_host_tensor(call: ast.Call) -> bool:
+    """`lengths.long().numpy()`, `x.detach().numpy()`: `.numpy()` raises on a CUDA tensor (unless `force=True`), so
+    code that runs on CUDA calls it this way, with no host copy (`.cpu()`, `.to(...)`) in the chain, only on a tensor
+    already on the host (a batch's lengths before they are moved: r9y9/deepvoice3_pytorch's train.py)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "numpy" and not call.args):
+        return False
+    if any(k.arg == "force" for k in call.keywords):
+        return False
+    expr: ast.AST = func.value
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            if expr.func.attr in ("cpu", "to", "type"):
+                return False
+            expr = expr.func.value
+        elif isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        else:
+            return isinstance(expr, ast.Name)
 
 
 def switch_words(node: ast.AST) -> FrozenSet[str]:

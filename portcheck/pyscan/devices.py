@@ -13,6 +13,7 @@ from portcheck.pyscan.context import (
     is_cuda_check,
     is_flag_device_choice,
     is_host_value,
+    reads_stop_token,
     shown_names,
     skips_without_cuda,
 )
@@ -524,6 +525,8 @@ class TensorControlFlowMatcher(Matcher):
             return  # `except OverflowError:` then a look for the parameter that overflowed: a rare error path
         if ctx.periodic:
             return  # `if step % eval_every == 0:` then a NaN check per parameter: once every k steps
+        if reads_stop_token(node.test, None, ctx.loop, ctx.scope):
+            return  # `if topi.item() == EOS_token: break`: a decoder's stop; it leaves the loop and branches no graph
         for sub in ast.walk(node.test):
             if isinstance(sub, ast.Call):
                 func = sub.func

@@ -42,6 +42,8 @@ from portcheck.pyscan.context import (
     is_message_call,
     is_step_loop,
     is_training_loop,
+    numpy_of_host_tensor,
+    reads_stop_token,
 )
 from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted, none_operand
 from portcheck.torchfacts import (
@@ -440,10 +442,12 @@ class Matcher:
             if inside == "step-loop" and (
                 ((ctx.evaluation or is_evaluation_function(ctx.scope)) and not is_training_loop(ctx.loop))
                 or is_evaluation_loop(ctx.loop)
+                or reads_stop_token(node, parent, ctx.loop, ctx.scope)
             ):
                 # evaluation or batch inference over a dataset (or a loop of an evaluation script that trains
                 # nothing; swav's `eval_linear.py` trains a probe): reading each result to the host is what the
-                # loop is for, as `.cpu()` is in a loop that does not train
+                # loop is for, as `.cpu()` is in a loop that does not train; and the token a greedy decoder
+                # reads to stop at the end of the sequence
                 declined = True
             mark: Callable[[Ctx], Ctx]
             if declined:
@@ -858,12 +862,25 @@ OWN_METHOD_ATTR = "_portcheck_own_method"  # on `self.to_sparse()` where the cla
 def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
     """Mark (OWN_METHOD_ATTR) the calls `self.name(...)` inside a class that defines a method `name` among
     `names` (botorch's `SparseOutlierNoise.to_sparse()`, which slices a dense parameter): the class's own
-    method, not the tensor method a rule means."""
+    method, not the tensor method a rule means. So is an attribute the class sets to an object it builds
+    (`self.stft = ConvSTFT(...)`, DeepComplexCRN's real convolution STFT; not a `partial` of a function)."""
     classes = [n for n in module.body if isinstance(n, ast.ClassDef)]  # and the classes defined in them
     while classes:
         cls = classes.pop()
         classes.extend(n for n in cls.body if isinstance(n, ast.ClassDef))
         own = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} & names
+        own |= {
+            target.attr
+            for node in ast.walk(cls)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and (dotted(node.value.func) or "").rsplit(".", 1)[-1] != "partial"
+            for target in node.targets
+            if isinstance(target, ast.Attribute)
+            and target.attr in names
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        }
         if not own:
             continue
         for node in ast.walk(cls):
@@ -927,6 +944,8 @@ class MethodMatcher(Matcher):
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
         if isinstance(func.value, ast.Constant) or getattr(node, OWN_METHOD_ATTR, False):
             return  # `"a,b".split()`: a method of a literal; `self.to_sparse()`: the class's own method
+        if func.attr == "numpy" and numpy_of_host_tensor(node):
+            return  # `lengths.long().numpy()`: no host copy in the chain, so a tensor already on the host
         if not self.handed_on and (
             isinstance(parent, (ast.keyword, ast.Set, ast.List, ast.Tuple))
             or (isinstance(parent, ast.Call) and parent.func is not node)

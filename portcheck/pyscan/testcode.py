@@ -50,6 +50,16 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_FILE.match(parts[-1])) or any(_TEST_DIR.match(p) for p in parts[:-1])
 
 
+_TEST_MODULE = re.compile(r"(?i)^(?:test_\w+|\w+_test)\.py$")
+
+
+def is_collected_test(path: str) -> bool:
+    """A file named as a test runner's module (`test_model.py`, `model_test.py`): collected and run, not
+    imported, so a name it binds is read there or nowhere (with `is_test_module`: it holds tests)."""
+    parts = _parts(path)
+    return bool(parts) and bool(_TEST_MODULE.match(parts[-1]))
+
+
 # `benchmark_cauchy.py`, `bench_matmul.py`, `attention_benchmark.py`: a file that times code.
 # `bench.py` alone too (IST-DASLab/marlin's, timing its kernel at the repository's top)
 # `speed_test.py`, `test_speed.py` (LeViT's, timing CUDA and CPU throughput) too

@@ -123,6 +123,10 @@ def _unwraps(stmt: ast.stmt, name: str) -> bool:
     )
 
 
+# The methods that run a wrapper as calling it does.
+_RUNS = frozenset({"forward", "__call__"})
+
+
 def _unwrapped_uses(stmt: ast.stmt, name: str) -> Tuple[bool, int]:
     """(whether `stmt` uses `name` only as a method-call receiver or through `.module`, and does not rebind it
     other than by `name = name.module`; the line of its first `name.module`, or 0)."""
@@ -134,6 +138,8 @@ def _unwrapped_uses(stmt: ast.stmt, name: str) -> Tuple[bool, int]:
                 allowed.add(id(sub.value))
                 module_line = min(module_line or sub.lineno, sub.lineno)
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name):
+            if sub.func.value.id == name and sub.func.attr in _RUNS:
+                return False, 0  # `m.forward(x)` (soobinseo/Transformer-TTS's training loop) runs the wrapper
             if sub.func.value.id == name and sub.func.attr != "module":
                 allowed.add(id(sub.func.value))
     rebinds = _unwraps(stmt, name)
