@@ -324,6 +324,21 @@ def test_a_method_handed_a_cuda_check_for_its_switch_is_guarded(tmp_path, passed
     assert ("CUDA check" in note) is guarded, note
 
 
+@pytest.mark.parametrize(
+    "value, guarded",
+    [
+        # DropEdge's `--mixmode`, narrowed to where CUDA is
+        ("args.no_cuda and args.mixmode and torch.cuda.is_available()", True),
+        # nerfplusplus's `args.world_size = torch.cuda.device_count()`: a count that sizes a spawn, not a switch
+        ("torch.cuda.device_count()", False),
+    ],
+)
+def test_an_option_set_once_to_a_cuda_check_is_one(tmp_path, value, guarded):
+    text = f"import torch\nargs = parser.parse_args()\nargs.mixmode = {value}\nif args.mixmode:\n    adj = adj.cuda()\n"
+    note = _notes(tmp_path, text)[(5, "DEV002")]
+    assert ("CUDA check" in note) is guarded, note
+
+
 def test_a_check_of_a_setting_that_moves_to_cuda_in_its_body_is_no_cuda_check(tmp_path):
     # A-ViT's `if args.distr_prior_alpha > 0.: self.distr_target = torch.Tensor(...).cuda()`: `.cuda()` in the
     # value read as the flag `self.cuda` made it an unread CUDA flag, lowered to info

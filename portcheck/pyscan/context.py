@@ -374,6 +374,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
     predicates: Set[str] = set()
     methods: Set[str] = set()
     instance: Set[str] = set()  # attributes of `self` set to a CUDA check
+    options: Set[str] = set()  # attributes of another name (`args.mixmode`) set to a CUDA check
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
@@ -390,6 +391,18 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
             # `self.pin_memory = loader.pin_memory and torch.cuda.is_available()`, then `if self.pin_memory:
             # torch.cuda.current_device()` (the DataLoader copied into EDSR and RCAN)
             instance.add(cast(ast.Attribute, node.targets[0]).attr)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name)
+            and not (isinstance(node.value, ast.Call) and "count" in _last_name(node.value.func))
+            and _asks_device_presence(node.value, imports)
+        ):
+            # `args.mixmode = args.no_cuda and args.mixmode and torch.cuda.is_available()`, then `if args.mixmode:
+            # adj = adj.cuda()` (DropEdge's train_new.py): an option the module narrows to where CUDA is (not a
+            # count: nerfplusplus's `args.world_size = torch.cuda.device_count()` sizes a spawn)
+            options.add(dotted(node.targets[0]) or "")
         elif isinstance(node, _FUNCTION_DEFS) and _returns_cuda_check(node, imports):
             # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`; a method's
             # `if self._perf_stats.use_cuda_events():`
@@ -410,6 +423,8 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
                     setattr(node.func, CUDA_FLAG_ATTR, True)
     if instance:
         _mark_instance_flags(nodes, instance)
+    if options:
+        _mark_option_flags(nodes, options)
     for node in nodes:
         if isinstance(node, _FUNCTION_DEFS):
             _mark_narrowed_flags(node, imports)
@@ -438,6 +453,24 @@ def _mark_instance_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None
                 stores[node.attr] += 1
     for read in reads:
         if stores[read.attr] == 1:
+            setattr(read, CUDA_FLAG_ATTR, True)
+
+
+def _mark_option_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
+    """Mark (`CUDA_FLAG_ATTR`) the reads of each dotted option among `candidates` (`args.mixmode`) that the
+    module sets exactly once (to a CUDA check, found by the caller)."""
+    stores: Counter = Counter()
+    reads: List[Tuple[str, ast.Attribute]] = []
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            key = node.value.id + "." + node.attr
+            if key in candidates:
+                if isinstance(node.ctx, ast.Load):
+                    reads.append((key, node))
+                else:
+                    stores[key] += 1
+    for key, read in reads:
+        if stores[key] == 1:
             setattr(read, CUDA_FLAG_ATTR, True)
 
 

@@ -370,6 +370,8 @@ def _index_value(value: ast.AST) -> bool:
     attribute, a subscript (`os.environ["LOCAL_RANK"]`), a call of a rank or device-index getter."""
     if isinstance(value, ast.Constant):
         return isinstance(value.value, int) and not isinstance(value.value, bool)
+    if isinstance(value, ast.BinOp) and _builds_text(value):
+        return False  # `cudaid = "cuda:" + str(args.dev)` (GCNII): a device string, reported as one
     if isinstance(value, (ast.BinOp, ast.Subscript, ast.IfExp)):
         return True
     if isinstance(value, (ast.Name, ast.Attribute)):
@@ -379,6 +381,18 @@ def _index_value(value: ast.AST) -> bool:
         return last in ("int", "get_rank", "get_local_rank", "current_device", "current_device_index") or bool(
             RANKISH.match(last.replace("get_", ""))
         )
+    return False
+
+
+def _builds_text(expr: ast.BinOp) -> bool:
+    """`"cuda:" + str(i)`, `prefix + "%d" % i`: a sum whose operands include a string literal."""
+    while isinstance(expr, ast.BinOp):
+        if any(isinstance(x, ast.JoinedStr) or (isinstance(x, ast.Constant) and isinstance(x.value, str))
+               for x in (expr.left, expr.right)):
+            return True
+        if not isinstance(expr.left, ast.BinOp):
+            return False
+        expr = expr.left
     return False
 
 
