@@ -339,6 +339,21 @@ def test_an_option_set_once_to_a_cuda_check_is_one(tmp_path, value, guarded):
     assert ("CUDA check" in note) is guarded, note
 
 
+@pytest.mark.parametrize(
+    "other, guarded",
+    [
+        ("raise RuntimeError('needs CUDA')", False),
+        ("device = 'cpu'", True),
+        ("raise", True),  # an error handler's re-raise (s3prl's `if 'CUDA out of memory' in str(e): ... else: raise`)
+    ],
+)
+def test_the_cuda_side_of_a_requirement_is_not_guarded(tmp_path, other, guarded):
+    # MONAI's tutorials: `if torch.cuda.is_available(): device = torch.device("cuda:0") else: raise ...`
+    text = f"import torch\nif torch.cuda.is_available():\n    device = torch.device('cuda:0')\nelse:\n    {other}\n"
+    note = _notes(tmp_path, text)[(3, "DEV001")]
+    assert ("CUDA check" in note) is guarded, note
+
+
 def test_a_check_of_a_setting_that_moves_to_cuda_in_its_body_is_no_cuda_check(tmp_path):
     # A-ViT's `if args.distr_prior_alpha > 0.: self.distr_target = torch.Tensor(...).cuda()`: `.cuda()` in the
     # value read as the flag `self.cuda` made it an unread CUDA flag, lowered to info

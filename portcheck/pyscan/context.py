@@ -146,7 +146,10 @@ class Ctx(NamedTuple):
 
 # A project's own print for one rank of a distributed job (`print0`, `print_rank_0`, `rank0_print`,
 # `master_print`).
-_PRINT_HELPER = re.compile(r"^print_?(?:0|rank_?0|once|master|main)$|^(?:rank_?0|master|main)_print$")
+# (`print_to_log_file`: nnU-Net's trainers and their many medical-imaging copies)
+_PRINT_HELPER = re.compile(
+    r"^print_?(?:0|rank_?0|once|master|main)$|^(?:rank_?0|master|main)_print$|^print_to_(?:log|console)\w*$"
+)
 
 
 def is_message_call(node: ast.Call) -> bool:
@@ -164,7 +167,7 @@ def is_message_call(node: ast.Call) -> bool:
         return any(h in owner_l for h in _LOGGER_HINTS)
     if isinstance(func, ast.Attribute) and func.attr in _SKIP_CALLS:
         return True
-    return False
+    return isinstance(func, ast.Attribute) and bool(_PRINT_HELPER.match(func.attr))  # `self.print_to_log_file(...)`
 
 
 # A function that gathers figures for a log (mistral-finetune's `get_train_logs(state, loss, lr,
@@ -1544,7 +1547,8 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
             return False
         sides = [cast(ast.expr, first[1]), cast(ast.expr, second[1])]
     if all(isinstance(side, ast.Call) for side in sides):
-        return _calls_one_of_two(cast(List[ast.Call], sides), imports)
+        calls = cast(List[ast.Call], sides)
+        return _calls_one_of_two(calls, imports) or _replicates_or_runs(calls)
     # `self.cuda_config if is_cuda else self.cpu_config` (lucidrains' attention): settings named for the
     # device they suit are settings, not a device
     names = [
@@ -1581,10 +1585,24 @@ def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
     )
 
 
+def _replicates_or_runs(calls: List[ast.Call]) -> bool:
+    """`nn.parallel.data_parallel(self.model, input, self.gpu_ids) if input.is_cuda else self.model(input)` (the
+    pix2pix generators and their copies): the same module, replicated over CUDA devices or run as it is."""
+    wrapped, direct = calls
+    return (
+        _last_name(wrapped.func) == "data_parallel"
+        and len(wrapped.args) >= 2
+        and ast.dump(wrapped.args[0]) == ast.dump(direct.func)
+        and [ast.dump(a) for a in direct.args] == [ast.dump(wrapped.args[1])]
+    )
+
+
 def _single_assignment(stmt: ast.AST) -> Optional[Tuple[str, ast.AST]]:
-    """(what `stmt` assigns to, the value) for a one-target assignment, else None."""
+    """(what `stmt` assigns to, the value) for a one-target assignment or a `return` of a value, else None."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         return ast.dump(stmt.targets[0]), stmt.value
+    if isinstance(stmt, ast.Return) and stmt.value is not None:
+        return "return", stmt.value
     return None
 
 

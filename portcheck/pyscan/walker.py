@@ -405,6 +405,11 @@ def _children(
             test_ctx = ctx._replace(build_test=True, guard_test=builds_cpp_otherwise(node))
         elif is_cuda_requirement(node, imports):
             test_ctx = ctx._replace(requirement_test=True)  # raises without CUDA: a requirement, stated
+            if positive and isinstance(node, ast.If) and _raises_new_error(node):
+                # `if torch.cuda.is_available(): device = torch.device("cuda:0") else: raise RuntimeError(...)`
+                # (MONAI's tutorials): the CUDA side is the only one that goes on, no guarded path (not an error
+                # handler's `if 'CUDA out of memory' in str(e): ... else: raise`, s3prl's runner)
+                body_branch = ctx
             if isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
                 setattr(node.orelse[0], _RESTATED_ATTR, True)
         if getattr(node, _RESTATED_ATTR, False) and is_negative_cuda_check(node.test, imports):
@@ -1081,6 +1086,12 @@ def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
 def _only_shows(stmts: Sequence[ast.AST]) -> bool:
     """Whether `stmts` only print, log or record figures for people (`writer.add_scalar(...)`)."""
     return _only_calls(stmts, lambda call: is_message_call(call) or is_log_builder_call(call))
+
+
+def _raises_new_error(node: ast.If) -> bool:
+    """`else: raise RuntimeError(...)`: the `else` ends by raising an error of its own, not re-raising one."""
+    last = node.orelse[-1] if node.orelse else None
+    return isinstance(last, ast.Raise) and last.exc is not None
 
 
 def _only_messages(stmts: Sequence[ast.AST]) -> bool:
