@@ -376,8 +376,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
     flags: Set[str] = set()
     predicates: Set[str] = set()
     methods: Set[str] = set()
-    instance: Set[str] = set()  # attributes of `self` set to a CUDA check
-    options: Set[str] = set()  # attributes of another name (`args.mixmode`) set to a CUDA check
+    attributes: Set[str] = set()  # `self.pin_memory`, `args.mixmode`: attributes set to a CUDA check
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
@@ -393,7 +392,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
         ):
             # `self.pin_memory = loader.pin_memory and torch.cuda.is_available()`, then `if self.pin_memory:
             # torch.cuda.current_device()` (the DataLoader copied into EDSR and RCAN)
-            instance.add(cast(ast.Attribute, node.targets[0]).attr)
+            attributes.add(_flag_key(node.targets[0]) or "")
         elif (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -405,7 +404,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
             # `args.mixmode = args.no_cuda and args.mixmode and torch.cuda.is_available()`, then `if args.mixmode:
             # adj = adj.cuda()` (DropEdge's train_new.py): an option the module narrows to where CUDA is (not a
             # count: nerfplusplus's `args.world_size = torch.cuda.device_count()` sizes a spawn)
-            options.add(dotted(node.targets[0]) or "")
+            attributes.add(dotted(node.targets[0]) or "")
         elif isinstance(node, _FUNCTION_DEFS) and _returns_cuda_check(node, imports):
             # `def is_ROCM(): return torch.cuda.is_available() and ...`: `if is_ROCM():`; a method's
             # `if self._perf_stats.use_cuda_events():`
@@ -424,10 +423,8 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
                 if not node.args and not node.keywords:
                     setattr(node.func, CUDA_FLAG_ATTR, True)
-    if instance:
-        _mark_instance_flags(nodes, instance)
-    if options:
-        _mark_option_flags(nodes, options)
+    if attributes:
+        _mark_attribute_flags(nodes, attributes)
     for node in nodes:
         if isinstance(node, _FUNCTION_DEFS):
             _mark_narrowed_flags(node, imports)
@@ -443,25 +440,9 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
     _mark_default_on_flags(nodes)
 
 
-def _mark_instance_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
-    """Mark (`CUDA_FLAG_ATTR`) the reads of `self.<name>`, for each of `candidates` that the module sets
-    exactly once (to a CUDA check, found by the caller)."""
-    stores: Counter = Counter()
-    reads: List[ast.Attribute] = []
-    for node in nodes:
-        if isinstance(node, ast.Attribute) and node.attr in candidates and _flag_key(node) is not None:
-            if isinstance(node.ctx, ast.Load):
-                reads.append(node)
-            else:
-                stores[node.attr] += 1
-    for read in reads:
-        if stores[read.attr] == 1:
-            setattr(read, CUDA_FLAG_ATTR, True)
-
-
-def _mark_option_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
-    """Mark (`CUDA_FLAG_ATTR`) the reads of each dotted option among `candidates` (`args.mixmode`) that the
-    module sets exactly once (to a CUDA check, found by the caller)."""
+def _mark_attribute_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
+    """Mark (`CUDA_FLAG_ATTR`) the reads of each attribute among `candidates`, spelt `name.attr` (`self.pin_memory`,
+    `args.mixmode`), that the module sets exactly once (to a CUDA check, found by the caller)."""
     stores: Counter = Counter()
     reads: List[Tuple[str, ast.Attribute]] = []
     for node in nodes:
