@@ -284,58 +284,62 @@ def test_a_cuda_flag_only_ever_set_to_true_is_no_check(tmp_path, value, guarded)
     assert ("CUDA check" in note) is guarded, note
 
 
+def _switch(head, test, body="model = model.cuda()"):
+    """A module whose last line, `body`, runs under `if {test}:` at the end of `head`'s block."""
+    return f"import torch\n{head}    if {test}:\n        {body}\n"
+
+
 @pytest.mark.parametrize(
-    "head, test, guarded",
+    "text, guarded",
     [
         # Cadene's vqa.pytorch `def factory(opt, cuda=True, ...)`: on unless a caller turns it off
-        ("def main(model, cuda=True):\n", "cuda", False),
-        ("def main(model, *, use_cuda=True):\n", "use_cuda", False),
-        ("def main(model, cuda=False):\n", "cuda", True),
-        ("def main(model, cuda=True):\n    cuda = cuda and torch.cuda.is_available()\n", "cuda", True),
+        (_switch("def main(model, cuda=True):\n", "cuda"), False),
+        (_switch("def main(model, *, use_cuda=True):\n", "use_cuda"), False),
+        (_switch("def main(model, cuda=False):\n", "cuda"), True),
+        (_switch("def main(model, cuda=True):\n    cuda = cuda and torch.cuda.is_available()\n", "cuda"), True),
         # hszhao/SAN's `position(h, w, is_cuda=True)`, called as `position(h, w, x.is_cuda)`
-        ("def f(x):\n    return main(x, x.is_cuda)\ndef main(model, is_cuda=True):\n", "is_cuda", True),
-        ("def f(x):\n    return main(x, use_cuda=True)\ndef main(model, use_cuda=True):\n", "use_cuda", False),
-        # lyeoni's nlp-tutorial: `p.add_argument('--cuda', default=True, type=bool)`, then `if config.cuda:`
-        ("p.add_argument('--cuda', default=True, type=bool)\ndef main(model, config):\n", "config.cuda", False),
-        ("p.add_argument('--use-cuda', action='store_true')\ndef main(model, config):\n", "config.use_cuda", True),
+        (_switch("def f(x):\n    return main(x, x.is_cuda)\ndef main(model, is_cuda=True):\n", "is_cuda"), True),
+        (_switch("def f(x):\n    return main(x, use_cuda=True)\ndef main(model, use_cuda=True):\n", "use_cuda"), False),
+        # a method: `self.main(...)` skips its own first parameter
         (
-            "p.add_argument('--cuda', default=True)\nargs = p.parse_args()\n"
-            "args.cuda = args.cuda and torch.cuda.is_available()\ndef main(model, config):\n",
-            "config.cuda",
+            "import torch\nclass A:\n    def f(self, x):\n        return self.main(x, x.is_cuda)\n"
+            "    def main(self, model, is_cuda=True):\n        if is_cuda:\n            model = model.cuda()\n",
             True,
+        ),
+        (
+            "import torch\nclass A:\n    def f(self, x):\n        return self.main(x, True)\n"
+            "    def main(self, model, is_cuda=True):\n        if is_cuda:\n            model = model.cuda()\n",
+            False,
+        ),
+        # lyeoni's nlp-tutorial: `p.add_argument('--cuda', default=True, type=bool)`, then `if config.cuda:`
+        (_switch("p.add_argument('--cuda', default=True, type=bool)\ndef main(m, config):\n", "config.cuda"), False),
+        (_switch("p.add_argument('--use-cuda', action='store_true')\ndef main(m, config):\n", "config.use_cuda"), True),
+        (
+            _switch(
+                "p.add_argument('--cuda', default=True)\nargs = p.parse_args()\n"
+                "args.cuda = args.cuda and torch.cuda.is_available()\ndef main(model, config):\n",
+                "config.cuda",
+            ),
+            True,
+        ),
+        # DropEdge's `--mixmode`, narrowed to where CUDA is
+        (
+            "import torch\nargs = parser.parse_args()\n"
+            "args.mixmode = args.no_cuda and args.mixmode and torch.cuda.is_available()\n"
+            "if args.mixmode:\n    adj = adj.cuda()\n",
+            True,
+        ),
+        # nerfplusplus's `args.world_size = torch.cuda.device_count()`: a count that sizes a spawn, not a switch
+        (
+            "import torch\nargs = parser.parse_args()\nargs.mixmode = torch.cuda.device_count()\n"
+            "if args.mixmode:\n    adj = adj.cuda()\n",
+            False,
         ),
     ],
 )
-def test_a_cuda_switch_on_by_default_is_no_check(tmp_path, head, test, guarded):
-    text = f"import torch\n{head}    if {test}:\n        model = model.cuda()\n"
-    line = text.count("\n")
+def test_what_guards_a_cuda_call(tmp_path, text, guarded):
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ".cuda()" in ln)
     note = _notes(tmp_path, text)[(line, "DEV002")]
-    assert ("CUDA check" in note) is guarded, note
-
-
-@pytest.mark.parametrize("passed, guarded", [("x.is_cuda", True), ("True", False)])
-def test_a_method_handed_a_cuda_check_for_its_switch_is_guarded(tmp_path, passed, guarded):
-    text = (
-        "import torch\nclass A:\n    def f(self, x):\n        return self.main(x, "
-        + passed
-        + ")\n    def main(self, model, is_cuda=True):\n        if is_cuda:\n            model = model.cuda()\n"
-    )
-    note = _notes(tmp_path, text)[(7, "DEV002")]
-    assert ("CUDA check" in note) is guarded, note
-
-
-@pytest.mark.parametrize(
-    "value, guarded",
-    [
-        # DropEdge's `--mixmode`, narrowed to where CUDA is
-        ("args.no_cuda and args.mixmode and torch.cuda.is_available()", True),
-        # nerfplusplus's `args.world_size = torch.cuda.device_count()`: a count that sizes a spawn, not a switch
-        ("torch.cuda.device_count()", False),
-    ],
-)
-def test_an_option_set_once_to_a_cuda_check_is_one(tmp_path, value, guarded):
-    text = f"import torch\nargs = parser.parse_args()\nargs.mixmode = {value}\nif args.mixmode:\n    adj = adj.cuda()\n"
-    note = _notes(tmp_path, text)[(5, "DEV002")]
     assert ("CUDA check" in note) is guarded, note
 
 
