@@ -528,6 +528,10 @@ def _setup_deps(lines: Sequence[str]) -> Iterator[Dep]:
             depth = sum(rest.count(c) for c in "[{(") - sum(rest.count(c) for c in "]})")
 
 
+# Where a shell command ends inside a word: `;`, `&&`, `||`, `|`, or a line continuation on its own.
+_COMMAND_END = re.compile(r"[;&|]|^\\$")
+
+
 def _install_deps(lines: Sequence[str], kind: str) -> Iterator[Dep]:
     """Packages named on `pip install ...` / `conda install ...` command lines (Dockerfiles, shell scripts)."""
     for number, text in _comment_free(lines, kind):
@@ -539,11 +543,14 @@ def _install_deps(lines: Sequence[str], kind: str) -> Iterator[Dep]:
         skip_next = False
         for word in re.finditer(r"\S+", args):
             token = word.group(0)
-            if skip_next:
+            ends = _COMMAND_END.search(token)  # `pip install -e .; nvidia-smi; ...` (diffuser's sbatch.sh)
+            if ends is not None:
+                token = token[: ends.start()]
+            if skip_next or not token:
                 skip_next = False
+                if ends is not None:
+                    break
                 continue
-            if token in ("&&", "||", ";", "|", "\\") or token.startswith(("&&", ";")):
-                break
             if token.startswith("-"):
                 skip_next = token in _OPTION_VALUES
                 continue
@@ -555,6 +562,8 @@ def _install_deps(lines: Sequence[str], kind: str) -> Iterator[Dep]:
             if name and "/" not in unquoted.split("@")[0] and not unquoted.startswith((".", "$")):
                 start = base + word.start() + (1 if token[0] in "\"'" else 0)
                 yield number, start, start + len(name.group(1)), name.group(1)
+            if ends is not None:
+                break
 
 
 def dependencies(kind: str, lines: Sequence[str]) -> Iterator[Dep]:

@@ -2507,12 +2507,17 @@ def is_post_processing(node: ast.AST) -> bool:
 METRIC_WORDS = frozenset({"metric", "metrics", "psnr", "ssim", "lpips", "flolpips", "fid"})
 
 
+# A function named for testing a model in product code (rlkit's `test_epoch`, the RL tutorials' `test_env`): its
+# loops score the model, as an `evaluate` function's do (a file name with `test` is test code, asked elsewhere).
+_TESTING_WORDS = frozenset({"test"})
+
+
 def is_evaluation_function(scope: Optional[ast.AST]) -> bool:
-    """A function named for evaluating (`validate_classifier`, `evaluate`, `run_eval`) or for a metric
-    (`calc_flolpips`): its loops that train nothing score a model, whatever data they read (StudioGAN's
+    """A function named for evaluating (`validate_classifier`, `evaluate`, `run_eval`, `test_epoch`) or for a
+    metric (`calc_flolpips`): its loops that train nothing score a model, whatever data they read (StudioGAN's
     `validate_classifier` reads the training set)."""
     return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        w in EVALUATION_WORDS or w in METRIC_WORDS for w in name_words(scope.name)
+        w in EVALUATION_WORDS or w in METRIC_WORDS or w in _TESTING_WORDS for w in name_words(scope.name)
     )
 
 
