@@ -322,6 +322,9 @@ def _switch(head, test, body="model = model.cuda()"):
             ),
             True,
         ),
+        # Attention_ocr.pytorch's decoder: `self.use_gpu = True`, the module's only value for it
+        (_switch("class D:\n  def __init__(self):\n    self.use_gpu = True\n  def f(self):\n", "self.use_gpu"), False),
+        (_switch("class D:\n  def __init__(self, g):\n    self.use_gpu = g\n  def f(self):\n", "self.use_gpu"), True),
         # DropEdge's `--mixmode`, narrowed to where CUDA is
         (
             "import torch\nargs = parser.parse_args()\n"

@@ -501,11 +501,27 @@ def _set_to(stmts: Sequence[ast.stmt], value: bool) -> Set[str]:
 def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
     """`use_gpu = True`, then `if use_gpu: retinanet = retinanet.cuda()` (ByteTrack's ctracker tutorial): a
     flag named for CUDA that the module only ever binds to `True` asks nothing, and what it guards always
-    runs. Marks (`CONSTANT_FLAG_ATTR`) its reads, which `is_cuda_check` then does not take for a check."""
+    runs. Marks (`CONSTANT_FLAG_ATTR`) its reads, which `is_cuda_check` then does not take for a check. The same
+    for an attribute of the instance (`self.use_gpu = True`, Attention_ocr.pytorch's attention decoder)."""
     def positive_flag_set_true(name: str, value: ast.AST) -> bool:
-        return _is_bool(value, True) and bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
+        return _is_bool(value, True) and _positive_flag(name)
 
     _mark_names_only_bound_to(nodes, positive_flag_set_true, CONSTANT_FLAG_ATTR)
+    stores: Counter = Counter()  # a flag's attribute name -> how often the module stores it, on any object
+    set_true: Counter = Counter()  # ... and how often by `self.<flag> = True`
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and _positive_flag(node.attr):
+            stores[node.attr] += 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_bool(node.value, True):
+            key = _flag_key(node.targets[0]) or ""
+            if key.startswith("self."):
+                set_true[key[5:]] += 1
+    constant = {name for name, count in stores.items() if set_true[name] == count}
+    if constant:
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in constant:
+                if (_flag_key(node) or "").startswith("self."):
+                    setattr(node, CONSTANT_FLAG_ATTR, True)
 
 
 OFF_SWITCH_ATTR = "_portcheck_off_switch"  # set on a read of a name the module only ever sets to `False`
