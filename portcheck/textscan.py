@@ -543,27 +543,34 @@ def _install_deps(lines: Sequence[str], kind: str) -> Iterator[Dep]:
         skip_next = False
         for word in re.finditer(r"\S+", args):
             token = word.group(0)
-            ends = _COMMAND_END.search(token)  # `pip install -e .; nvidia-smi; ...` (diffuser's sbatch.sh)
+            # the command ends inside the word too: `pip install -e .; nvidia-smi; ...` (diffuser's sbatch.sh)
+            ends = _COMMAND_END.search(token)
             if ends is not None:
                 token = token[: ends.start()]
             if skip_next or not token:
                 skip_next = False
-                if ends is not None:
-                    break
-                continue
-            if token.startswith("-"):
+            elif token.startswith("-"):
                 skip_next = token in _OPTION_VALUES
-                continue
-            try:
-                unquoted = shlex.split(token)[0] if token[0] in "\"'" else token
-            except (ValueError, IndexError):
-                unquoted = token
-            name = _REQ_NAME.match(unquoted)
-            if name and "/" not in unquoted.split("@")[0] and not unquoted.startswith((".", "$")):
-                start = base + word.start() + (1 if token[0] in "\"'" else 0)
-                yield number, start, start + len(name.group(1)), name.group(1)
+            else:
+                dep = _install_dep(token, base + word.start())
+                if dep is not None:
+                    yield (number, *dep)
             if ends is not None:
                 break
+
+
+def _install_dep(token: str, at: int) -> Optional[Tuple[int, int, str]]:
+    """(start, end, name) of the package a word of an install command names, at column `at`; None for a path,
+    a URL or a variable."""
+    try:
+        unquoted = shlex.split(token)[0] if token[0] in "\"'" else token
+    except (ValueError, IndexError):
+        unquoted = token
+    name = _REQ_NAME.match(unquoted)
+    if name and "/" not in unquoted.split("@")[0] and not unquoted.startswith((".", "$")):
+        start = at + (1 if token[0] in "\"'" else 0)
+        return start, start + len(name.group(1)), name.group(1)
+    return None
 
 
 def dependencies(kind: str, lines: Sequence[str]) -> Iterator[Dep]:
