@@ -264,10 +264,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_own_method_calls(module, _method_names(rules))
     cuda_context = bool(_CUDA_CONTEXT.search(text))
     nodes: Optional[List[ast.AST]] = None  # every node of the module, walked once for the markers that ask
+    test_module = bool(path) and is_test_module(path, module)
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
         nodes = list(ast.walk(module))
-        tests = bool(path) and is_collected_test(path) and is_test_module(path, module)
-        mark_cuda_flags(nodes, imports, imported=not tests)
+        mark_cuda_flags(nodes, imports, imported=not (test_module and is_collected_test(path)))
         mark_cuda_side_helpers(module, nodes, imports)
     dispatch = build_dispatch(
         ((index, isinstance(matcher, ImportMatcher)), matcher)
@@ -293,7 +293,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_self_tests(module)
     if "triton" in text and ("def test" in text or "__main__" in text):
         mark_kernel_self_tests(module, imports)
-    if path and is_test_module(path, module):
+    if test_module:
         skipped = module_cuda_only(module, imports, path) is not None
         if not skipped:
             mark_cuda_only(module, imports)

@@ -436,8 +436,9 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
     _mark_cleared_flags(nodes, imports)
     _mark_guard_flags(nodes, imports, imported)
     _mark_speedup_flags(nodes, imports)
-    _mark_constant_flags(nodes)
-    _mark_default_on_flags(nodes)
+    stored = Counter(n.attr for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)))
+    _mark_constant_flags(nodes, stored)
+    _mark_default_on_flags(nodes, stored)
 
 
 def _mark_attribute_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
@@ -498,25 +499,23 @@ def _set_to(stmts: Sequence[ast.stmt], value: bool) -> Set[str]:
     } - {""}
 
 
-def _mark_constant_flags(nodes: Sequence[ast.AST]) -> None:
+def _mark_constant_flags(nodes: Sequence[ast.AST], stored: Counter) -> None:
     """`use_gpu = True`, then `if use_gpu: retinanet = retinanet.cuda()` (ByteTrack's ctracker tutorial): a
     flag named for CUDA that the module only ever binds to `True` asks nothing, and what it guards always
     runs. Marks (`CONSTANT_FLAG_ATTR`) its reads, which `is_cuda_check` then does not take for a check. The same
-    for an attribute of the instance (`self.use_gpu = True`, Attention_ocr.pytorch's attention decoder)."""
+    for an attribute of the instance (`self.use_gpu = True`, Attention_ocr.pytorch's attention decoder) whose
+    every store in the module (`stored`: how often each attribute name is stored, on any object) is that one."""
     def positive_flag_set_true(name: str, value: ast.AST) -> bool:
         return _is_bool(value, True) and _positive_flag(name)
 
     _mark_names_only_bound_to(nodes, positive_flag_set_true, CONSTANT_FLAG_ATTR)
-    stores: Counter = Counter()  # a flag's attribute name -> how often the module stores it, on any object
-    set_true: Counter = Counter()  # ... and how often by `self.<flag> = True`
+    set_true: Counter = Counter()  # a flag's attribute name -> how often the module stores it by `self.<flag> = True`
     for node in nodes:
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and _positive_flag(node.attr):
-            stores[node.attr] += 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_bool(node.value, True):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_bool(node.value, True):
             key = _flag_key(node.targets[0]) or ""
-            if key.startswith("self."):
+            if key.startswith("self.") and _positive_flag(key[5:]):
                 set_true[key[5:]] += 1
-    constant = {name for name, count in stores.items() if set_true[name] == count}
+    constant = {name for name, count in set_true.items() if stored[name] == count}
     if constant:
         for node in nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in constant:
@@ -544,23 +543,19 @@ READS_NAMES_BY_STRING = frozenset({"locals", "vars", "eval", "exec"})
 _REBINDS_BY_NAME = READS_NAMES_BY_STRING | {"globals", "setattr"}
 
 
-def _mark_default_on_flags(nodes: Sequence[ast.AST]) -> None:
+def _mark_default_on_flags(nodes: Sequence[ast.AST], stored: Counter) -> None:
     """A CUDA-named switch that is on unless someone turns it off: a parameter whose default is `True` (Cadene's
     vqa.pytorch `def factory(opt, cuda=True, ...)`, UnsupervisedMT's `build_attention_model(params, data,
     cuda=True)`), or a command-line option declared `default=True` (lyeoni's `p.add_argument('--cuda',
     default=True, type=bool)`, then `if config.cuda:`). What it guards runs by default, on any device, so it
     is no CUDA check: marks (`CONSTANT_FLAG_ATTR`) the reads, in the function or the module, of a name or
-    attribute nothing there rebinds."""
+    attribute nothing there rebinds (`stored`: the attribute names the module sets, `args.cuda = args.cuda and
+    torch.cuda.is_available()`)."""
     options: Set[str] = set()
-    stored: Set[str] = set()  # attributes the module sets (`args.cuda = args.cuda and torch.cuda.is_available()`)
     calls: Optional[Dict[str, List[ast.Call]]] = None
     for node in nodes:
         if isinstance(node, _FUNCTION_DEFS):
-            args = node.args
-            positional = args.posonlyargs + args.args
-            pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-            on = {a.arg for a, d in pairs if _is_bool(d, True) and _positive_flag(a.arg)}
+            on = {a.arg for a, d in defaulted_parameters(node.args) if _is_bool(d, True) and _positive_flag(a.arg)}
             if not on:
                 continue
             if calls is None:
@@ -584,13 +579,18 @@ def _mark_default_on_flags(nodes: Sequence[ast.AST]) -> None:
             default_on = any(k.arg == "default" and _is_bool(k.value, True) for k in node.keywords)
             if default_on and dest and _positive_flag(dest):
                 options.add(dest)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stored.add(node.attr)
-    options -= stored
+    options -= set(stored)
     if options:
         for node in nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in options:
                 setattr(node, CONSTANT_FLAG_ATTR, True)
+
+
+def defaulted_parameters(args: ast.arguments) -> List[Tuple[ast.arg, ast.expr]]:
+    """A signature's parameters that have a default, each with it (positional ones, then keyword-only)."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
 
 
 def _passed_otherwise(fn: ast.AST, calls: Sequence[ast.Call], names: Set[str]) -> Set[str]:

@@ -10,6 +10,7 @@ from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
 from portcheck.pyscan.context import (
     Ctx,
     asks_for_accelerator_api,
+    defaulted_parameters,
     is_cuda_check,
     is_flag_device_choice,
     is_host_value,
@@ -224,11 +225,7 @@ class DeviceStringMatcher(Matcher):
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
             if not isinstance(node, ast.Lambda) and skips_without_cuda(node, imports):
                 return  # `@pytest.mark.gpu def test_nope(device="cuda")`: the default is used only with CUDA
-            args = node.args
-            positional = args.posonlyargs + args.args
-            pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-            for arg, default in pairs:
+            for arg, default in defaulted_parameters(node.args):
                 if self._holds(arg.arg):
                     for hit, hctx in self.strings(default, ctx, imports):
                         yield hit, Label("parameter default", STRING), hctx

@@ -51,6 +51,7 @@ from portcheck.pyscan.context import (
     catches_runtime_error,
     choice_checks,
     default_after_privateuse1,
+    defaulted_parameters,
     dispatch_arms,
     formatted_text,
     in_units,
@@ -162,10 +163,8 @@ def _parameters(args: ast.arguments, ctx: Ctx, unread: FrozenSet[str] = frozense
     bool = torch.cuda.is_available()`) turns that speed-up on, as the same value assigned to it does. The
     default of a parameter the function never reads (`unread`) picks nothing."""
     positional = [*args.posonlyargs, *args.args]
-    given = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-    given += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     out: List[Tuple[ast.AST, Ctx]] = [(a, ctx) for a in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if a]
-    for a, d in given:
+    for a, d in defaulted_parameters(args):
         here = ctx._replace(speedup_test=True) if names_speedup_switch(a.arg) else ctx
         out.append((d, here._replace(info_note=UNREAD_PARAMETER_NOTE) if a.arg in unread else here))
     return out
@@ -195,11 +194,7 @@ def _unread_parameters(fn: ast.AST) -> FrozenSet[str]:
                 if node.id in READS_NAMES_BY_STRING:
                     return frozenset()
                 read.add(node.id)
-    positional = [*args.posonlyargs, *args.args]
-    named = positional[len(positional) - len(args.defaults) :] + [
-        a for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
-    ]
-    return frozenset(a.arg for a in named if a.arg not in read)
+    return frozenset(a.arg for a, _ in defaulted_parameters(args) if a.arg not in read)
 
 
 
