@@ -54,7 +54,7 @@ from portcheck.pyscan.environ import reads_environment
 from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only, is_triton_kernel
 from portcheck.pyscan.fallbacks import continues
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
-from portcheck.pyscan.loading import IDENTIFIER, loading_facts
+from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, TORCH_IMPORT, loading_facts
 from portcheck.pyscan.testcode import (
     cuda_only_spans,
     early_cuda_exit,
@@ -1313,26 +1313,13 @@ def dependents(summaries: Iterable[ModuleSummary], changed: Iterable[str]) -> Fr
 # -- the hook ----------------------------------------------------------------------------------
 
 
-# (with the names of a parenthesised or backslash-continued list: giraffe's `from im2scene.giraffe.models import (`
-# then `decoder, generator, bounding_box_generator, neural_renderer)` on the next line)
-_IMPORT_STATEMENT = re.compile(
-    r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\).*|(?:.*\\\n)*.*)|import[ \t]+(?:.*\\\n)*.*)$",
-    re.MULTILINE,
-)
-
-
-# Import lines of PyTorch's own packages: `from torch.nn import functional as F` names torch's
-# `functional`, never a module of the project's (XMem's vendored `syncbn/modules/functional/`).
-_TORCH_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:torch|torchvision|torchaudio)\b(?![ \t]*,)")
-
-
 def import_words(text: str) -> FrozenSet[str]:
     """The names spelled on the lines that start an import statement (module and package names), but
     for imports of PyTorch's own packages."""
     return frozenset(
         w
-        for line in _IMPORT_STATEMENT.findall(text)
-        if not _TORCH_IMPORT.match(line)
+        for line in IMPORT_STATEMENT.findall(text)
+        if not TORCH_IMPORT.match(line)
         for w in IDENTIFIER.findall(line)
     )
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
 from portcheck.pyscan.definitions import decode
-from portcheck.pyscan.loading import IDENTIFIER, LOADS, LOADS_ANY, MAIN, RUNS
+from portcheck.pyscan.loading import IDENTIFIER, IMPORTS, LOADS, LOADS_ANY, MAIN, RUNS, SYS_PATH
 from portcheck.pyscan.testcode import is_test_path
 
 UNREACHED_NOTE = (
@@ -104,10 +104,46 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
                 pending.append(module)
             module = module.rsplit(".", 1)[0] if "." in module else ""  # its packages run first
 
+    def _known(module: str, below: int) -> bool:
+        """Whether `module`, or a package above it but below its first `below` parts, is a module here."""
+        parts = module.split(".")
+        return any(".".join(parts[:j]) in names for j in range(len(parts), below, -1))
+
     def reach_words(words: Iterable[str]) -> None:
         for word in words:
             for module in by_last.get(word, ()):
                 reach(module)
+
+    by_suffix: Dict[str, List[str]] = {}  # `utils.general` -> [`utils.general`, `yolo.utils.general`]
+    for module in names:
+        parts = module.split(".")
+        for i in range(len(parts)):
+            by_suffix.setdefault(".".join(parts[i:]), []).append(module)
+
+    def reach_imports(module: str, facts: FrozenSet[str]) -> None:
+        """What the module's import statements load: a relative name below its package; an absolute one
+        below a folder at or above the module's that is no package (the script's folder and the
+        repository's top are on `sys.path`), else below any folder (a project scanned from elsewhere, a
+        Python 2 implicit relative import); below any folder too where the module adds to `sys.path`."""
+        parts = module.split(".")
+        folder = parts if module in packages else parts[:-1]
+        # the folders above that hold no package: where the script that runs may sit (Python 3 puts no
+        # package's own folder on `sys.path`: YOLOv4's `utils/general.py` spells `utils.metrics`, never
+        # `utils/utils.py`'s `utils.utils.metrics`)
+        roots = [i for i in range(len(folder), -1, -1) if ".".join(folder[:i]) not in packages]
+        for fact in facts:
+            if not fact.startswith(IMPORTS):
+                continue
+            name = fact[len(IMPORTS) :]
+            level = len(name) - len(name.lstrip("."))
+            if level:
+                if level - 1 <= len(folder):
+                    reach(".".join(folder[: len(folder) - level + 1] + [name[level:]]).strip("."))
+                continue
+            # (`utils.nms.cpu_nms`, a compiled module, still runs the package `utils/nms/__init__.py`)
+            exact = [m for i in roots if _known(m := ".".join(folder[:i] + [name]), i)]
+            for found in exact if exact and SYS_PATH not in facts else exact + by_suffix.get(name, []):
+                reach(found)
 
     def reach_below(prefix: str) -> None:
         for module in names:
@@ -124,8 +160,8 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
         while pending:
             module = pending.pop()
             path = names[module]
-            reach_words(sources.import_words(path))
             facts = sources.loading_facts(path)
+            reach_imports(module, facts)
             if LOADS_ANY in facts:
                 return {}
             for fact in facts:

@@ -12,7 +12,7 @@ from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
-from portcheck.pyscan.loading import LOADS_ANY, MAIN, RUNS, loading_facts
+from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, MAIN, RUNS, SYS_PATH, loading_facts
 from portcheck.reach import (
     UNREACHED_NOTE,
     UNUSED_NOTE,
@@ -134,8 +134,12 @@ def test_a_warm_scan_gives_what_a_cold_one_does(tmp_path: Path, monkeypatch):
     assert any(f.note == UNREACHED_NOTE for r in fresh.files for f in r.findings)
 
 
+def _loading(text: str):
+    return {f for f in loading_facts(text) if not f.startswith(IMPORTS)}
+
+
 def test_per_file_facts():
-    assert loading_facts("import importlib\nm = importlib.import_module(f'pkg.archs.{n}')\n") == {"loads:pkg.archs."}
+    assert _loading("import importlib\nm = importlib.import_module(f'pkg.archs.{n}')\n") == {"loads:pkg.archs."}
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(name)\n")
     # a module's own name, its class's, its top package, or a config file copied into a temporary folder:
     # nothing the run has not imported (mmcv's `Config`, DAB-DETR's `util/slconfig.py`)
@@ -145,9 +149,20 @@ def test_per_file_facts():
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(build_name)\n")
     # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`
     assert LOADS_ANY in loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\n")
-    assert loading_facts("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
-    assert loading_facts("import torch\n\n\ndef f(x):\n    return g(x)\n") == frozenset()
-    assert loading_facts("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS}
+    assert _loading("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
+    assert _loading("import torch\n\n\ndef f(x):\n    return g(x)\n") == set()
+    assert _loading("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS, SYS_PATH}
+    # a loader's name in a comment loads nothing (yolo2-pytorch's "# locate the cell of each gt_boxe")
+    assert _loading("def f(x):\n    # locate the cell of each box\n    return x\n") == set()
+    # calls that only configure libraries are no work (YOLOv4's `utils/utils.py`); `print(...)` is
+    assert _loading("import torch, cv2\ntorch.set_printoptions(linewidth=320)\ncv2.setNumThreads(0)\n") == set()
+    assert _loading("print('building')\n") == {RUNS}
+    # what the import statements name, relative ones with their dots; none of PyTorch's own
+    imports = {f[len(IMPORTS) :] for f in loading_facts(
+        "from utils import torch_utils\nfrom . import x as y\nimport a.b as c, d\nfrom torch.nn import functional\n"
+        "from ..ops import (\n    e,\n    f,  # why\n)\nimport os; import g.h\n"
+    ) if f.startswith(IMPORTS)}
+    assert imports == {"utils", "utils.torch_utils", ".", ".x", "a.b", "d", "..ops", "..ops.e", "..ops.f", "os", "g.h"}
     sources = TextSources({"pkg/__init__.py": "", "pkg/a.py": "", "run.py": "import pkg\n"})
     assert unreached(sources) == {"pkg/a.py": UNREACHED_NOTE}
 
@@ -333,3 +348,28 @@ def test_a_module_named_on_a_continuation_line_of_an_import_is_reached():
         }
     )
     assert unreached(sources) == {"pkg/models/unused.py": UNREACHED_NOTE}
+
+
+def test_imports_are_resolved_by_their_dotted_names():
+    # YOLOv4's layout: `utils/utils.py` beside the modules the scripts import from the package `utils`;
+    # only a dotted name that ends in `utils.utils` imports it
+    files = {
+        "train.py": "from utils.general import box\nfrom utils import torch_utils\nimport utils.nms.cpu_nms\n",
+        "utils/__init__.py": "",
+        "utils/general.py": "from utils.metrics import fitness\nimport torch\ntorch.set_printoptions(precision=5)\n",
+        "utils/metrics.py": "import helpers\n",  # Python 2's implicit relative import: `utils/helpers.py`
+        "utils/helpers.py": "",
+        "utils/torch_utils.py": "",
+        "utils/utils.py": "import torch\ntorch.set_printoptions(linewidth=320)\n",
+        "utils/nms/__init__.py": "from .gpu import nms\n",  # `cpu_nms` is compiled: its package still runs
+        "utils/nms/gpu.py": "",
+        "utils/nms/old.py": "",
+    }
+    assert set(unreached(TextSources(files))) == {"utils/utils.py", "utils/nms/old.py"}
+    # the same names spelt by a module that puts another folder on `sys.path`: any module they may name
+    files["train.py"] = "import sys\nsys.path.insert(0, 'utils')\n" + files["train.py"] + "import utils\n"
+    assert set(unreached(TextSources(files))) == {"utils/nms/old.py"}
+    # scanned from the folder above: the project's folder is no package, so its top still resolves the names
+    above = {f"repo/{path}": text for path, text in files.items()}
+    above["repo/train.py"] = "from utils.general import box\nfrom utils import torch_utils\nimport utils.nms.cpu_nms\n"
+    assert set(unreached(TextSources(above))) == {"repo/utils/utils.py", "repo/utils/nms/old.py"}

@@ -11,6 +11,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Option
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
+from portcheck.pyscan.fallbacks import ends_the_run
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements, imported_modules, none_operand
@@ -59,7 +60,8 @@ _MODEL_CALLEE = re.compile(
     re.IGNORECASE,
 )
 _LOADER = re.compile(r"loader|batches", re.IGNORECASE)
-_DATA = re.compile(r"loader|batch|data", re.IGNORECASE)  # what an evaluation loop iterates
+# what an evaluation loop iterates (`queue`: DARTS and its many derivatives name their loaders `valid_queue`)
+_DATA = re.compile(r"loader|batch|data|queue", re.IGNORECASE)
 _TRAINING_DATA = re.compile(r"train", re.IGNORECASE)
 STEP_TOKENS = (
     "backward",
@@ -1732,16 +1734,15 @@ def is_cuda_requirement(node: ast.AST, imports: ImportTable) -> bool:
     if isinstance(last, ast.If) and not last.orelse and is_negative_cuda_check(last.test, imports):
         rest = last.body  # `elif one.is_cuda == False: raise NotImplementedError()` (pytorch-pwc's correlation)
     if (
-        rest
-        and isinstance(rest[-1], ast.Raise)
+        ends_the_run(rest)
         and all(_display_only(s) for s in rest[:-1])
         and is_cuda_check(node.test, imports)
         and not is_negative_cuda_check(node.test, imports)
     ):
-        return True  # `if torch.cuda.is_available(): <CUDA build> else: raise ValueError("CUDA is not available")`
+        return True  # `if torch.cuda.is_available(): <CUDA build> else: raise ValueError("no CUDA")`
     return (
-        bool(node.body)
-        and isinstance(node.body[-1], ast.Raise)
+        # a `raise`, or an exit (pdarts: `logging.info('No GPU device available')`, then `sys.exit(1)`)
+        ends_the_run(node.body)
         and all(is_negative_cuda_check(t, imports) or _excludes_other_device(t) for t in and_terms(node.test))
         and any(is_negative_cuda_check(t, imports) for t in and_terms(node.test))
     )
@@ -2494,6 +2495,18 @@ def is_training_loop(loop: Optional[ast.AST]) -> bool:
     if _is_epoch_loop(loop):
         return False
     return _loop_calls(loop, "_portcheck_train", _is_train_call, devices=False)
+
+
+def updates_weights(loop: Optional[ast.AST]) -> bool:
+    """Whether a loop of an evaluation function trains: a backward pass or an optimizer's step in its own
+    body, not a lone `zero_grad` (SimCLR's `test` clears the gradients of a model it never differentiates)."""
+    if _is_epoch_loop(loop):
+        return False
+    return _loop_calls(loop, "_portcheck_updates", _is_update_call, devices=False)
+
+
+def _is_update_call(node: ast.Call) -> bool:
+    return _is_train_call(node) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "zero_grad")
 
 
 # Words of a file's or function's name that say it evaluates. Not `metrics`: a metrics module often computes

@@ -6,7 +6,10 @@ The facts are strings, so a frozenset of them fits the cache: `runs`, `main` (an
 "__main__":` guard), `loads-any` (a computed import
 without a literal package, or a loader that may load anything: Hydra's `instantiate`), and
 `loads:<prefix>` for each literal prefix (`import_module(f"basicsr.archs.{name}")` gives
-`loads:basicsr.archs.`).
+`loads:basicsr.archs.`), `imports:<name>` for each dotted name an import statement spells (`from utils
+import torch_utils` gives `imports:utils` and `imports:utils.torch_utils`; a relative one keeps its dots:
+`imports:.ops`), and `sys-path` where the module changes `sys.path` (its absolute imports may then name
+a module below any folder).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ RUNS = "runs"
 MAIN = "main"
 LOADS_ANY = "loads-any"
 LOADS = "loads:"
+IMPORTS = "imports:"
+SYS_PATH = "sys-path"
 
 # Calls that load modules by a computed name: with a literal prefix, below it only.
 PREFIXED_LOADERS = frozenset({"import_module", "__import__"})
@@ -44,12 +49,52 @@ LOADER_WORDS = PREFIXED_LOADERS | ANY_LOADERS
 _PREFIXED_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{1,2})?(['\"]?)([\w.]*)")
 # A Python identifier, as the project pass and `portcheck.reach` split texts into names.
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# An import statement, from its first line (with the names of a parenthesised or backslash-continued list:
+# giraffe's `from im2scene.giraffe.models import (` then `decoder, generator, ...)` on the next line).
+IMPORT_STATEMENT = re.compile(
+    r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\).*|(?:.*\\\n)*.*)|import[ \t]+(?:.*\\\n)*.*)$",
+    re.MULTILINE,
+)
+# Import lines of PyTorch's own packages: `from torch.nn import functional as F` names torch's
+# `functional`, never a module of the project's (XMem's vendored `syncbn/modules/functional/`).
+TORCH_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:torch|torchvision|torchaudio)\b(?![ \t]*,)")
+_FROM = re.compile(r"\s*from\s+(\.*[\w.]*)\s+import\b(.*)", re.DOTALL)
+_IMPORT = re.compile(r"\s*import\b(.*)", re.DOTALL)
+_DOTTED = re.compile(r"\.*\w+(?:\.\w+)*$")
+_SYS_PATH = re.compile(r"\bsys\.path\s*(?:\.\s*(?:insert|append|extend)\b|\+=|=)|\baddsitedir\b")
+
+
+def imported_names(statement: str) -> Set[str]:
+    """The dotted names an import statement (as `IMPORT_STATEMENT` finds it) may load: `from a.b import
+    c, d as e` -> {a.b, a.b.c, a.b.d}, `import a.b as c, d` -> {a.b, d}, `from . import x` -> {., .x};
+    a star adds nothing. Each `;`-separated statement on the line counts; PyTorch's own packages none."""
+    out: Set[str] = set()
+    for part in re.sub(r"#[^\n]*", "", statement).replace("\\\n", " ").split(";"):
+        if TORCH_IMPORT.match(part):
+            continue
+        found = _FROM.match(part)
+        if found:
+            base, names = found.group(1), found.group(2)
+            out.add(base)
+            for name in re.sub(r"[()]", " ", names).split(","):
+                words = name.split()
+                if words and words[0].isidentifier():
+                    out.add(base + words[0] if base.endswith(".") else f"{base}.{words[0]}")
+            continue
+        found = _IMPORT.match(part)
+        if found:
+            for name in found.group(1).split(","):
+                words = name.split()
+                if words and _DOTTED.match(words[0]):
+                    out.add(words[0])
+    return out
 
 
 def loading_facts(text: str) -> FrozenSet[str]:
     """Text searches only (no parse), so the cache can keep them for every file it reads."""
     out: Set[str] = set()
-    words = set(IDENTIFIER.findall(text)) & LOADER_WORDS if _LOADER_HINT.search(text) else set()
+    # called, not only spelt: "# locate the cell of each box" loads nothing
+    words = set(_LOADER_CALL.findall(text)) if _LOADER_HINT.search(text) else set()
     if words & ANY_LOADERS:
         out.add(LOADS_ANY)
     if words & PREFIXED_LOADERS:
@@ -59,9 +104,12 @@ def loading_facts(text: str) -> FrozenSet[str]:
                 out.add(LOADS + prefix)
             elif quote or not _LOADS_NOTHING_NEW.match(_argument(text, text.index("(", found.start()) + 1)):
                 out.add(LOADS_ANY)  # `import_module(name)`: any module
+    out.update(IMPORTS + name for statement in IMPORT_STATEMENT.findall(text) for name in imported_names(statement))
+    if _SYS_PATH.search(text):
+        out.add(SYS_PATH)
     if _MAIN_GUARD.search(text):
         out.add(MAIN)
-    if _MODULE_LEVEL_WORK.search(text):
+    if any(not _SETTING.match(found.group()) for found in _MODULE_LEVEL_WORK.finditer(text)):
         out.add(RUNS)
     return frozenset(out)
 
@@ -93,6 +141,7 @@ def _argument(text: str, start: int) -> str:
 
 
 _LOADER_HINT = re.compile("|".join(sorted(LOADER_WORDS)))
+_LOADER_CALL = re.compile(r"\b(" + "|".join(sorted(LOADER_WORDS)) + r")\s*\(")
 _MAIN_GUARD = re.compile(
     r"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__)", re.MULTILINE
 )
@@ -100,3 +149,9 @@ _MAIN_GUARD = re.compile(
 # assigned (`main()`, `app.run()`, `sys.path.append(...)`). A line of a string at column 0 may look like
 # one: the answer then leans to "runs", which only keeps code reached.
 _MODULE_LEVEL_WORK = re.compile(r"^(?:(?:for|while|with|async)\b|[A-Za-z_][\w.]*\s*\()", re.MULTILINE)
+# A call that only configures a library for whoever imports the module: YOLOv4's `utils/utils.py` opens
+# with `torch.set_printoptions(...)`, `matplotlib.rc(...)` and `cv2.setNumThreads(0)` and runs nothing.
+_SETTING = re.compile(
+    r"[A-Za-z_][\w.]*\.(?:set_?[A-Za-z]\w*|rc|use|filterwarnings|simplefilter|basicConfig|disable_warnings)\s*\("
+)
+

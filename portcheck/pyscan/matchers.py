@@ -44,6 +44,7 @@ from portcheck.pyscan.context import (
     is_training_loop,
     numpy_of_host_tensor,
     reads_stop_token,
+    updates_weights,
 )
 from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted, none_operand
 from portcheck.torchfacts import (
@@ -440,7 +441,7 @@ class Matcher:
             if requires and not imports.imports_any(requires):
                 return iter(())
             if inside == "step-loop" and (
-                ((ctx.evaluation or is_evaluation_function(ctx.scope)) and not is_training_loop(ctx.loop))
+                ((ctx.evaluation or is_evaluation_function(ctx.scope)) and not updates_weights(ctx.loop))
                 or is_evaluation_loop(ctx.loop)
                 or reads_stop_token(node, parent, ctx.loop, ctx.scope)
             ):
