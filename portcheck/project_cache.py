@@ -4,8 +4,8 @@ A warm scan must not read, decode or summarize a file whose bytes did not change
 pass asks of a file depends on its text alone: whether it takes part at all (readable, not binary,
 decodable, not skipped), whether it may define a CUDA-bound name, the words on its import lines, its
 words (asked only of files that import a defining module), what it loads and whether it runs as a
-script (portcheck.pyscan.loading), the definitions it never names (portcheck.pyscan.definitions), and
-its `ModuleSummary`. Each is kept in
+script (portcheck.pyscan.loading), the definitions it never names (portcheck.pyscan.definitions), the
+names it spells on its import lines only, and its `ModuleSummary`. Each is kept in
 the cache's project table (`Cache.project_table`), under the file's absolute path, with the digest of
 the bytes it was computed from; facts asked for the first time are computed then and kept too.
 
@@ -72,7 +72,7 @@ class _Facts:
 
     __slots__ = (
         "path", "display", "digest", "included", "may_define", "import_words", "words", "loading", "lone",
-        "state", "summary", "text", "changed",
+        "import_only", "state", "summary", "text", "changed",
     )
 
     def __init__(self, path: str, display: str, digest: bytes, text: Optional[str]) -> None:
@@ -87,17 +87,19 @@ class _Facts:
         self.words: Optional[FrozenSet[str]] = None
         self.loading: Optional[FrozenSet[str]] = loading_facts(text) if text is not None else None
         self.lone: Optional[FrozenSet[str]] = None
+        self.import_only: Optional[FrozenSet[str]] = None
         self.state = _UNKNOWN
         self.summary: Optional[ModuleSummary] = None
         self.changed = True
 
     @classmethod
     def decode(cls, path: str, entry: tuple) -> "_Facts":
-        digest, display, included, may, import_words, words, loading, lone, state, summary = entry
+        digest, display, included, may, import_words, words, loading, lone, import_only, state, summary = entry
         facts = cls.__new__(cls)
         facts.path, facts.display, facts.digest = path, display, digest
         facts.included, facts.may_define = included, may
         facts.import_words, facts.words, facts.loading, facts.lone = import_words, words, loading, lone
+        facts.import_only = import_only
         facts.state = state
         facts.summary = decode_summary(summary) if state == _SUMMARIZED else None
         facts.text = None
@@ -108,15 +110,15 @@ class _Facts:
         summary = encode_summary(self.summary) if self.summary is not None else None
         return (
             self.digest, self.display, self.included, self.may_define, self.import_words, self.words, self.loading,
-            self.lone, self.state, summary,
+            self.lone, self.import_only, self.state, summary,
         )
 
 
 def _valid(entry: tuple) -> bool:
     return (
-        len(entry) == 10 and isinstance(entry[1], str) and isinstance(entry[2], bool) and isinstance(entry[3], bool)
-        and all(isinstance(entry[i], (frozenset, type(None))) for i in (4, 5, 6, 7))
-        and entry[8] in (_UNKNOWN, _SUMMARIZED, _UNPARSABLE) and (entry[8] == _SUMMARIZED) == (entry[9] is not None)
+        len(entry) == 11 and isinstance(entry[1], str) and isinstance(entry[2], bool) and isinstance(entry[3], bool)
+        and all(isinstance(entry[i], (frozenset, type(None))) for i in (4, 5, 6, 7, 8))
+        and entry[9] in (_UNKNOWN, _SUMMARIZED, _UNPARSABLE) and (entry[9] == _SUMMARIZED) == (entry[10] is not None)
     )
 
 
@@ -195,6 +197,9 @@ class CachedSources(Sources):
 
     def lone_definitions(self, path: str) -> FrozenSet[str]:
         return self._remembered(path, "lone", super().lone_definitions)
+
+    def import_only(self, path: str) -> FrozenSet[str]:
+        return self._remembered(path, "import_only", super().import_only)
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         facts = self.files[path]

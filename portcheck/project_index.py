@@ -1324,6 +1324,19 @@ def import_words(text: str) -> FrozenSet[str]:
     )
 
 
+def import_only_words(text: str) -> FrozenSet[str]:
+    """The names the text spells on its import lines and nowhere else: what it imports and never uses, and
+    what a package's `__init__.py` only re-exports (`from .modeling_transfo_xl import TransfoXLModel`). A name
+    imported under another (`import X as Y`) is used wherever that one is: never among them."""
+    lines = IMPORT_STATEMENT.findall(text)
+    aliased = {w for line in lines for w in _ALIASED.findall(line)}
+    rest = set(IDENTIFIER.findall(IMPORT_STATEMENT.sub("", text)))
+    return frozenset(w for line in lines for w in IDENTIFIER.findall(line) if w not in rest and w not in aliased)
+
+
+_ALIASED = re.compile(r"\b(\w+)\s+as\b")
+
+
 class SiteFindings:
     """Where `project_findings` keeps the findings it made for a file's sites, and finds them again:
     nowhere here; portcheck.project_cache keeps them in the persistent cache."""
@@ -1355,6 +1368,10 @@ class Sources:
 
     def words(self, path: str) -> FrozenSet[str]:
         return frozenset(IDENTIFIER.findall(self.text(path)))
+
+    def import_only(self, path: str) -> FrozenSet[str]:
+        """The names the file spells on its import lines only (`import_only_words`)."""
+        return import_only_words(self.text(path))
 
     def loading_facts(self, path: str) -> FrozenSet[str]:
         """Whether the module runs code at module level and what it loads by computed name

@@ -16,12 +16,13 @@ only (`Sources.import_words`, `Sources.loading_facts`), which the project cache 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
 from portcheck.pyscan.definitions import decode
-from portcheck.pyscan.loading import IDENTIFIER, IMPORTS, LOADS, LOADS_ANY, MAIN, RUNS, SYS_PATH
+from portcheck.pyscan.loading import IDENTIFIER, IMPORTS, LOADS, LOADS_ANY, MAIN, RUNS, SYS_PATH, loading_facts
 from portcheck.pyscan.testcode import is_test_path
 
 UNREACHED_NOTE = (
@@ -153,8 +154,23 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
     for module in names:
         if script(module):
             reach(module)
+    if notebooks:
+        from portcheck.notebook import NotebookError, code_cells  # json: only where there are notebooks
     for text in notebooks:
-        reach_words(IDENTIFIER.findall(text))
+        # a notebook runs at the top, as a script there would: its import statements, resolved; the words of
+        # one that does not load, or that edits `sys.path`, all of them (as any module's last name)
+        try:
+            source = "\n".join(cell.source for cell in code_cells(text))
+        except NotebookError:
+            source = ""
+        facts = loading_facts(source)
+        if source and SYS_PATH not in facts and LOADS_ANY not in facts:
+            reach_imports("", facts)
+            for fact in facts:
+                if fact.startswith(LOADS):
+                    reach_below(fact[len(LOADS) :])
+        else:
+            reach_words(IDENTIFIER.findall(text))
     checked: Set[str] = set()
     while True:
         while pending:
@@ -229,8 +245,9 @@ def _top(module: str, packages: Set[str]) -> str:
 
 
 UNUSED_NOTE = (
-    "lowered to info: nothing in this application names `{name}` (no call, import or mention in its code,"
-    " notebooks, configs or scripts); it is unused code a port can leave as it is"
+    "lowered to info: nothing in this application uses `{name}` (no call or mention in its code, notebooks,"
+    " configs or scripts; an import nothing then uses, or a package's re-export, is no use); it is unused code"
+    " a port can leave as it is"
 )
 
 
@@ -246,6 +263,17 @@ def unused_definitions(
     # Every file's facts are asked, whatever it holds now: a warm scan then finds them all in the cache.
     lone_facts = {p: sources.lone_definitions(p) for p in all_paths}
     words = {p: sources.words(p) for p in all_paths}
+    # a name spelt only on a file's import lines is not used there: imported and never used, or re-exported
+    # by a package's `__init__.py` for the modules that import the package (Bert-Chinese's vendored
+    # `pytorch_pretrained/__init__.py` and the `modeling_transfo_xl.py` no script uses). The `__init__.py` of
+    # a package nothing imports is a library's face: what it re-exports counts as used.
+    import_only = {p: sources.import_only(p) for p in all_paths}
+    importers = Counter(w for p in all_paths for w in sources.import_words(p))  # word -> files importing it
+    for path in all_paths:
+        module, package = module_name(path)
+        last = module.rsplit(".", 1)[-1]
+        if package and importers[last] == (last in sources.import_words(path)):  # (its own `from .last import`)
+            import_only[path] = frozenset()
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
     # what it loads: every module in its folder and below counts as used
     loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
@@ -272,7 +300,7 @@ def unused_definitions(
     text_words = [set(IDENTIFIER.findall(text)) for text in texts]
     spelt: Dict[str, int] = {}  # name -> how many Python files spell it (its own among them)
     for path in all_paths:
-        for name in names & words[path]:
+        for name in (names & words[path]) - import_only[path]:
             spelt[name] = spelt.get(name, 0) + 1
     for spelled in text_words:
         for name in names & spelled:

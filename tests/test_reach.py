@@ -83,7 +83,7 @@ def test_torch_imports_name_no_module_of_the_project_and_unrun_modules_report_no
     found = _severities(_scan(tmp_path, files), "app/syncbn/modules/functional/syncbn.py")
     assert found == {(10, "DEV002"): "info"}, found  # lock-in at info; no host sync of a loop nothing runs
     # imported by the application, the same module reports both
-    files["demo.py"] += "from app.syncbn.modules.functional import sync\n"
+    files["demo.py"] += "from app.syncbn.modules.functional import sync\n\nsync(net, [], None)\n"
     found = _severities(_scan(tmp_path, files), "app/syncbn/modules/functional/syncbn.py")
     assert (9, "XLA005") in found and found[(10, "DEV002")] != "info", found
 
@@ -200,7 +200,7 @@ def test_a_function_nothing_in_an_application_names_is_info(tmp_path: Path):
 # What makes `normalize_kp` count as used, by the file that changes.
 MAY_BE_USED = {
     "a library": ("setup.py", "from setuptools import setup\nsetup()\n"),
-    "imported": ("inference.py", "from pkg.model import run, normalize_kp\n\nrun(1)\n"),
+    "imported": ("inference.py", "from pkg.model import run, normalize_kp\n\nrun(normalize_kp(1))\n"),
     "a notebook": ("demo.ipynb", '{"cells": [{"cell_type": "code", "source": ["normalize_kp(kp)\\n"]}]}'),
     "a computed import in its folder": ("pkg/other.py", "import importlib\nm = importlib.import_module(name)\n"),
     # Depth-Anything's `getattr(import_module(f"zoedepth.trainers.{config.trainer}_trainer"), 'Trainer')`
@@ -262,9 +262,31 @@ def test_what_only_unused_definitions_use_is_unused_too():
     # also spelt by a definition that is used: used
     two = "        return marching(x)\n\n\ndef two(x):\n    return marching(x)\n"
     text = text.replace("        return marching(x)\n", two)
-    files = {"app.py": "from pkg.geo import used, two\n", "pkg/__init__.py": "", "pkg/geo.py": text}
+    files = {"app.py": "from pkg.geo import used, two\nused(two(1))\n", "pkg/__init__.py": "", "pkg/geo.py": text}
     found = unused_definitions(TextSources(files), ["pkg/geo.py"], {})
     assert [(a, b) for a, b, _ in found["pkg/geo.py"]] == [(8, 10)]
+
+
+def test_a_name_only_imported_or_re_exported_is_unused():
+    # Bert-Chinese-Text-Classification's vendored `pytorch_pretrained`: its `__init__.py` re-exports every
+    # model, the scripts use BERT only
+    model = "import torch\n\n\nclass TransfoXLModel:\n    def run(self, x):\n        return x.cuda()\n"
+    files = {
+        "run.py": "from pkg import BertModel\nBertModel()\n",
+        "pkg/__init__.py": "from .modeling import BertModel\nfrom .modeling_xl import TransfoXLModel\n",
+        "pkg/modeling.py": "class BertModel:\n    pass\n",
+        "pkg/modeling_xl.py": model,
+    }
+    found = unused_definitions(TextSources(files), ["pkg/modeling_xl.py"], {})
+    assert [(a, b) for a, b, _ in found["pkg/modeling_xl.py"]] == [(4, 6)]
+    # imported by a script that never uses it: still unused
+    never = {**files, "run.py": files["run.py"] + "from pkg import TransfoXLModel\n"}
+    assert unused_definitions(TextSources(never), ["pkg/modeling_xl.py"], {})
+    # used where imported, under its own name or another; named in a registry beside the re-export: used
+    for run in ("from pkg import TransfoXLModel\nTransfoXLModel()\n", "from pkg import TransfoXLModel as XL\nXL()\n"):
+        assert not unused_definitions(TextSources({**files, "run.py": run}), ["pkg/modeling_xl.py"], {})
+    registry = files["pkg/__init__.py"] + "MODELS = {'xl': TransfoXLModel}\n"
+    assert not unused_definitions(TextSources({**files, "pkg/__init__.py": registry}), ["pkg/modeling_xl.py"], {})
 
 
 # textual_inversion's layout: a library (setup.py) with `modules_bak.py` kept beside `modules.py`.
@@ -373,3 +395,18 @@ def test_imports_are_resolved_by_their_dotted_names():
     above = {f"repo/{path}": text for path, text in files.items()}
     above["repo/train.py"] = "from utils.general import box\nfrom utils import torch_utils\nimport utils.nms.cpu_nms\n"
     assert set(unreached(TextSources(above))) == {"repo/utils/utils.py", "repo/utils/nms/old.py"}
+
+
+def test_a_notebook_reaches_what_its_code_imports_not_what_its_text_mentions():
+    # lama's LaMa_inpainting.ipynb: its prose and outputs spell `data` and `utils`, its code imports neither
+    notebook = (
+        '{"cells": [{"cell_type": "markdown", "source": ["The fused_act op is not used here.\\n"]},'
+        ' {"cell_type": "code", "source": ["from vendor.utils import load\\n", "load()\\n"]}]}'
+    )
+    sources = TextSources({k: v for k, v in APP.items() if k != "inference.py"})
+    assert "vendor/ops/fused_act/fused_act.py" in unreached(sources, [notebook])
+    assert "vendor/utils.py" not in unreached(sources, [notebook])
+    # one that edits `sys.path` (or is no notebook JSON) reaches every module its words name
+    edits = notebook.replace('"from vendor', '"import sys\\n", "sys.path.append(\\"..\\")\\n", "from vendor')
+    assert "vendor/ops/fused_act/fused_act.py" not in unreached(sources, [edits])
+    assert "vendor/ops/fused_act/fused_act.py" not in unreached(sources, ["fused_act is {not json"])
