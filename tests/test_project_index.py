@@ -515,7 +515,7 @@ PLATFORM_PROJECT = {
         "    model.rule = rule\n    torch.cuda.synchronize()\n\n\n"
         "def patch_forward(model):\n    torch.cuda.synchronize()\n"
     ),
-    "train.py": "from pkg.patcher import patch_forward, patch_forward_npu\n",
+    "train.py": "from pkg.patcher import patch_forward, patch_forward_npu\n\npatch_forward_npu(patch_forward(None))\n",
 }
 
 

@@ -153,7 +153,7 @@ def test_a_package_with_its_own_version_and_licence_is_the_project(tmp_path: Pat
         "mypkg/LICENSE": "MIT\n",
         "mypkg/__init__.py": "__version__ = '0.1'\n",
         "mypkg/ops.py": "import torch\n\n\ndef f(x):\n    return x.cuda()\n",
-        "train.py": "from mypkg.ops import f\n",
+        "train.py": "from mypkg.ops import f\n\nf(1)\n",
     }
     found = _scan(tmp_path, files)
     assert found[("mypkg/ops.py", 5, "DEV002")].severity.value != "info", sorted(found)

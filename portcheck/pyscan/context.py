@@ -149,8 +149,10 @@ class Ctx(NamedTuple):
 # A project's own print for one rank of a distributed job (`print0`, `print_rank_0`, `rank0_print`,
 # `master_print`).
 # (`print_to_log_file`: nnU-Net's trainers and their many medical-imaging copies)
+# (`cprint`: termcolor's coloured print, and dgcnn.pytorch's `IOStream.cprint`, which prints and logs a line)
 _PRINT_HELPER = re.compile(
     r"^print_?(?:0|rank_?0|once|master|main)$|^(?:rank_?0|master|main)_print$|^print_to_(?:log|console)\w*$"
+    r"|^cprint$"
 )
 
 
