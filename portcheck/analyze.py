@@ -23,6 +23,7 @@ from portcheck.pyscan.context import (
     is_training_loop,
     mark_built_once_classes,
     mark_clamped_counts,
+    mark_count_tests,
     mark_cuda_flags,
     mark_cuda_side_helpers,
     mark_load_locations,
@@ -254,6 +255,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     mark_modulo_calls(module)
     if "device_count" in text:
         mark_clamped_counts(module)
+        mark_count_tests(module)
     if "map_location" in text:
         mark_load_locations(module)
     if "cuda" in text or ".to(" in text:

@@ -1691,12 +1691,12 @@ REPLICATION_NOTE = (
 
 
 def is_replication_choice(node: ast.AST) -> bool:
-    """`if torch.cuda.device_count() > 1: model = torch.nn.DataParallel(model)`: the count only picks
-    CUDA's in-process replication. Elsewhere the single-device path runs; the port replaces the wrap
-    (with DDP), and the count with it."""
+    """`if torch.cuda.device_count() > 1: model = torch.nn.DataParallel(model)` (or a name bound to the count:
+    `mark_count_tests`): the count only picks CUDA's in-process replication. Elsewhere the single-device
+    path runs; the port replaces the wrap (with DDP), and the count with it."""
     return (
         isinstance(node, ast.If)
-        and "device_count" in _names_in(node.test)
+        and ("device_count" in _names_in(node.test) or getattr(node, COUNT_TEST_ATTR, False))
         and all(_display_only(s) for s in node.orelse)
         and any(_wraps_for_gpus(s) for s in node.body)
         and all(_wraps_for_gpus(s) or _display_only(s) for s in node.body)
@@ -2069,6 +2069,29 @@ def mark_clamped_counts(module: ast.Module) -> None:
             ):
                 if _only_read_in(nodes, node.targets[0].id, clamped):
                     setattr(node.value, CLAMPED_ATTR, True)
+
+
+COUNT_TEST_ATTR = "_portcheck_count_test"  # set on an `if` whose test reads a name bound to a device count
+
+
+def mark_count_tests(module: ast.Module) -> None:
+    """Mark (`COUNT_TEST_ATTR`) each `if` whose test compares a name or attribute the module binds to a
+    device count (ERNIE's `n_gpu = torch.cuda.device_count()`, the HF examples' `args.n_gpu = ...`), then
+    `elif n_gpu > 1: model = torch.nn.DataParallel(model)`: the test asks how many devices there are, as
+    `torch.cuda.device_count() > 1` written there would (see `is_replication_choice`)."""
+    counts = {
+        dotted(target)
+        for node in ast.walk(module)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        and _last_name(node.value.func) == "device_count" and not node.value.args
+        for target in node.targets
+    } - {None}
+    if not counts:
+        return
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
+            if any(dotted(side) in counts for side in [node.test.left, *node.test.comparators]):
+                setattr(node, COUNT_TEST_ATTR, True)
 
 
 def _clamps(call: ast.Call) -> bool:

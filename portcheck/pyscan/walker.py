@@ -378,6 +378,10 @@ def _children(
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
         elif is_replication_choice(node):
             test_ctx = ctx._replace(lowered_by=REPLICATION_NOTE)  # `if device_count() > 1: DataParallel(model)`
+            if not cuda:
+                # `elif n_gpu > 1:` with `n_gpu = torch.cuda.device_count()` (ERNIE): more than one CUDA device,
+                # as the count itself in the test would say; elsewhere the wrap is skipped
+                body_branch = cuda_branch
         elif (
             is_kernel_eligibility(node, imports)
             or is_device_exit(node, imports)
