@@ -17,6 +17,7 @@ from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import (
+    RAW_KERNEL_NOTE,
     Ctx,
     is_display_module,
     is_fp32_island,
@@ -31,6 +32,7 @@ from portcheck.pyscan.context import (
     mark_modulo_calls,
     mark_moved_later,
     mark_off_switches,
+    mark_raw_kernel_wrappers,
     switch_words,
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
@@ -77,6 +79,8 @@ DISPLAY_NOTE = "lowered to info: the value is only shown (printed, logged or for
 PRECISION_NOTE = (
     "lowered one level: the check picks a precision (dtype), not a device; nothing falls back to the CPU here"
 )
+# What stays as it is inside code that drives a raw CUDA kernel: the kernel library, kernels, autocast.
+_KERNEL_KEEPS = frozenset({"kernel", "package", "amp"})
 REQUIREMENT_NOTE = (
     "lowered one level: the check raises where CUDA is absent; it states a requirement, nothing falls back"
 )
@@ -189,6 +193,11 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
+    if ctx.kernel_driver and rule.category not in _KERNEL_KEEPS and not entry.detail_of:
+        # the devices, checks and streams of the code around a CuPy kernel: the kernel's workings (a rule that
+        # names the finding it details says so itself, below)
+        severity = Severity.INFO
+        note = f"{note}; {RAW_KERNEL_NOTE}" if note else RAW_KERNEL_NOTE
     if ctx.info_note:
         severity = Severity.INFO
         note = f"{note}; {ctx.info_note}" if note else ctx.info_note
@@ -262,6 +271,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_moved_later(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
+    if "grid" in text and "block" in text:
+        mark_raw_kernel_wrappers(module)
     if "class " in text:
         mark_own_method_calls(module, _method_names(rules))
     cuda_context = bool(_CUDA_CONTEXT.search(text))

@@ -141,6 +141,7 @@ class Ctx(NamedTuple):
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
     lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
+    kernel_driver: bool = False  # inside code that drives a raw CUDA kernel (`mark_raw_kernel_wrappers`)
     # the enclosing functions and the tests of the `if`s whose true side this is (`def forward_xformers(...)`,
     # `elif args.use_bnb_linear:`): what the code is switched on for, read by `switch_words` when asked
     switches: Tuple[ast.AST, ...] = ()
@@ -2106,6 +2107,55 @@ def _clamps(call: ast.Call) -> bool:
 
 
 CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check
+
+
+_DEFINITION_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+RAW_KERNEL_ATTR = "_portcheck_raw_kernel_wrapper"  # set on a definition that launches a raw CUDA kernel
+RAW_KERNEL_NOTE = (
+    "lowered to info: inside code that drives a raw CUDA kernel (a CuPy or PyCUDA launch with `block=` and"
+    " `grid=`, or a helper only that code calls); the port replaces the kernel and what drives it as a whole,"
+    " reported where the kernel library is imported"
+)
+
+
+def launches_raw_kernel(call: ast.Call) -> bool:
+    """`kernel(args=[...], block=(256, 1, 1), grid=(n, 1, 1), stream=s)`: CUDA's launch geometry, spelt out."""
+    keys = {k.arg for k in call.keywords}
+    return "block" in keys and "grid" in keys
+
+
+def mark_raw_kernel_wrappers(module: ast.Module) -> None:
+    """Mark (`RAW_KERNEL_ATTR`) the module-level functions and classes that launch a raw CUDA kernel
+    (involution's `_involution(Function)`, whose `forward` and `backward` assert `is_cuda`, enter
+    `torch.cuda.device_of(input)` and launch the CuPy kernel), and the module's functions only they use
+    (its `Dtype(t)`, which tells `torch.cuda.FloatTensor` from `DoubleTensor` for the kernel's source)."""
+    definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITION_STATEMENTS)}
+    marked = {
+        name
+        for name, stmt in definitions.items()
+        if any(isinstance(n, ast.Call) and launches_raw_kernel(n) for n in ast.walk(stmt))
+    }
+    if not marked:
+        return
+    # where each module function is named: the definition holding the name, or None outside any
+    holders: Dict[str, List[Optional[str]]] = {}
+    for stmt in module.body:
+        holder = stmt.name if isinstance(stmt, _DEFINITION_STATEMENTS) else None
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and n.id in definitions and n.id != holder:
+                holders.setdefault(n.id, []).append(holder)
+    changed = True
+    while changed:
+        changed = False
+        for name, where in holders.items():
+            stmt = definitions[name]
+            if name in marked or isinstance(stmt, ast.ClassDef):
+                continue
+            if all(h in marked for h in where):
+                marked.add(name)
+                changed = True
+    for name in marked:
+        setattr(definitions[name], RAW_KERNEL_ATTR, True)
 
 
 def mark_cuda_side_helpers(module: ast.Module, nodes: Sequence[ast.AST], imports: ImportTable) -> None:

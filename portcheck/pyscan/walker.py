@@ -37,6 +37,7 @@ from portcheck.pyscan.context import (
     MESSAGE_KEYWORDS,
     OFF_SWITCH_ATTR,
     PREDICATE_NOTE,
+    RAW_KERNEL_ATTR,
     READS_NAMES_BY_STRING,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
@@ -103,6 +104,7 @@ from portcheck.pyscan.context import (
     is_test_function,
     is_xla_device_check,
     is_xla_probe,
+    launches_raw_kernel,
     mark_call_arguments,
     mark_init_only_methods,
     mark_tested_references,
@@ -518,6 +520,8 @@ def _children(
         mark_init_only_methods(node)
         if is_dataset_class(node):
             ctx = ctx._replace(host=True)  # a Dataset's methods run in the data loader, on host tensors
+        if getattr(node, RAW_KERNEL_ATTR, False):
+            ctx = ctx._replace(kernel_driver=True)  # the autograd Function around a CuPy kernel
         if _XLA_CLASS_NAME.search(node.name):
             ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
         if is_post_processing(node):
@@ -531,6 +535,8 @@ def _children(
             inner = inner._replace(skipped=True)
         elif getattr(node, CUDA_SIDE_ATTR, False):
             inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
+        if getattr(node, RAW_KERNEL_ATTR, False):
+            inner = inner._replace(kernel_driver=True)  # launches a CuPy kernel, or a helper of one
         elif _overrides_cuda_method(node):
             # `def cuda(self, device=None):` (Lightning's device mixin): what a module does when its caller asks
             # for CUDA; the callers are the lock-in, reported where they call it
@@ -659,7 +665,7 @@ def _children(
         if isinstance(node.func, ast.Name) and node.func.id == "round" and len(node.args) == 2:
             # `round(torch.cuda.max_memory_reserved() / 1024**3, 3)`: a number rounded to digits for people.
             return [(node.func, ctx), (node.args[0], ctx._replace(display=True)), (node.args[1], ctx)]
-        if getattr(node, CUDA_ONLY_ATTR, False) or _launches_raw_kernel(node):
+        if getattr(node, CUDA_ONLY_ATTR, False) or launches_raw_kernel(node):
             # `pytest.param(torch.device("cuda"), marks=RunIf(min_cuda_gpus=1))`: a case that only runs with CUDA;
             # `fn(args=[x.data_ptr(), ...], block=(256, 1, 1), grid=(n, 1, 1))`: a compiled CUDA kernel's launch
             # (cupy, PyCUDA), whose arguments are its workings; the kernel is reported where it is built.
@@ -1005,12 +1011,6 @@ def _ends_unsupported(body: List[ast.stmt]) -> bool:
         return False
     exc = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError" and len(body) > 1
-
-
-def _launches_raw_kernel(call: ast.Call) -> bool:
-    """`kernel(args=[...], block=(256, 1, 1), grid=(n, 1, 1), stream=s)`: CUDA's launch geometry, spelt out."""
-    keys = {k.arg for k in call.keywords}
-    return "block" in keys and "grid" in keys
 
 
 def build_dispatch(keyed: Iterable[Tuple[object, Matcher]]) -> Dict[Type[ast.AST], Dispatch]:
