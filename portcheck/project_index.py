@@ -1929,10 +1929,15 @@ def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resol
     the note for the findings inside."""
     notes: Dict[str, str] = {}  # definition -> note
     pending = [d for d in summary.definitions if d.lines[0]]
+    # the Triton launches outside CUDA checks, under any other condition too (unsloth's cross-entropy forward
+    # launches one kernel or the chunked one by the vocabulary's size: either way it drives a kernel)
+    launches = [(site.span[0], site.ref) for site in summary.sites if site.kind == "launch" and not site.guarded]
     while pending:
         waiting = []
         for definition in pending:
-            note = _wrapper_note(definition, summary.module, project, resolved, notes)
+            note = _wrapper_note(definition, summary.module, project, resolved, notes) or _launcher_note(
+                definition, summary.module, project, resolved, launches
+            )
             if note:
                 notes[definition.name] = note
             else:
@@ -1941,6 +1946,17 @@ def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resol
             break
         pending = waiting
     return [(d.lines[0], d.lines[1], notes[d.name]) for d in summary.definitions if d.name in notes]
+
+
+def _launcher_note(
+    definition: Definition, module: str, project: Project, resolved: Resolved, launches: Sequence[Tuple[int, str]]
+) -> str:
+    """LAUNCHER_NOTE when `definition` launches a Triton kernel in its lines, under a condition or not."""
+    first, last = definition.lines
+    for line, ref in launches:
+        if first <= line <= last and project.reference(module, ref) in resolved.kernels:
+            return LAUNCHER_NOTE.format(name=ref.split(".", 1)[0])
+    return ""
 
 
 def _wrapper_note(

@@ -787,6 +787,24 @@ def test_a_kernel_defined_in_a_try_is_launched_across_modules_and_its_launcher_d
     assert not [k for k in found if k[0] == "quant/fused.py" and k[2].startswith("XLA")], sorted(found)
 
 
+def test_a_function_that_launches_a_kernel_under_any_condition_but_a_cuda_check_is_its_launcher(tmp_path: Path):
+    # unsloth's cross-entropy forward (in lit-gpt's thunder extension): one kernel or the chunked one, by size
+    kernels = (
+        "import torch\nimport triton\n\n\n@triton.jit\ndef one(x):\n    pass\n\n\n@triton.jit\ndef chunked(x):\n"
+        "    pass\n\n\ndef forward(logits, n, chunks):\n    losses = torch.empty(n, device='cuda')\n"
+        "    if chunks == 1:\n        one[(n,)](logits, losses)\n"
+        "    else:\n        chunked[(n, chunks)](logits, losses)\n    return losses\n"
+    )
+    run = "from ops.kernels import forward\n\nforward(None, 1, 1)\n"
+    found = _fallback_findings(tmp_path, {"ops/kernels.py": kernels, "run.py": run})
+    device = found[("ops/kernels.py", 16, "DEV003")]
+    assert device.severity.value == "info" and "launches the Triton kernel `one`" in device.note, device
+    # a launch only under a CUDA check has a path without the kernel: its function is no launcher
+    guarded = kernels.replace("    if chunks == 1:", "    if logits.is_cuda:")
+    found = _fallback_findings(tmp_path / "b", {"ops/kernels.py": guarded, "run.py": run})
+    assert "launches the Triton kernel" not in found[("ops/kernels.py", 16, "DEV003")].note
+
+
 # RAFT's layout: an extension built by its own setup.py, imported optionally (`except: pass`) by the module
 # that calls it; an option picks that path.
 OPTIONAL_EXTENSION = {
