@@ -410,3 +410,18 @@ def test_a_notebook_reaches_what_its_code_imports_not_what_its_text_mentions():
     edits = notebook.replace('"from vendor', '"import sys\\n", "sys.path.append(\\"..\\")\\n", "from vendor')
     assert "vendor/ops/fused_act/fused_act.py" not in unreached(sources, [edits])
     assert "vendor/ops/fused_act/fused_act.py" not in unreached(sources, ["fused_act is {not json"])
+
+
+def test_a_class_named_by_a_string_may_be_looked_up_by_it():
+    # ST-P3's CARLA agent: the leaderboard calls `get_entry_point()` and builds the class it names
+    text = (
+        "import torch\n\n\ndef get_entry_point():\n    return 'MVPAgent'\n\n\n"
+        "class MVPAgent:\n    def tick(self, x):\n        return x.to('cuda')\n\n\n"
+        "class Unused:\n    def tick(self, x):\n        return x.to('cuda')\n"
+    )
+    files = {"run.py": "import agents.carla\n", "agents/__init__.py": "", "agents/carla.py": text}
+    found = unused_definitions(TextSources(files), ["agents/carla.py"], {})
+    assert [name for _, _, name in found["agents/carla.py"]] == [
+        UNUSED_NOTE.format(name="get_entry_point"),
+        UNUSED_NOTE.format(name="Unused"),
+    ]

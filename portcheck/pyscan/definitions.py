@@ -4,6 +4,7 @@ names them; the project cache keeps them per file.
 
 Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache.
 A decorated definition (a registry, a route, a hook; not one only wrapped, `@torch.jit.script`) is not one,
+nor one whose name the module spells as a string of its own (a name something may look up by that string),
 and a module that looks names up by computed name (`globals()[name]`, `eval(expr)`) has none.
 """
 
@@ -57,7 +58,10 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     out = set()
     for first, last, name in definitions:
         outside = [number for number in spelt.get(name, ()) if not first <= number <= last]
-        holders = {holder(number) for number in outside}
+        # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
+        # registry's key): something may look it up by that string, whatever definition holds it
+        quoted = re.compile(rf"""(?<![\w.])(['"]){name}\1""")
+        holders = {None if quoted.search(lines[number - 1]) else holder(number) for number in outside}
         if not holders:
             out.add(f"{first}:{last}:{name}")
         elif None not in holders:
