@@ -54,6 +54,18 @@ def test_syntax_error_is_reported_and_scan_goes_on(tmp_path, monkeypatch):
     assert [f["path"] for f in data["findings"]] == ["good.py"]
 
 
+def test_a_file_libcst_refuses_is_scanned_and_reported_not_fixable(tmp_path, monkeypatch):
+    # `assert(a if b else c)` parses in Python and not in libcst's tree (locuslab/wanda's main.py): the scan
+    # reports the file's findings, none of them fixable, instead of stopping with an internal error
+    (tmp_path / "main.py").write_bytes(b"import torch\r\nmodel.cuda()\r\nassert(x if x else True)\r\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["scan", ".", "--output-format", "json", "--no-cache"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    assert [(f["path"], f["code"]) for f in data["findings"]] == [("main.py", "DEV002")]
+    assert not data["findings"][0]["fixable"]
+
+
 def test_binary_and_undecodable_files_are_errors():
     binary = scan_bytes(b"\x00\x01import torch", "a.py", "python", Settings())
     assert binary.error is not None and "binary" in binary.error.message

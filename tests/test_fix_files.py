@@ -115,6 +115,17 @@ def test_unparsable_file_is_refused_and_untouched(tmp_path):
     assert report.files[0].error.startswith("syntax error")
 
 
+def test_a_file_python_parses_and_libcst_refuses_is_refused_and_untouched(tmp_path):
+    # `assert(a if b else c)` is Python, and libcst's tree refuses it (locuslab/wanda's main.py); the
+    # verdicts of a scan parse such a file too (a carriage return makes them)
+    text = "x = y.cuda()\r\nassert(x if x else True)\r\n"
+    path = tmp_path / "main.py"
+    path.write_bytes(text.encode())
+    report = run(tmp_path)
+    assert path.read_bytes() == text.encode()
+    assert report.files[0].error.startswith("cannot parse for rewriting"), report.files[0].error
+
+
 def test_undecodable_file_is_refused(tmp_path):
     path = tmp_path / "bad.py"
     path.write_bytes(b"x = y.cuda()  # \xff\xfe\n")

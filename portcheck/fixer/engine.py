@@ -148,6 +148,9 @@ def parse_tree(text: str, exact: bool = True) -> cst.Module:
             )
     except cst.ParserSyntaxError as exc:
         raise FixError(f"cannot parse for rewriting: {exc.message} (line {exc.raw_line})") from None
+    except cst.CSTValidationError as exc:
+        # Python's grammar takes what libcst's tree refuses: `assert(a if b else c)` (locuslab/wanda's main.py)
+        raise FixError(f"cannot parse for rewriting: {exc}") from None
     except RecursionError:
         raise FixError("too deeply nested to rewrite") from None
     return tree
