@@ -79,8 +79,10 @@ DISPLAY_NOTE = "lowered to info: the value is only shown (printed, logged or for
 PRECISION_NOTE = (
     "lowered one level: the check picks a precision (dtype), not a device; nothing falls back to the CPU here"
 )
-# What stays as it is inside code that drives a raw CUDA kernel: the kernel library, kernels, autocast.
-_KERNEL_KEEPS = frozenset({"kernel", "package", "amp"})
+# What stays as it is inside code that drives a kernel (a CuPy launch here, an extension's or a Triton kernel's
+# wrapper in portcheck.project_index): the kernel library, kernels, and autocast decorators (`custom_fwd`),
+# which a port keeps around its own kernel and `portcheck fix` rewrites.
+KERNEL_KEEPS = frozenset({"kernel", "package", "amp"})
 REQUIREMENT_NOTE = (
     "lowered one level: the check raises where CUDA is absent; it states a requirement, nothing falls back"
 )
@@ -193,7 +195,7 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
-    if ctx.kernel_driver and rule.category not in _KERNEL_KEEPS and not entry.detail_of:
+    if ctx.kernel_driver and rule.category not in KERNEL_KEEPS and not entry.detail_of:
         # the devices, checks and streams of the code around a CuPy kernel: the kernel's workings (a rule that
         # names the finding it details says so itself, below)
         severity = Severity.INFO

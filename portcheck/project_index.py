@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from portcheck.analyze import TEST_NOTE, apply_suppressions, lower_finding
+from portcheck.analyze import KERNEL_KEEPS, TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
 from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.parts import folders_above
@@ -1915,9 +1915,6 @@ LAUNCHER_NOTE = (
     "lowered to info: inside code that launches the Triton kernel `{name}` (its wrapper or module); the port"
     " replaces the kernel and what drives it as a whole, reported where the kernel is defined"
 )
-# What stays as it is inside an op wrapper: the extension itself, kernel libraries, and autocast
-# decorators (`custom_fwd`), which a port keeps around its own kernel and `portcheck fix` rewrites.
-_WRAPPER_KEEPS = frozenset({"kernel", "package", "amp"})
 
 
 def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[Tuple[int, int, str]]:
@@ -1988,9 +1985,9 @@ def platform_code(summary: ModuleSummary) -> List[Tuple[int, int, str]]:
 
 def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
     """`findings` inside an extension's wrappers or a kernel's launchers at `info` with their note, but for
-    the kinds a wrapper keeps (`_WRAPPER_KEEPS`); how the wrapper would run on an XLA-like device is moot,
+    the kinds a wrapper keeps (`KERNEL_KEEPS`); how the wrapper would run on an XLA-like device is moot,
     since the port replaces it with the op (torchao's `as_strided` output buffers for a Triton launch)."""
-    return _in_spans(findings, spans, keeps=_WRAPPER_KEEPS, drops=_COSTS_OF_RUNNING)
+    return _in_spans(findings, spans, keeps=KERNEL_KEEPS, drops=_COSTS_OF_RUNNING)
 
 
 # Findings about how code behaves when it runs on an XLA-like device, not about what it is bound to.

@@ -6,11 +6,14 @@ carries a vendored library whose CUDA ops it never imports (`basicsr/ops/fused_a
 porting engineer drops or ignores that code; its findings are `info` with a note. A library (packaging
 metadata at its top) is left alone: each of its modules may be what its users import.
 
-The answer leans to "reached": a module counts as imported wherever its last name is spelt on an import
-line of a reached file, every package above a reached module is reached, a module that does work at
-module level is a script, and one computed import (`importlib.import_module(name)`, Hydra's
-`instantiate`) without a literal package prefix makes every module reached. It reads per-file facts
-only (`Sources.import_words`, `Sources.loading_facts`), which the project cache keeps.
+A reached module's import statements reach the modules their dotted names resolve to (`reach_imports`),
+and a notebook's code cells those theirs. The answer leans to "reached": a name that resolves below no
+folder of the importer reaches every module whose name ends so, every package above a reached module is
+reached, a module that does work at module level is a script, and one computed import
+(`importlib.import_module(name)`, Hydra's `instantiate`) without a literal package prefix makes every
+module reached. It reads per-file facts only (`Sources.loading_facts`, and for unused definitions
+`Sources.words`, `Sources.import_words`, `Sources.import_only`, `Sources.lone_definitions`), which the
+project cache keeps.
 """
 
 from __future__ import annotations
@@ -268,11 +271,12 @@ def unused_definitions(
     # `pytorch_pretrained/__init__.py` and the `modeling_transfo_xl.py` no script uses). The `__init__.py` of
     # a package nothing imports is a library's face: what it re-exports counts as used.
     import_only = {p: sources.import_only(p) for p in all_paths}
-    importers = Counter(w for p in all_paths for w in sources.import_words(p))  # word -> files importing it
+    imported = {p: sources.import_words(p) for p in all_paths}
+    importers = Counter(w for p in all_paths for w in imported[p])  # word -> files importing it
     for path in all_paths:
         module, package = module_name(path)
         last = module.rsplit(".", 1)[-1]
-        if package and importers[last] == (last in sources.import_words(path)):  # (its own `from .last import`)
+        if package and importers[last] == (last in imported[path]):  # (its own `from .last import`)
             import_only[path] = frozenset()
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
     # what it loads: every module in its folder and below counts as used

@@ -2109,7 +2109,6 @@ def _clamps(call: ast.Call) -> bool:
 CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check
 
 
-_DEFINITION_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 RAW_KERNEL_ATTR = "_portcheck_raw_kernel_wrapper"  # set on a definition that launches a raw CUDA kernel
 RAW_KERNEL_NOTE = (
     "lowered to info: inside code that drives a raw CUDA kernel (a CuPy or PyCUDA launch with `block=` and"
@@ -2129,7 +2128,7 @@ def mark_raw_kernel_wrappers(module: ast.Module) -> None:
     (involution's `_involution(Function)`, whose `forward` and `backward` assert `is_cuda`, enter
     `torch.cuda.device_of(input)` and launch the CuPy kernel), and the module's functions only they use
     (its `Dtype(t)`, which tells `torch.cuda.FloatTensor` from `DoubleTensor` for the kernel's source)."""
-    definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITION_STATEMENTS)}
+    definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITIONS)}
     marked = {
         name
         for name, stmt in definitions.items()
@@ -2140,7 +2139,7 @@ def mark_raw_kernel_wrappers(module: ast.Module) -> None:
     # where each module function is named: the definition holding the name, or None outside any
     holders: Dict[str, List[Optional[str]]] = {}
     for stmt in module.body:
-        holder = stmt.name if isinstance(stmt, _DEFINITION_STATEMENTS) else None
+        holder = stmt.name if isinstance(stmt, _DEFINITIONS) else None
         for n in ast.walk(stmt):
             if isinstance(n, ast.Name) and n.id in definitions and n.id != holder:
                 holders.setdefault(n.id, []).append(holder)

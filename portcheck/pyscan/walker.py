@@ -535,12 +535,12 @@ def _children(
             inner = inner._replace(skipped=True)
         elif getattr(node, CUDA_SIDE_ATTR, False):
             inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
-        if getattr(node, RAW_KERNEL_ATTR, False):
-            inner = inner._replace(kernel_driver=True)  # launches a CuPy kernel, or a helper of one
         elif _overrides_cuda_method(node):
             # `def cuda(self, device=None):` (Lightning's device mixin): what a module does when its caller asks
             # for CUDA; the callers are the lock-in, reported where they call it
             inner = inner._replace(skipped=True)
+        if getattr(node, RAW_KERNEL_ATTR, False):
+            inner = inner._replace(kernel_driver=True)  # launches a CuPy kernel, or a helper of one
         if not isinstance(node, ast.Lambda):
             inner = inner._replace(scope=node, switches=ctx.switches + (node,))
         if is_test_function(node):
