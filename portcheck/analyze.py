@@ -579,6 +579,7 @@ UNUSED_IMPORT_NOTE = "lowered to info: imported but never used in this module; t
 ISLAND_IMPORT_NOTE = (
     "lowered to info: used here only as `autocast(enabled=False)`, an fp32 island, which is reported where it is"
 )
+IDLE_SCALER_NOTE = "lowered to info: used here only as `GradScaler(enabled=False)`, which does nothing on any device"
 
 
 def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[CompiledRule]) -> List:
@@ -604,7 +605,8 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
     if exported is None:
         return hits  # `__all__` built at run time: any name may be re-exported
     used |= exported
-    # names used only to call `autocast(enabled=False)`: fp32 islands, reported there (AMP004)
+    # names used only to call `autocast(enabled=False)` (fp32 islands, reported there: AMP004) or
+    # `GradScaler(enabled=False)` (which does nothing)
     beyond_islands = {n.id for n in names if id(n) not in islands}
     for i in marked:
         key, node, label, ctx = hits[i]
@@ -618,7 +620,8 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
         if not any(name in used for name in bound):
             hits[i] = (key, node, label, ctx._replace(info_note=UNUSED_IMPORT_NOTE))
         elif not any(name in beyond_islands for name in bound):
-            hits[i] = (key, node, label, ctx._replace(info_note=ISLAND_IMPORT_NOTE))
+            note = IDLE_SCALER_NOTE if label.endswith("GradScaler") else ISLAND_IMPORT_NOTE
+            hits[i] = (key, node, label, ctx._replace(info_note=note))
     return hits
 
 

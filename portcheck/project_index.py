@@ -52,7 +52,7 @@ from portcheck.pyscan.context import (
 from portcheck.pyscan.definitions import lone_definitions
 from portcheck.pyscan.environ import reads_environment
 from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only, is_triton_kernel
-from portcheck.pyscan.fallbacks import continues
+from portcheck.pyscan.fallbacks import continues, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, TORCH_IMPORT, loading_facts
 from portcheck.pyscan.testcode import (
@@ -89,7 +89,7 @@ EXTENSION_NAME = re.compile(
 )
 _KERNEL_WRAPPERS = frozenset({"triton.jit", "triton.JITFunction", "triton.runtime.jit.JITFunction"})
 # Files without any of these cannot define a CUDA-bound name (users are found by name later).
-DEFINER_TOKENS = ("triton", "cpp_extension", "_C", "_ext", "_cuda", "import_module")
+DEFINER_TOKENS = ("triton", "cpp_extension", "_C", "_ext", "_cuda", "import_module", "torch.utils.ffi")
 
 Span = Tuple[int, int, int, int]  # line, column (1-based), end line, end column (exclusive)
 
@@ -147,8 +147,13 @@ class ModuleSummary:
     # build is built only where CUDA is, and the module has a path without it.
     cuda_builds: Tuple[Tuple[int, int], ...] = ()
     # Dotted names of the CUDA extensions the module builds (`CUDAExtension("exllama_kernels", ...)` in
-    # AutoGPTQ's `setup.py`): an import of one is an extension import, whatever it is called.
+    # AutoGPTQ's `setup.py`, `create_extension("_ext.roi_pooling", ..., with_cuda=with_cuda)` in an old
+    # `torch.utils.ffi` build script): an import of one is an extension import, whatever it is called.
     built: Tuple[str, ...] = ()
+    # The module is the generated face of an old `torch.utils.ffi` extension (`_ext/roi_pooling/__init__.py`:
+    # `from ._roi_pooling import lib`, each symbol wrapped with `_wrap_function`): importing it imports the
+    # compiled library, and what it binds at run time are the library's functions.
+    ffi: bool = False
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,8 @@ class _Collector:
         while stack:
             node, inside, conditional, optional = stack.pop()
             if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS) and any(
-                catches_runtime_error(h) and continues(h) and not _keeps_error(h) for h in node.handlers
+                catches_runtime_error(h) and continues(h) and not _keeps_error(h) and not imports_again(node, h)
+                for h in node.handlers
             ):
                 # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)`, then the CPU path: what
                 # the `try` calls has a fallback, as under a CUDA check.
@@ -252,7 +258,7 @@ class _Collector:
                 continue
             if fallbacks and TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
                 if any(
-                    catches_import_error(h) and continues(h) and not _keeps_error(h) and not _imports_again(node, h)
+                    catches_import_error(h) and continues(h) and not _keeps_error(h) and not imports_again(node, h)
                     for h in node.handlers
                 ):
                     tried: List[ast.AST] = list(node.body) + list(node.orelse)
@@ -349,22 +355,6 @@ def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bo
         first, last = site_range[name]  # what the fast path calls has the reference path beside it
         collector.sites[first:last] = [replace(site, guarded=True) for site in collector.sites[first:last]]
     return out, loads
-
-
-def _imported_names(stmts: Sequence[ast.stmt]) -> Set[str]:
-    return {
-        alias.asname or alias.name.split(".", 1)[0]
-        for stmt in stmts
-        if isinstance(stmt, (ast.Import, ast.ImportFrom))
-        for alias in stmt.names
-    }
-
-
-def _imports_again(node: ast.AST, handler: ast.ExceptHandler) -> bool:
-    """`try: from op_builder.builder import OpBuilder` / `except ImportError: from deepspeed.ops.op_builder.builder
-    import OpBuilder`: the handler imports the same name from another place, so what follows needs it either
-    way; no fallback."""
-    return bool(_imported_names(getattr(node, "body", [])) & _imported_names(handler.body))
 
 
 def _keeps_error(handler: ast.ExceptHandler) -> bool:
@@ -532,22 +522,40 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         values,
         cpp_only,
         cuda_builds,
-        _built_extensions(tree, imports) if "CUDAExtension" in text else (),
+        _built_extensions(tree, imports) if "CUDAExtension" in text or "create_extension" in text else (),
+        _wraps_ffi_library(bindings),
     )
 
 
 _CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
+_FFI = "torch.utils.ffi"
 
 
 def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]:
-    """The literal names given to `CUDAExtension(...)` calls (positional or `name=`), sorted."""
+    """The literal names given to `CUDAExtension(...)` calls (positional or `name=`), and to the old
+    `torch.utils.ffi.create_extension(...)` calls that may build with CUDA (`with_cuda=` anything but a
+    literal False), sorted."""
     found: Set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and imports.resolve(node.func) == _CUDA_EXTENSION:
+        if not isinstance(node, ast.Call):
+            continue
+        callee = imports.resolve(node.func)
+        with_cuda = next((k.value for k in node.keywords if k.arg == "with_cuda"), None)
+        if callee == _CUDA_EXTENSION or (
+            callee == f"{_FFI}.create_extension"
+            and with_cuda is not None
+            and not (isinstance(with_cuda, ast.Constant) and with_cuda.value is False)
+        ):
             given = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
             if isinstance(given, ast.Constant) and isinstance(given.value, str) and given.value:
                 found.add(given.value)
     return tuple(sorted(found))
+
+
+def _wraps_ffi_library(bindings: Sequence[Binding]) -> bool:
+    """`from torch.utils.ffi import _wrap_function` and `from ._roi_pooling import lib as _lib, ffi as _ffi`:
+    the `__init__.py` that `torch.utils.ffi.create_extension` generates beside its compiled library."""
+    return any(b.module == _FFI for b in bindings) and any(b.level and b.name == "lib" for b in bindings)
 
 
 RAISER = "<raiser>"  # the use of a name bound to a function that only raises
@@ -775,7 +783,7 @@ class Project:
         if binding.name is None:  # `import a.b` binds `a`; `import a.b as c` binds `a.b`
             found = self.find_module(absolute, module)
             if found is not None:
-                return (found, "")
+                return self._module_symbol(found)
             if EXTENSION_NAME.match(absolute.rsplit(".", 1)[-1]) or (binding.top and absolute in self.built):
                 return ("<ext>", absolute)
             return None
@@ -795,7 +803,7 @@ class Project:
                 return inner
         sub = self.find_module(f"{absolute}.{binding.name}" if absolute else binding.name, module)
         if sub is not None:
-            return (sub, "")
+            return self._module_symbol(sub)
         if owner is not None:
             # A name from a module file (`from .utils.memory import retry_if_cuda_oom`) is one of its
             # definitions, and one a package's `__init__` imports from elsewhere (`from .environment import
@@ -808,9 +816,20 @@ class Project:
             return ("<ext>", f"{absolute}.{binding.name}")
         return None
 
+    def _module_symbol(self, module: str) -> Symbol:
+        """A module of the project as an import binds it: the module, or the extension an old `torch.utils.ffi`
+        wrapper module stands for (`from .._ext import roi_pooling`)."""
+        summary = self.modules.get(module)
+        return ("<ext>", module) if summary is not None and summary.ffi else (module, "")
+
     def cuda_extension(self, name: str) -> bool:
-        """Whether the extension module `name` is a CUDA one: named so, or built by a `CUDAExtension`."""
-        return "cuda" in name.lower() or name in self.built
+        """Whether the extension module `name` is a CUDA one: named so, or built by a `CUDAExtension` (or by a
+        `torch.utils.ffi` build with CUDA, whose name is relative to its script: `_ext.roi_pooling`)."""
+        return "cuda" in name.lower() or self.built_with_cuda(name)
+
+    def built_with_cuda(self, name: str) -> bool:
+        """Whether a build script of the project names the extension module `name` as a CUDA one."""
+        return name in self.built or any(name.endswith("." + b) for b in self.built)
 
     def _owns(self, dotted_name: str) -> bool:
         return self.find_module(dotted_name.split(".", 1)[0]) is not None
@@ -1267,7 +1286,7 @@ def fallback_spans(summary: ModuleSummary, resolved: Resolved) -> List[Tuple[int
 def _built_as_cpp(project: "Project", extension: str) -> bool:
     """Whether the extension module `extension` (`uv_unwrapper.uv_unwrapper._C`) has no CUDA in its name and
     the nearest `setup` module above it builds C++ extensions only."""
-    if "cuda" in extension.rsplit(".", 1)[-1].lower() or extension in project.built:
+    if "cuda" in extension.rsplit(".", 1)[-1].lower() or project.built_with_cuda(extension):
         return False
     parts = extension.split(".")[:-1]
     while True:
@@ -1548,7 +1567,7 @@ _EXTENSION_IMPORT = re.compile(r"import\s+(?:[\w.]+\s*,\s*)*(?:_C|_ext|\w+_cuda\
 def may_define(text: str) -> bool:
     """`DEFINER_PATTERN.search(text)`, an alternation the regex engine tries at every character, answered by
     plain substring tests first (five times faster on large corpora)."""
-    if "cpp_extension" in text or "import_module" in text:
+    if "cpp_extension" in text or "import_module" in text or "torch.utils.ffi" in text:
         return True
     if "triton" in text and _TRITON.search(text):
         return True

@@ -47,6 +47,24 @@ except ImportError:
     flash_attn = None
 """
 
+# the handler imports the same thing by another path (a vendored copy): the program needs it either way
+IMPORTS_AGAIN = """
+try:
+    import flash_attn
+except ImportError:
+    from third_party import flash_attn
+"""
+
+# the handler imports another module's class under the same local name: a real fallback
+ANOTHER_MODULE = """
+try:
+    from flash_attn.modules.mha import MHA as Attention
+except ImportError:
+    from torch.nn import MultiheadAttention as Attention
+
+attention = Attention(64, 8)
+"""
+
 
 def finding(tmp_path, monkeypatch, source: str):
     (tmp_path / "m.py").write_text(textwrap.dedent(source), encoding="utf-8")
@@ -56,12 +74,15 @@ def finding(tmp_path, monkeypatch, source: str):
     return hits[0]
 
 
-def test_an_except_that_continues_is_a_fallback(tmp_path, monkeypatch):
-    f = finding(tmp_path, monkeypatch, CONTINUES)
+@pytest.mark.parametrize("source", [CONTINUES, ANOTHER_MODULE], ids=["binds-none", "another-module"])
+def test_an_except_that_continues_is_a_fallback(tmp_path, monkeypatch, source):
+    f = finding(tmp_path, monkeypatch, source)
     assert f.guarded and f.severity.value == "minor"  # major on neuron, lowered
 
 
-@pytest.mark.parametrize("source", [RERAISES, RAISES_NEW, EXITS], ids=["raise", "raise-new", "sys-exit"])
+@pytest.mark.parametrize(
+    "source", [RERAISES, RAISES_NEW, EXITS, IMPORTS_AGAIN], ids=["raise", "raise-new", "sys-exit", "imports-again"]
+)
 def test_an_except_that_reraises_or_exits_is_not_optional(tmp_path, monkeypatch, source):
     f = finding(tmp_path, monkeypatch, source)
     assert not f.guarded and f.severity.value == "major"

@@ -840,6 +840,29 @@ def test_calls_through_an_optional_import_are_lowered_with_it(tmp_path: Path):
     assert "first on line 3" in found[("core/corr.py", 9, "KRN009")].note, sorted(found)
 
 
+def test_a_handler_that_imports_the_same_name_by_another_path_is_no_fallback(tmp_path: Path):
+    """flownet2-pytorch's `models.py`: `try: from networks.resample2d import Resample2d` / `except: from
+    .networks.resample2d import Resample2d`; the model needs the extension either way."""
+    texts = dict(OPTIONAL_EXTENSION)
+    texts["core/resample.py"] = (
+        "import alt_cuda_corr\n\n\ndef resample(a, b):\n    return alt_cuda_corr.forward(a, b)\n"
+    )
+    texts["core/models.py"] = (
+        "try:\n    from core.resample import resample\nexcept:\n    from .core.resample import resample\n\n\n"
+        "def run(a, b):\n    return resample(a, b)\n"
+    )
+    found = _fallback_findings(tmp_path, texts)
+    tried = found[("core/models.py", 2, "KRN009")]
+    assert tried.severity.value == "blocker" and not tried.guarded, tried
+    assert "optionally" not in found[("core/models.py", 8, "KRN009")].message, sorted(found)
+    # a handler that binds something else is a fallback: the import is lowered
+    texts["core/models.py"] = texts["core/models.py"].replace(
+        "    from .core.resample import resample\n", "    resample = None\n"
+    )
+    found = _fallback_findings(tmp_path / "b", texts)
+    assert found[("core/models.py", 2, "KRN009")].guarded, sorted(found)
+
+
 def test_one_finding_per_name_and_file_keeps_its_severity(tmp_path: Path):
     """VILA's fp8 Qwen2 imports `fp8_silu_forward` once and calls it in many places: the import stands for it."""
     texts = {
@@ -1189,3 +1212,44 @@ def test_modules_imported_only_for_an_old_torch_report_nothing(tmp_path: Path):
     kept = scan_tree(tmp_path / "current", current, top=True)
     assert ("lib/models/sync_bn/inplace_abn/functions.py", 4, "KRN001") in kept, sorted(kept)
     assert [key for key in kept if key[0].endswith("inplace_abn_cuda.cu")], sorted(kept)
+
+
+# An old `torch.utils.ffi` extension (LinearStyleTransfer's pytorch_spn, faster_rcnn_pytorch's roi_pooling): the
+# build script names `_ext.<name>` and may build it with CUDA; `create_extension` generates `_ext/<name>/__init__.py`,
+# which binds the compiled library's functions at run time; an autograd Function calls them.
+FFI_EXTENSION = {
+    "spn/__init__.py": "",
+    "spn/build.py": (
+        "import torch\nfrom torch.utils.ffi import create_extension\n\nsources, with_cuda = [], False\n"
+        "if torch.cuda.is_available():\n    sources += ['src/gate_cuda.c']\n    with_cuda = True\n\n"
+        "ffi = create_extension('_ext.gate', headers=[], sources=sources, relative_to=__file__, with_cuda=with_cuda)\n"
+    ),
+    "spn/_ext/__init__.py": "",
+    "spn/_ext/gate/__init__.py": (
+        "from torch.utils.ffi import _wrap_function\nfrom ._gate import lib as _lib, ffi as _ffi\n\n__all__ = []\n\n\n"
+        "def _import_symbols(locals):\n    for symbol in dir(_lib):\n"
+        "        locals[symbol] = _wrap_function(getattr(_lib, symbol), _ffi)\n        __all__.append(symbol)\n\n\n"
+        "_import_symbols(locals())\n"
+    ),
+    "spn/functions/__init__.py": "",
+    "spn/functions/gate.py": (
+        "import torch\nfrom torch.autograd import Function\nfrom .._ext import gate as gate_lib\n\n\n"
+        "class GateFunction(Function):\n    def forward(self, x):\n        output = torch.zeros(x.size()).cuda()\n"
+        "        gate_lib.gate_forward_cuda(x, output)\n        return output\n"
+    ),
+    "train.py": "from spn.functions.gate import GateFunction\n\nGateFunction()(None)\n",
+}
+
+
+def test_an_old_ffi_extension_is_an_extension_and_its_wrapper_a_kernel_wrapper(tmp_path: Path):
+    found = _fallback_findings(tmp_path, FFI_EXTENSION)
+    imported = found[("spn/functions/gate.py", 3, "KRN009")]
+    assert imported.severity.value == "blocker" and "spn._ext.gate" in imported.message, imported
+    # the autograd Function's own `.cuda()` is a detail of the extension it wraps
+    assert found[("spn/functions/gate.py", 8, "DEV002")].severity.value == "info", sorted(found)
+    assert ("train.py", 1, "KRN009") in found, sorted(found)
+    # built without CUDA, the library is plain C: its callers are not bound to CUDA
+    texts = dict(FFI_EXTENSION)
+    texts["spn/build.py"] = texts["spn/build.py"].replace("with_cuda=with_cuda", "with_cuda=False")
+    found = _fallback_findings(tmp_path / "cpu", texts)
+    assert ("train.py", 1, "KRN009") not in found, sorted(found)

@@ -299,9 +299,10 @@ class Matcher:
     not match inside functions that only collect or print environment information, such as
     `collect_env()`), `on-host` (false: do not match on host values: the `dtype=` of a tensor factory that names no
     device, a method of a numpy array or of such a factory's tensor, the arguments of numpy calls, the
-    methods of a `Dataset` class), `fp32-islands` (false: skip calls that pass `enabled=False`,
-    an autocast turned off for an fp32 region), `in-guards` (false: do not match in the CUDA branch of a
-    check that only guards CUDA-only code, where a call that does nothing elsewhere is already portable),
+    methods of a `Dataset` class), `fp32-islands` (false: decline calls that pass `enabled=False`,
+    an autocast turned off for an fp32 region or a scaler that does nothing), `in-guards` (false: do not
+    match in the CUDA branch of a check that only guards CUDA-only code, where a call that does nothing
+    elsewhere is already portable),
     `in-xla-branches` (false: do not match in the branch of `if x.device.type == "xla":`, which only
     runs on an XLA device), `in-complex-branches` (false: do not match in the branch of
     `if torch.is_complex(x):`, which only handles a complex tensor made elsewhere), `in-float64-branches`
@@ -426,9 +427,10 @@ class Matcher:
                 or (ctx.build_script and not in_build_scripts)
                 or (ctx.test_file and not in_tests)
                 or (ctx.metric and not in_metrics and not is_training_loop(ctx.loop))
+                # `autocast(enabled=False)` (an fp32 island, AMP004's) or `GradScaler(enabled=False)`, which
+                # does nothing: no fallback reports the call either (co-tracker's disabled scaler)
+                or (not fp32_islands and type(node) is ast.Call and is_fp32_island(node))
             )
-            if not fp32_islands and type(node) is ast.Call and is_fp32_island(node):
-                return iter(())
             if inside is not None:
                 if inside == "loop" and not ctx.in_loop:
                     return iter(())

@@ -118,7 +118,7 @@ from portcheck.pyscan.context import (
     skips_without_cuda,
     torch_call_on_host,
 )
-from portcheck.pyscan.fallbacks import continues, ends_the_run
+from portcheck.pyscan.fallbacks import continues, ends_the_run, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
@@ -624,11 +624,13 @@ def _children(
         return _block(node.body, ctx._replace(scope=node), imports)
     if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
         body_ctx = else_ctx = ctx
-        if _attempt(node.body) and any(catches_runtime_error(h) and continues(h) for h in node.handlers):
+        if _attempt(node.body) and any(
+            catches_runtime_error(h) and continues(h) and not imports_again(node, h) for h in node.handlers
+        ):
             # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
             # `try` runs has a fallback where it fails, as under a CUDA check with an `else`.
             body_ctx = ctx._replace(optional_import=True, guarded=True, tried=True)
-        elif any(catches_import_error(h) and continues(h) for h in node.handlers):
+        elif any(catches_import_error(h) and continues(h) and not imports_again(node, h) for h in node.handlers):
             body_ctx = ctx._replace(optional_import=True)
             if any(m.split(".", 1)[0] == "torch_xla" for m in imported_modules(node.body)):
                 # `try: import torch_xla.core.xla_model as xm` / `except ImportError: pass` / `else:
