@@ -4,9 +4,11 @@ porting engineer has nothing to change there (VideoMAE's `RandomErasing(..., dev
 built with `device="cpu"`).
 
 `portcheck.pyscan.defaults` answers this for a private function within its module, file by file; a
-public one may be called from any module, so only the whole application can tell, and only an
-application (a library's users may rely on the default): the runner asks this for applications, as it
-asks `portcheck.reach`. The answer per file is the lines of such defaults with the note for their
+public one may be called from any module, so only the whole project can tell: the runner asks this for
+applications, as it asks `portcheck.reach`, and for a library scanned whole, where the names its
+packages export (any name an `__init__.py` spells) are its users' to call and keep their findings
+(omnivore's `mixup_target(..., device="cuda")`, always called with `device=target.device` inside the
+package, is lowered). The answer per file is the lines of such defaults with the note for their
 findings, the shape `portcheck.project_index` lowers to `info`.
 """
 
@@ -20,7 +22,7 @@ from portcheck.pyscan.defaults import cuda_defaults, passes
 from portcheck.pyscan.loading import IDENTIFIER
 
 OVERRIDDEN_NOTE = (
-    "lowered to info: every call of `{function}` in this application passes `{param}`, so this default is"
+    "lowered to info: every call of `{function}` in this project passes `{param}`, so this default is"
     " never used"
 )
 
@@ -58,24 +60,35 @@ def _defaults_in(path: str, tree: ast.Module, lines: Set[int]) -> List[Default]:
     return out
 
 
+def _is_init(path: str) -> bool:
+    return path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
+
+
 def _callee(node: ast.AST) -> str:
     """`f` of `f(...)`, `self.f(...)`, `module.f(...)`."""
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def overridden_defaults(
-    sources: Sources, lines: Mapping[str, AbstractSet[int]], texts: Iterable[str] = ()
+    sources: Sources, lines: Mapping[str, AbstractSet[int]], texts: Iterable[str] = (), library: bool = False
 ) -> Dict[str, List[Tuple[int, int, str]]]:
     """Of the CUDA parameter defaults on `lines` (per path: the lines of findings there), those every call
     of their function in `sources` passes a value for. At least one call must be found, and the name must
     be used only as a callee (`callback=load` may call it any way) and spelt in none of `texts` (notebooks,
-    configs and scripts, whose calls are not read). Per path, each such line with the note for its
-    findings."""
+    configs and scripts, whose calls are not read). In a `library`, a name any `__init__.py` spells is
+    exported, its users' to call: it keeps its findings. Per path, each such line with the note
+    for its findings."""
     defaults: List[Default] = []
     for path, wanted in lines.items():
+        if library and _is_init(path):
+            continue
         tree = _parse(sources, path)
         if tree is not None:
             defaults.extend(_defaults_in(path, tree, set(wanted)))
+    if library and defaults:
+        # every word of every `__init__.py` (a re-export may span lines of a parenthesised import)
+        exported = {word for path in sources.paths() if _is_init(path) for word in sources.words(path)}
+        defaults = [d for d in defaults if d.function not in exported]
     if not defaults:
         return {}
     calls: Dict[str, List[ast.Call]] = {d.function: [] for d in defaults}

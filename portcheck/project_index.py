@@ -713,6 +713,14 @@ class Project:
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
         # CUDA extensions the project's build scripts name (`exllama_kernels`, `auto_gptq.exllama_kernels`)
         self.built: FrozenSet[str] = frozenset(n for s in self.modules.values() for n in s.built)
+        # the same, below the build script's folder (`lib.csrc.extreme_utils._ext` for snake's
+        # `lib/csrc/extreme_utils/setup.py` building `CUDAExtension(name="_ext")`, `spn._ext.gate` for an old
+        # `create_extension("_ext.gate", ...)` in `spn/build.py`): where the built module lands
+        self.built_below: FrozenSet[str] = frozenset(
+            f"{s.module if s.package else s.module.rpartition('.')[0]}.{n}".lstrip(".")
+            for s in self.modules.values()
+            for n in s.built
+        )
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
 
     def find_module(self, name: str, near: str = "") -> Optional[str]:
@@ -824,12 +832,12 @@ class Project:
 
     def cuda_extension(self, name: str) -> bool:
         """Whether the extension module `name` is a CUDA one: named so, or built by a `CUDAExtension` (or by a
-        `torch.utils.ffi` build with CUDA, whose name is relative to its script: `_ext.roi_pooling`)."""
+        `torch.utils.ffi` build with CUDA) of the project's, by its name or below its build script's folder."""
         return "cuda" in name.lower() or self.built_with_cuda(name)
 
     def built_with_cuda(self, name: str) -> bool:
         """Whether a build script of the project names the extension module `name` as a CUDA one."""
-        return name in self.built or any(name.endswith("." + b) for b in self.built)
+        return name in self.built or any(name == b or name.endswith("." + b) for b in self.built_below)
 
     def _owns(self, dotted_name: str) -> bool:
         return self.find_module(dotted_name.split(".", 1)[0]) is not None

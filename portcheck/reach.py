@@ -59,6 +59,12 @@ def is_application(paths: Sequence[Path]) -> bool:
     return True
 
 
+def is_whole_repository(paths: Sequence[Path]) -> bool:
+    """Every scanned path is the top of a repository (it holds `.git`) or of a package (it holds packaging
+    metadata): nothing of the project lies outside the scan, so every call of a name in it is seen."""
+    return bool(paths) and all(p.is_dir() and ((p / ".git").exists() or _packaging(p)) for p in paths)
+
+
 def _packaging(folder: Path) -> bool:
     if any((folder / name).is_file() for name in _PACKAGING_FILES):
         return True

@@ -17,7 +17,7 @@ from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
 from portcheck.project_index import ProjectPass, project_findings
-from portcheck.reach import backup_copies, is_application, unreached, unused_definitions
+from portcheck.reach import backup_copies, is_application, is_whole_repository, unreached, unused_definitions
 from portcheck.scanner import (
     MAX_BYTES,
     Settings,
@@ -253,20 +253,25 @@ def scan_paths_targets(
     else:
         shared = ProjectPass.read(candidates, displays)
     shared.unreached = backup_copies(shared.sources)  # in a library too: the name and its sibling say so
-    if is_application(paths):
+    application = is_application(paths)
+    if application or is_whole_repository(paths):
         naming = _naming_texts(candidates)
-        shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()))}
-        with_findings = sorted({r.path for found in per_target for r in found if r.kind == "python" and r.findings})
         texts = [text for kind_texts in naming.values() for text in kind_texts]
-        shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)
-        # `def load(path, device="cuda")` that every call gives a device: the default never runs
+        if application:
+            shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()))}
+            with_findings = sorted(
+                {r.path for found in per_target for r in found if r.kind == "python" and r.findings}
+            )
+            shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)
+        # `def load(path, device="cuda")` that every call gives a device: the default never runs (in a
+        # library, only for a name its packages do not export)
         device_lines: Dict[str, Set[int]] = {}
         for found in per_target:
             for r in found:
                 for f in r.findings:
                     if r.kind == "python" and f.code in _DEFAULT_CODES:
                         device_lines.setdefault(r.path, set()).add(f.line)
-        overridden = overridden_defaults(shared.sources, device_lines, texts)
+        overridden = overridden_defaults(shared.sources, device_lines, texts, library=not application)
         shared.unused = {
             path: list(shared.unused.get(path, ())) + overridden.get(path, [])
             for path in set(shared.unused) | set(overridden)

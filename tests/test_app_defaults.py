@@ -9,6 +9,8 @@ import pytest
 from helpers import scan_tree
 
 from portcheck.app_defaults import OVERRIDDEN_NOTE
+from portcheck.config import Config
+from portcheck.runner import scan_paths
 
 # VideoMAE's layout: `mixup_target(..., device="cuda")` and `RandomErasing(..., device="cuda")`, whose every
 # call passes a device of its own.
@@ -45,17 +47,37 @@ def test_a_default_every_call_overrides_is_info(tmp_path: Path):
 
 
 NOTEBOOK = '{"cells": [{"cell_type": "code", "source": ["mixup_target(t, 10)\\n"]}]}'
-# What keeps the finding, by the file that changes.
+LIBRARY = {"pyproject.toml": "[project]\nname = 'mixup'\n"}
+# What keeps the finding, by the files that change.
 KEEPS = {
-    "a call that uses the default": ("eval.py", "from mixup import mixup_target\nmixup_target(t, 10)\n"),
-    "a call through **kwargs": ("eval.py", "from mixup import mixup_target\nmixup_target(t, 10, **kw)\n"),
-    "the function handed on": ("eval.py", "from mixup import mixup_target\nrun(callback=mixup_target)\n"),
-    "a library": ("pyproject.toml", "[project]\nname = 'mixup'\n"),
-    "a notebook that calls it": ("demo.ipynb", NOTEBOOK),
+    "a call that uses the default": {"eval.py": "from mixup import mixup_target\nmixup_target(t, 10)\n"},
+    "a call through **kwargs": {"eval.py": "from mixup import mixup_target\nmixup_target(t, 10, **kw)\n"},
+    "the function handed on": {"eval.py": "from mixup import mixup_target\nrun(callback=mixup_target)\n"},
+    "a library that exports it": {**LIBRARY, "__init__.py": "from .mixup import (\n    mixup_target,\n)\n"},
+    "a notebook that calls it": {"demo.ipynb": NOTEBOOK},
 }
 
 
-@pytest.mark.parametrize("change", [dict([c]) for c in KEEPS.values()], ids=list(KEEPS))
+@pytest.mark.parametrize("change", list(KEEPS.values()), ids=list(KEEPS))
 def test_a_default_that_may_be_used_keeps_its_finding(tmp_path: Path, change):
     found = _scan(tmp_path, {**APP, **change})
     assert found[("mixup.py", 4, "DEV001")].severity.value != "info", sorted(found)
+
+
+def test_in_a_library_scanned_whole_a_default_of_a_name_it_does_not_export_is_info(tmp_path: Path):
+    """omnivore's `mixup_target(..., device="cuda")` and jepa's `RandomErasing`: packages with a `setup.py`
+    whose every call of the name passes a device."""
+    found = _scan(tmp_path, {**APP, **LIBRARY, "__init__.py": "from .train import run\n"})
+    mixup = found[("mixup.py", 4, "DEV001")]
+    assert mixup.severity.value == "info" and "every call of `mixup_target` in this project" in mixup.note, mixup
+
+
+def test_a_library_scanned_in_part_keeps_its_defaults(tmp_path: Path):
+    # only part of the library is scanned: calls elsewhere in it are not seen
+    for name, text in {**APP, **LIBRARY}.items():
+        path = tmp_path / ("pkg/" + name if name.endswith(".py") else name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    result = scan_paths([tmp_path / "pkg"], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    found = {(r.path, f.line, f.code): f for r in result.files for f in r.findings}
+    assert found[("pkg/mixup.py", 4, "DEV001")].severity.value != "info", sorted(found)

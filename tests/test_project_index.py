@@ -1253,3 +1253,25 @@ def test_an_old_ffi_extension_is_an_extension_and_its_wrapper_a_kernel_wrapper(t
     texts["spn/build.py"] = texts["spn/build.py"].replace("with_cuda=with_cuda", "with_cuda=False")
     found = _fallback_findings(tmp_path / "cpu", texts)
     assert ("train.py", 1, "KRN009") not in found, sorted(found)
+
+
+def test_an_extension_built_below_its_setup_folder_is_a_cuda_one(tmp_path: Path):
+    """zju3dv/snake: `lib/csrc/extreme_utils/setup.py` builds `CUDAExtension(name="_ext", ...)`, imported as
+    `from lib.csrc.extreme_utils import _ext`; a `_ext` of another folder, built by no CUDA build, is not."""
+    texts = {
+        "lib/__init__.py": "",
+        "lib/csrc/__init__.py": "",
+        "lib/csrc/extreme_utils/__init__.py": "",
+        "lib/csrc/extreme_utils/setup.py": (
+            "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension, BuildExtension\n\n"
+            "setup(ext_modules=[CUDAExtension(name='_ext', sources=['nms.cu'])],\n"
+            "      cmdclass={'build_ext': BuildExtension})\n"
+        ),
+        "lib/csrc/other/__init__.py": "",
+        "lib/utils.py": "from lib.csrc.extreme_utils import _ext\n\n\ndef decode(x):\n    return _ext.nms(x)\n",
+        "lib/plain.py": "from lib.csrc.other import _ext\n\n\ndef collect(x):\n    return _ext.collect(x)\n",
+        "train.py": "from lib.utils import decode\nfrom lib.plain import collect\n\ndecode(1)\ncollect(1)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert ("train.py", 1, "KRN009") in found, sorted(found)  # `decode` runs only where the CUDA `_ext` does
+    assert ("train.py", 2, "KRN009") not in found, sorted(found)

@@ -3839,8 +3839,10 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
     if isinstance(func, ast.Attribute) and func.attr in _ARRAY_ONLY_METHODS:
         return True  # `dataset.inter_matrix(form="csr").astype(np.float32)`: numpy's and scipy's, not a tensor's
     name = imports.resolved(call.func) or ""
-    if name.startswith("numpy.") or name in HOST_TENSOR_TYPES or name == "torch.from_numpy":
-        return True  # `torch.from_numpy(a)` shares a numpy array's memory: a CPU tensor
+    if name.startswith(("numpy.", "pandas.")) or name in HOST_TENSOR_TYPES or name == "torch.from_numpy":
+        # `torch.from_numpy(a)` shares a numpy array's memory: a CPU tensor; a pandas frame or series
+        # (`pd.DataFrame(...)`, `pd.read_csv(...)`) is host data, and so is what it holds (`df["id"].unique()`)
+        return True
     if name in ("torch.tensor", "torch.as_tensor"):
         # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device
         # (a shape is host data too: allennlp's `torch.tensor(grad_data.shape)`)
@@ -3877,6 +3879,40 @@ _UNIT_NAME = re.compile(r"(?i)(?:^|_)(?:[kmgt]i?b|(?:kilo|mega|giga|tera)_?bytes
 
 # What a process has used of a device's memory (not what the device has: `total_memory` sizes a cache).
 _MEMORY_USAGE = re.compile(r"^(?:max_)?memory_(?:allocated|reserved|cached)$")
+
+
+# A command that only reports (`nvidia-smi`, `nvidia-smi -L`, `nvidia-smi topo -m`): it changes nothing.
+_STATUS_COMMAND = re.compile(
+    r"^\s*nvidia-smi(?:\s+(?:-L|-q|topo\s+-m|--query-[\w-]+=\S+|--format=\S+|-i\s+\d+))*\s*$"
+)
+_SHELL_CALLS = frozenset({"os.system", "subprocess.run", "subprocess.call"})
+
+
+def shows_command_output(call: ast.AST, imports: ImportTable) -> bool:
+    """`os.system("nvidia-smi")`, `subprocess.run(["nvidia-smi", "-L"])` as a statement of their own: a status
+    command whose output goes to the console and whose result nobody reads (nothing captured)."""
+    if not isinstance(call, ast.Call) or (imports.resolved(call.func) or "") not in _SHELL_CALLS:
+        return False
+    if len(call.args) != 1 or any(k.arg in ("stdout", "capture_output", "check") for k in call.keywords):
+        return False
+    arg = call.args[0]
+    words = [e.value for e in getattr(arg, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if isinstance(arg, (ast.List, ast.Tuple)) and len(words) == len(arg.elts):
+        command = " ".join(words)
+    elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        command = arg.value
+    else:
+        return False
+    return bool(_STATUS_COMMAND.match(command))
+
+
+def scaled_usage_figure(node: ast.BinOp) -> bool:
+    """`torch.cuda.max_memory_allocated() // 1e9`, `torch.cuda.memory_reserved(dev) / 2 ** 20`: what a process
+    has used of a device's memory, read and scaled to units right there (nothing computes with megabytes)."""
+    value: ast.AST = node
+    while isinstance(value, ast.BinOp) and in_units(value):
+        value = value.left
+    return isinstance(value, ast.Call) and bool(_MEMORY_USAGE.match(_last_name(value.func) or ""))
 
 
 def returns_usage_figure(node: ast.Return, scope: Optional[ast.AST]) -> bool:

@@ -113,8 +113,10 @@ from portcheck.pyscan.context import (
     on_host_array,
     records_memory_figure,
     returns_usage_figure,
+    scaled_usage_figure,
     short_circuits_off_cuda,
     shown_names,
+    shows_command_output,
     skips_without_cuda,
     torch_call_on_host,
 )
@@ -352,6 +354,10 @@ def _children(
         and (imports.resolved(node.value.func) or "") in CUDA_QUERIES
     ):
         # `torch.cuda.is_available()` alone on a line (a notebook cell's last line shows it): asked, not used
+        return [(node.value, ctx._replace(display=True))]
+    if isinstance(node, ast.Expr) and shows_command_output(node.value, imports):
+        # `os.system("nvidia-smi")` after `logger.info("nvidia-smi")` (SlowFast's `log_model_info`): the
+        # status goes to the console, and the result is dropped; elsewhere the shell prints an error
         return [(node.value, ctx._replace(display=True))]
     if isinstance(node, ast.If) and (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
         # `if TYPE_CHECKING: from vllm import RequestOutput`: imports for the type checker, never run
@@ -643,6 +649,10 @@ def _children(
             + [(c, else_ctx) for c in _reached(node.orelse)]
             + [(c, ctx) for c in _reached(node.finalbody)]
         )
+    if isinstance(node, ast.BinOp) and scaled_usage_figure(node):
+        # `mem.update(torch.cuda.max_memory_allocated() // 1e9)` (omnivore's meter), `max_memory =
+        # torch.cuda.max_memory_allocated(gpu) / 2 ** 20`: a memory figure scaled to units is for people
+        return [(node.left, ctx._replace(display=True)), (node.right, ctx)]
     probe = none_operand(node) if isinstance(node, ast.Compare) else None
     if (
         isinstance(probe, ast.Call)
