@@ -17,7 +17,7 @@ from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import (
-    RAW_KERNEL_NOTE,
+    FLASH_ONLY_NOTE,
     Ctx,
     is_display_module,
     is_fp32_island,
@@ -27,6 +27,7 @@ from portcheck.pyscan.context import (
     mark_count_tests,
     mark_cuda_flags,
     mark_cuda_side_helpers,
+    mark_flash_attention_code,
     mark_load_locations,
     mark_loader_classes,
     mark_modulo_calls,
@@ -83,6 +84,8 @@ PRECISION_NOTE = (
 # wrapper in portcheck.project_index): the kernel library, kernels, and autocast decorators (`custom_fwd`),
 # which a port keeps around its own kernel and `portcheck fix` rewrites.
 KERNEL_KEEPS = frozenset({"kernel", "package", "amp"})
+# what code that runs only with flash-attn keeps: the package and kernels (its autocast handling goes with it)
+FLASH_KEEPS = frozenset({"kernel", "package"})
 REQUIREMENT_NOTE = (
     "lowered one level: the check raises where CUDA is absent; it states a requirement, nothing falls back"
 )
@@ -195,11 +198,12 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
-    if ctx.kernel_driver and rule.category not in KERNEL_KEEPS and not entry.detail_of:
-        # the devices, checks and streams of the code around a CuPy kernel: the kernel's workings (a rule that
-        # names the finding it details says so itself, below)
+    keeps = FLASH_KEEPS if ctx.kernel_driver == FLASH_ONLY_NOTE else KERNEL_KEEPS
+    if ctx.kernel_driver and rule.category not in keeps and not entry.detail_of:
+        # the devices, checks and streams of the code around a CuPy kernel, or of a flash-attention class (its
+        # autocast queries too): their workings (a rule that names the finding it details says so itself, below)
         severity = Severity.INFO
-        note = f"{note}; {RAW_KERNEL_NOTE}" if note else RAW_KERNEL_NOTE
+        note = f"{note}; {ctx.kernel_driver}" if note else ctx.kernel_driver
     if ctx.info_note:
         severity = Severity.INFO
         note = f"{note}; {ctx.info_note}" if note else ctx.info_note
@@ -275,6 +279,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     mark_built_once_classes(module)
     if "grid" in text and "block" in text:
         mark_raw_kernel_wrappers(module)
+    if "flash_attn" in text:
+        mark_flash_attention_code(module, imports)
     if "class " in text:
         mark_own_method_calls(module, _method_names(rules))
     cuda_context = bool(_CUDA_CONTEXT.search(text))

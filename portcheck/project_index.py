@@ -117,6 +117,9 @@ class Definition:
     loader: bool  # its body builds or loads an extension (`cpp_extension.load`, `import x_cuda`)
     uses: Tuple[str, ...]  # dotted names its body uses outside CUDA checks
     lines: Tuple[int, int] = (0, 0)  # first and last line of a function or class statement
+    # a class's methods, each (name, first line, last line), and whether it is an autograd `Function`
+    methods: Tuple[Tuple[str, int, int], ...] = ()
+    autograd: bool = False
 
 
 @dataclass(frozen=True)
@@ -460,6 +463,15 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                 # workings: the kernel is reported, and what it calls is no further use to port.
                 uses, loads = collector.uses(stmt.body, record_sites=not kernel, fallbacks=True)
             collector.uses(list(getattr(stmt, "decorator_list", [])), record_sites=True)
+            methods: Tuple[Tuple[str, int, int], ...] = ()
+            autograd = False
+            if isinstance(stmt, ast.ClassDef):
+                methods = tuple(
+                    (m.name, m.lineno, m.end_lineno or m.lineno)
+                    for m in stmt.body
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                )
+                autograd = any((dotted(b) or "").rsplit(".", 1)[-1] == "Function" for b in stmt.bases)
             definitions.append(
                 Definition(
                     stmt.name,
@@ -468,6 +480,8 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
                     loads,
                     tuple(sorted(set(uses) - {stmt.name})),
                     (stmt.lineno, stmt.end_lineno or stmt.lineno),
+                    methods,
+                    autograd,
                 )
             )
         else:
@@ -1962,14 +1976,45 @@ def extension_wrappers(summary: ModuleSummary, project: Project, resolved: Resol
             note = _wrapper_note(definition, summary.module, project, resolved, notes) or _launcher_note(
                 definition, summary.module, project, resolved, launches
             )
-            if note:
-                notes[definition.name] = note
-            else:
+            if not note:
                 waiting.append(definition)
+                continue
+            if not _model_code_calling_op(definition, summary, project, resolved, notes):
+                notes[definition.name] = note
         if len(waiting) == len(pending):
             break
         pending = waiting
     return [(d.lines[0], d.lines[1], notes[d.name]) for d in summary.definitions if d.name in notes]
+
+
+# Methods through which a class is the op itself: a module's `forward`, an autograd Function's passes.
+_OP_METHODS = frozenset({"forward", "backward", "__call__", "apply", "symbolic"})
+
+
+def _model_code_calling_op(
+    definition: Definition, summary: ModuleSummary, project: Project, resolved: Resolved, wrappers: Mapping[str, str]
+) -> bool:
+    """A class that calls an extension or launches a kernel only in public methods other than the op's own
+    (gaussian-splatting's `GaussianModel`, whose `create_from_pcd` calls `distCUDA2` once to initialise the
+    model's scales among twenty lines that build its parameters on `"cuda"`): model code that calls an op, no
+    wrapper of it. An autograd `Function` is the op as a whole, and so is a class that calls it in its
+    `forward` (`__call__`, `backward`, ...) or in a private helper of those."""
+    if definition.autograd or not definition.methods:
+        return False
+    first, last = definition.lines
+    held: Set[str] = set()
+    for site in summary.sites:
+        if site.guarded or not first <= site.span[0] <= last:
+            continue
+        sym = project.reference(summary.module, site.ref)
+        if sym is None:
+            continue
+        bound = (sym in resolved.extensions and (sym[0] != "<ext>" or project.cuda_extension(sym[1]))) or (
+            sym in resolved.kernels or (sym[0] == summary.module and sym[1] in wrappers)
+        )
+        if bound:
+            held.update(name for name, start, end in definition.methods if start <= site.span[0] <= end)
+    return bool(held) and not any(n in _OP_METHODS or (n.startswith("_") and not n.startswith("__")) for n in held)
 
 
 def _launcher_note(

@@ -9,11 +9,14 @@ metadata at its top) is left alone: each of its modules may be what its users im
 A reached module's import statements reach the modules their dotted names resolve to (`reach_imports`),
 and a notebook's code cells those theirs. The answer leans to "reached": a name that resolves below no
 folder of the importer reaches every module whose name ends so, every package above a reached module is
-reached, a module that does work at module level is a script, and one computed import
-(`importlib.import_module(name)`, Hydra's `instantiate`) without a literal package prefix makes every
-module reached. It reads per-file facts only (`Sources.loading_facts`, and for unused definitions
-`Sources.words`, `Sources.import_words`, `Sources.import_only`, `Sources.lone_definitions`), which the
-project cache keeps.
+reached, a module that does work at module level is a script, a loader of what configs name (Hydra's
+`instantiate(cfg)`, `get_class`, `locate`, in a module that lists no folder) reaches every module a dotted
+name in a string or a config spells (hyena-dna's registry), and a computed import without a literal
+package prefix (`importlib.import_module(name)`: a name typed on a command line too) or a loader given
+paths (`spec_from_file_location`, `run_path`) makes every module reached. A folder without an `__init__.py`
+that the project imports through (`from src.ops.toeplitz import ...`) holds modules as a package does. It
+reads per-file facts only (`Sources.loading_facts`, and for unused definitions `Sources.words`,
+`Sources.import_words`, `Sources.import_only`, `Sources.lone_definitions`), which the project cache keeps.
 """
 
 from __future__ import annotations
@@ -25,8 +28,22 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 
 from portcheck.project_index import Sources, module_name
 from portcheck.pyscan.definitions import decode
-from portcheck.pyscan.loading import IDENTIFIER, IMPORTS, LOADS, LOADS_ANY, MAIN, RUNS, SYS_PATH, loading_facts
+from portcheck.pyscan.loading import (
+    IDENTIFIER,
+    IMPORTS,
+    LOADS,
+    LOADS_ANY,
+    LOADS_NAMED,
+    MAIN,
+    NAMED,
+    RUNS,
+    SYS_PATH,
+    loading_facts,
+)
 from portcheck.pyscan.testcode import is_test_path
+
+# A dotted name in a config, script or `.env` file (`_target_: src.models.sequence.SequenceModel`).
+_DOTTED_WORD = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
 UNREACHED_NOTE = (
     "lowered to info: no script, test or notebook of this application imports this module, directly or"
@@ -78,9 +95,10 @@ def _packaging(folder: Path) -> bool:
     return bool(_PYPROJECT_TABLES.search(text))
 
 
-def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]:
+def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[str] = ()) -> Dict[str, str]:
     """The display paths of the Python modules nothing runs, each with the note for its findings.
-    `notebooks`: the texts of the project's notebooks, whose imports count like a script's."""
+    `notebooks`: the texts of the project's notebooks, whose imports count like a script's; `texts`: those of
+    its configs, scripts and `.env` files, whose dotted names a loader given names may load."""
     paths = list(sources.paths())
     names: Dict[str, str] = {}  # dotted module -> path
     packages: Set[str] = set()
@@ -92,14 +110,25 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
     by_last: Dict[str, List[str]] = {}
     for module in names:
         by_last.setdefault(module.rsplit(".", 1)[-1], []).append(module)
+    # Folders without an `__init__.py` that the project imports through (`from src.ops.toeplitz import ...`
+    # makes `src` and `src.ops` namespace packages, hyena-dna's): their modules are imported, not run by path.
+    folders = {m.rsplit(".", 1)[0] for m in names if "." in m}
+    namespaces: Set[str] = set()
+    for path in paths:
+        for fact in sources.loading_facts(path):
+            if fact.startswith(IMPORTS) and not fact.startswith(IMPORTS + "."):
+                parts = fact[len(IMPORTS) :].split(".")
+                namespaces.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    namespaces = (namespaces & folders) - set(names) - packages
+    holders = packages | namespaces  # what holds modules that are imported
 
     def script(module: str) -> bool:
-        """Run, not imported: outside every package, named like an entry point, a test, or guarded by
-        `if __name__ == "__main__":`."""
+        """Run, not imported: outside every package (and every namespace folder the project imports through),
+        named like an entry point, a test, or guarded by `if __name__ == "__main__":`."""
         path = names[module]
         # In no package (a namespace folder inside one is a package too); a package's `__init__` is imported.
         parts = module.split(".")
-        outside = not any(".".join(parts[:i]) in packages for i in range(1, len(parts) + 1))
+        outside = not any(".".join(parts[:i]) in holders for i in range(1, len(parts) + 1))
         if outside or module.rsplit(".", 1)[-1] in _ENTRY_NAMES or is_test_path(path):
             return True
         return MAIN in sources.loading_facts(path)
@@ -160,6 +189,26 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
             if _below(prefix, module):
                 reach(module)
 
+    def reach_named() -> None:
+        """What a loader of what configs name may load (`instantiate(cfg)`, `get_class(path)`): the modules a dotted
+        name spells, in a string of any module (a registry's `"src.models.sequence.ssm.S4"`) or in a config,
+        script or `.env` file (`_target_: pkg.mod.Class`); each the longest module its name starts with."""
+        spelt: Set[str] = set()
+        for path in paths:
+            spelt.update(f[len(NAMED) :] for f in sources.loading_facts(path) if f.startswith(NAMED))
+        for text in texts:
+            spelt.update(_DOTTED_WORD.findall(text))
+        for dotted in spelt:
+            parts = dotted.split(".")
+            for i in range(len(parts), 0, -1):
+                found = by_suffix.get(".".join(parts[:i]))
+                if found:
+                    for module in found:
+                        reach(module)
+                    break
+
+    named_reached = False
+
     for module in names:
         if script(module):
             reach(module)
@@ -173,7 +222,7 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
         except NotebookError:
             source = ""
         facts = loading_facts(source)
-        if source and SYS_PATH not in facts and LOADS_ANY not in facts:
+        if source and SYS_PATH not in facts and LOADS_ANY not in facts and LOADS_NAMED not in facts:
             reach_imports("", facts)
             for fact in facts:
                 if fact.startswith(LOADS):
@@ -189,13 +238,17 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
             reach_imports(module, facts)
             if LOADS_ANY in facts:
                 return {}
+            if LOADS_NAMED in facts and not named_reached:
+                named_reached = True
+                reach_named()
             for fact in facts:
                 if fact.startswith(LOADS):
                     reach_below(fact[len(LOADS) :])
         # A module with code at module level (a call, a loop) is a script run by path, whatever its
         # folder: what it imports is reached too.
         # Only where it could tell (see below): a package nothing else reaches keeps every module.
-        late = [m for m in names if m not in reached and m not in checked and _top(m, packages) in reached]
+        used = {_top(m, holders) for m in reached}  # packages and namespace folders something imports from
+        late = [m for m in names if m not in reached and m not in checked and _top(m, holders) in used]
         checked.update(late)
         found = [m for m in late if RUNS in sources.loading_facts(names[m])]
         if not found:
@@ -204,7 +257,8 @@ def unreached(sources: Sources, notebooks: Iterable[str] = ()) -> Dict[str, str]
             reach(module)
     # Only a package the application uses elsewhere: a package nothing imports at all is no sign of
     # dead code (a library folder beside the scripts, a project read in part).
-    return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, packages) in reached}
+    used = {_top(m, holders) for m in reached}
+    return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, holders) in used}
 
 
 BACKUP_NOTE = (
@@ -244,8 +298,8 @@ def backup_copies(sources: Sources) -> Dict[str, str]:
 
 
 def _top(module: str, packages: Set[str]) -> str:
-    """The outermost package holding `module` (`basicsr` for `basicsr.ops.fused_act`); the module itself
-    when none does."""
+    """The outermost package (of `packages`, namespace folders among them) holding `module` (`basicsr` for
+    `basicsr.ops.fused_act`); the module itself when none does."""
     parts = module.split(".")
     for i in range(1, len(parts)):
         if ".".join(parts[:i]) in packages:
@@ -286,7 +340,7 @@ def unused_definitions(
             import_only[path] = frozenset()
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
     # what it loads: every module in its folder and below counts as used
-    loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
+    loading = tuple(_folder(p) for p in all_paths if sources.loading_facts(p) & {LOADS_ANY, LOADS_NAMED})
     # and a module loaded by computed name below a package (`import_module(f"zoedepth.trainers.{name}")`,
     # then `getattr(module, "Trainer")`): any of its names may be the one looked up
     below = tuple(fact[len(LOADS) :] for p in all_paths for fact in sources.loading_facts(p) if fact.startswith(LOADS))

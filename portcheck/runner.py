@@ -258,7 +258,7 @@ def scan_paths_targets(
         naming = _naming_texts(candidates)
         texts = [text for kind_texts in naming.values() for text in kind_texts]
         if application:
-            shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()))}
+            shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()), texts)}
             with_findings = sorted(
                 {r.path for found in per_target for r in found if r.kind == "python" and r.findings}
             )

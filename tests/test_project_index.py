@@ -1154,12 +1154,13 @@ BUILT_NAME_PROJECT = {
     "exllama/q4_matmul.cu": "__global__ void q4(float* x) {}\n",
     "gptq/qlinear_exllama.py": (
         "import torch\n\n"
-        "try:\n    from exllama_kernels import make_q4\nexcept ImportError as e:\n"
+        "try:\n    from exllama_kernels import make_q4, q4_matmul\nexcept ImportError as e:\n"
         "    def error_raiser(*args, **kwargs):\n        raise ValueError(str(e))\n\n"
         "    make_q4 = error_raiser\n\n\n"
         "class QuantLinear(torch.nn.Module):\n"
         "    def post_init(self):\n        assert self.qweight.device.type == 'cuda'\n"
-        "        self.q4 = make_q4(self.qweight)\n"
+        "        self.q4 = make_q4(self.qweight)\n\n"
+        "    def forward(self, x):\n        return q4_matmul(x, self.q4)\n"
     ),
     "run.py": "from gptq.qlinear_exllama import QuantLinear\n\nQuantLinear().post_init()\n",
 }
@@ -1275,3 +1276,28 @@ def test_an_extension_built_below_its_setup_folder_is_a_cuda_one(tmp_path: Path)
     found = _fallback_findings(tmp_path, texts)
     assert ("train.py", 1, "KRN009") in found, sorted(found)  # `decode` runs only where the CUDA `_ext` does
     assert ("train.py", 2, "KRN009") not in found, sorted(found)
+
+
+def test_a_model_class_that_calls_an_extension_outside_its_forward_is_no_wrapper(tmp_path: Path):
+    """gaussian-splatting's `GaussianModel`: `create_from_pcd` calls `distCUDA2` once to initialise its scales
+    among lines that build parameters on "cuda"; those are model code a port changes, not details of the op."""
+    model = (
+        "import torch\nfrom simple_knn._C import distCUDA2\n\n\nclass GaussianModel:\n"
+        "    def create_from_pcd(self, points):\n        xyz = torch.tensor(points).float().cuda()\n"
+        "        dist2 = distCUDA2(xyz)\n        return xyz, dist2\n"
+    )
+    texts = {
+        "simple_knn/setup.py": (
+            "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+            "setup(ext_modules=[CUDAExtension('simple_knn._C', sources=['knn.cu'])])\n"
+        ),
+        "scene/model.py": model,
+        "train.py": "from scene.model import GaussianModel\n\nGaussianModel().create_from_pcd([])\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert found[("scene/model.py", 7, "DEV002")].severity.value == "minor", sorted(found)
+    # the same call in the class's `forward`: the class is the op's wrapper, its devices are details
+    texts["scene/model.py"] = model.replace("def create_from_pcd(self, points)", "def forward(self, points)")
+    texts["train.py"] = "from scene.model import GaussianModel\n\nGaussianModel().forward([])\n"
+    found = _fallback_findings(tmp_path / "op", texts)
+    assert found[("scene/model.py", 7, "DEV002")].severity.value == "info", sorted(found)

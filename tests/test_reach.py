@@ -12,7 +12,7 @@ from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
-from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, MAIN, RUNS, SYS_PATH, loading_facts
+from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, LOADS_NAMED, MAIN, RUNS, SYS_PATH, loading_facts
 from portcheck.reach import (
     UNREACHED_NOTE,
     UNUSED_NOTE,
@@ -104,8 +104,13 @@ def test_a_notebook_or_a_script_that_imports_the_op_reaches_it(tmp_path: Path):
         pytest.param({"setup.py": "from setuptools import setup\nsetup()\n"}, id="a library with setup.py"),
         pytest.param({"vendor/utils.py": "import importlib\nload = lambda name: importlib.import_module(name)\n"},
                      id="a computed import"),
-        pytest.param({"vendor/utils.py": "from hydra.utils import instantiate\nload = lambda c: instantiate(c)\n"},
-                     id="hydra"),
+        pytest.param({"vendor/utils.py": "from hydra.utils import instantiate\nload = lambda c: instantiate(c)\n",
+                      "configs/ops.yaml": "act:\n  _target_: vendor.ops.fused_act.fused_act.fused\n"},
+                     id="hydra, a config naming it"),
+        pytest.param({"vendor/utils.py": (
+            "import glob, importlib\nmods = [importlib.import_module(p) for p in glob.glob('vendor/*')]\n"
+            "from hydra.utils import get_class\nload = lambda c: get_class(c)\n")},
+                     id="a loader beside a listing of files"),
         pytest.param({"inference.py": "print('no import of the package')\n"}, id="a package nothing imports"),
     ],
 )
@@ -148,7 +153,9 @@ def test_per_file_facts():
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(__name__.split('.')[0] + n)\n")
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(build_name)\n")
     # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`
-    assert LOADS_ANY in loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\n")
+    # (what a config or a string of the project names: `loads-named`, with each dotted string a `named:` fact)
+    facts = loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\nm = 'a.b:C'\n")
+    assert LOADS_NAMED in facts and "named:a.b" in facts and LOADS_ANY not in facts, facts
     assert _loading("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
     assert _loading("import torch\n\n\ndef f(x):\n    return g(x)\n") == set()
     assert _loading("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS, SYS_PATH}
@@ -425,3 +432,30 @@ def test_a_class_named_by_a_string_may_be_looked_up_by_it():
         UNUSED_NOTE.format(name="get_entry_point"),
         UNUSED_NOTE.format(name="Unused"),
     ]
+
+
+def test_a_loader_of_what_configs_name_reaches_those_only(tmp_path: Path):
+    """hyena-dna: `hydra.utils.get_class(registry[name])` over a registry of dotted strings, and Hydra configs;
+    `src/ops/krylov.py`, in a folder without an `__init__.py` that the project imports through, is named by
+    neither and nothing imports it."""
+    files = {
+        "train.py": "from src.utils.config import load\n\nload('s4')\n",
+        "src/utils/__init__.py": "",
+        "src/utils/config.py": (
+            "import hydra\n\nREGISTRY = {'s4': 'src.models.s4.S4'}\n\n\n"
+            "def load(name):\n    return hydra.utils.get_class(REGISTRY[name])\n"
+        ),
+        "src/models/s4.py": (
+            "from src.ops.vandermonde import log_vandermonde\n\n\n"
+            "class S4:\n    def forward(self, x):\n        return log_vandermonde(x)\n"
+        ),
+        "src/ops/vandermonde.py": OP.replace("fused", "log_vandermonde"),
+        "src/ops/krylov.py": OP.replace("fused", "krylov"),
+    }
+    found = _scan(tmp_path, files)
+    assert set(_severities(found, "src/ops/krylov.py").values()) == {"info"}, sorted(found)
+    assert "info" not in _severities(found, "src/ops/vandermonde.py").values(), sorted(found)
+    # a config that names it: reached
+    files["configs/model.yaml"] = "kernel:\n  _target_: src.ops.krylov.krylov\n"
+    found = _scan(tmp_path / "named", files)
+    assert "info" not in _severities(found, "src/ops/krylov.py").values(), sorted(found)

@@ -7,7 +7,21 @@ import copy
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union, cast
+from typing import (
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+    cast,
+)
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
@@ -141,7 +155,9 @@ class Ctx(NamedTuple):
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
     lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
-    kernel_driver: bool = False  # inside code that drives a raw CUDA kernel (`mark_raw_kernel_wrappers`)
+    # inside code that drives a raw CUDA kernel or runs only with flash-attn: the note for its findings
+    # (`mark_raw_kernel_wrappers`, `mark_flash_attention_code`)
+    kernel_driver: str = ""
     # the enclosing functions and the tests of the `if`s whose true side this is (`def forward_xformers(...)`,
     # `elif args.use_bnb_linear:`): what the code is switched on for, read by `switch_words` when asked
     switches: Tuple[ast.AST, ...] = ()
@@ -2109,7 +2125,14 @@ def _clamps(call: ast.Call) -> bool:
 CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is on the CUDA side of a check
 
 
-RAW_KERNEL_ATTR = "_portcheck_raw_kernel_wrapper"  # set on a definition that launches a raw CUDA kernel
+# set, to the note for the findings inside, on a definition that drives a raw CUDA kernel or runs only with
+# flash-attn (`mark_raw_kernel_wrappers`, `mark_flash_attention_code`)
+RAW_KERNEL_ATTR = "_portcheck_raw_kernel_wrapper"
+FLASH_ONLY_NOTE = (
+    "lowered to info: inside code that runs only with flash-attn (a class or function named for it that calls"
+    " it, or a helper only that code calls); the port replaces it as a whole with"
+    " `scaled_dot_product_attention`, reported where flash-attn is imported"
+)
 RAW_KERNEL_NOTE = (
     "lowered to info: inside code that drives a raw CUDA kernel (a CuPy or PyCUDA launch with `block=` and"
     " `grid=`, or a helper only that code calls); the port replaces the kernel and what drives it as a whole,"
@@ -2134,6 +2157,38 @@ def mark_raw_kernel_wrappers(module: ast.Module) -> None:
         for name, stmt in definitions.items()
         if any(isinstance(n, ast.Call) and launches_raw_kernel(n) for n in ast.walk(stmt))
     }
+    _mark_with_helpers(module, definitions, marked, RAW_KERNEL_NOTE)
+
+
+_FLASH_NAME = re.compile(r"flash", re.IGNORECASE)
+
+
+def mark_flash_attention_code(module: ast.Module, imports: ImportTable) -> None:
+    """Mark (`RAW_KERNEL_ATTR`, with `FLASH_ONLY_NOTE`) the module-level classes and functions named for
+    flash attention that call flash-attn (Medusa's and EAGLE's `LlamaFlashAttention2`, axolotl's
+    `flashattn_forward`), and the module's functions only they use (their `_get_unpad_data`): code that runs
+    only with flash-attn, a CUDA-only package; its devices, syncs and autocast queries are its workings."""
+    definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITIONS)}
+    marked = {
+        name
+        for name, stmt in definitions.items()
+        if _FLASH_NAME.search(name)
+        and not getattr(stmt, RAW_KERNEL_ATTR, "")
+        and any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt))
+    }
+    _mark_with_helpers(module, definitions, marked, FLASH_ONLY_NOTE)
+
+
+def _calls_flash_attn(call: ast.Call, imports: ImportTable) -> bool:
+    """`flash_attn_varlen_func(...)`, `flash_attn.bert_padding.unpad_input(...)`: a function of flash-attn, by
+    where it comes from or by its name (IQA-PyTorch's vendored Llama binds `flash_attn_func` to a raiser)."""
+    name = imports.resolved(call.func) or dotted(call.func) or ""
+    return name.split(".", 1)[0] == "flash_attn" or name.rsplit(".", 1)[-1].startswith("flash_attn_")
+
+
+def _mark_with_helpers(module: ast.Module, definitions: Mapping[str, ast.AST], marked: Set[str], note: str) -> None:
+    """Set `RAW_KERNEL_ATTR` to `note` on the `marked` definitions and on the module functions named only
+    inside them (helpers of helpers too)."""
     if not marked:
         return
     # where each module function is named: the definition holding the name, or None outside any
@@ -2147,14 +2202,14 @@ def mark_raw_kernel_wrappers(module: ast.Module) -> None:
     while changed:
         changed = False
         for name, where in holders.items():
-            stmt = definitions[name]
-            if name in marked or isinstance(stmt, ast.ClassDef):
+            if name in marked or isinstance(definitions[name], ast.ClassDef):
                 continue
             if all(h in marked for h in where):
                 marked.add(name)
                 changed = True
     for name in marked:
-        setattr(definitions[name], RAW_KERNEL_ATTR, True)
+        if not getattr(definitions[name], RAW_KERNEL_ATTR, ""):
+            setattr(definitions[name], RAW_KERNEL_ATTR, note)
 
 
 def mark_cuda_side_helpers(module: ast.Module, nodes: Sequence[ast.AST], imports: ImportTable) -> None:
@@ -3685,11 +3740,16 @@ def _host_kind(value: ast.AST, imports: ImportTable):
         inner = inner.value  # `tokenizer(prompt, return_tensors="pt").input_ids`
     if isinstance(inner, ast.Call) and (_makes_host_value(inner, imports) or _tokenizes(inner)):
         return ("np", "")
-    if isinstance(value, ast.Call) and (imports.resolved(value.func) or "").startswith("torch."):
+    called = value
+    while isinstance(called, ast.Subscript):
+        called = called.value  # `W = torch.qr(m)[0]`: a part of the result is where the result is
+    if isinstance(called, ast.Call) and (imports.resolved(called.func) or "").startswith("torch."):
         # `t = torch.inverse(t)`: a torch function that names no device computes where its first argument is
-        first = value.args[0] if value.args and not any(k.arg == "device" for k in value.keywords) else None
-        if isinstance(first, ast.Call) and _makes_host_value(first, imports):
-            return ("np", "")  # `torch.max(scores.cpu(), 1)`: of a host copy, on the host
+        first = called.args[0] if called.args and not any(k.arg == "device" for k in called.keywords) else None
+        if isinstance(first, ast.Call) and (_makes_host_value(first, imports) or is_host_value(first, None, imports)):
+            # `torch.max(scores.cpu(), 1)`, `torch.qr(torch.FloatTensor(c, c).normal_())` (waveglow's
+            # `Invertible1x1Conv`): of a host copy or a host tensor, on the host
+            return ("np", "")
         root = _chain_root(first) if first is not None else None
         return ("ref", root) if root is not None else ("other", "")
     if isinstance(value, ast.BinOp) and isinstance(value.right, (ast.Constant, ast.Attribute)):

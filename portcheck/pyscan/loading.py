@@ -20,14 +20,16 @@ from typing import FrozenSet, Set
 RUNS = "runs"
 MAIN = "main"
 LOADS_ANY = "loads-any"
+LOADS_NAMED = "loads-named"
 LOADS = "loads:"
+NAMED = "named:"
 IMPORTS = "imports:"
 SYS_PATH = "sys-path"
 
 # Calls that load modules by a computed name: with a literal prefix, below it only.
 PREFIXED_LOADERS = frozenset({"import_module", "__import__"})
-# Calls that may load any module (a dotted name from a config file, a path).
-ANY_LOADERS = frozenset(
+# Calls that load a module by a dotted name spelt elsewhere (a config file's `_target_`, a registry's strings).
+NAMED_LOADERS = frozenset(
     {
         "instantiate",  # hydra.utils.instantiate(cfg): `_target_: pkg.mod.Class` in a YAML file
         "load_hyperpyyaml",  # HyperPyYAML (SpeechBrain, CosyVoice): `!new:pkg.mod.Class` in a YAML file
@@ -35,6 +37,11 @@ ANY_LOADERS = frozenset(
         "get_class",
         "get_method",
         "import_string",
+    }
+)
+# Calls that may load any module (a dotted name from a config file, a path).
+ANY_LOADERS = NAMED_LOADERS | frozenset(
+    {
         "spec_from_file_location",
         "run_path",
         "run_module",
@@ -47,6 +54,11 @@ ANY_LOADERS = frozenset(
 )
 LOADER_WORDS = PREFIXED_LOADERS | ANY_LOADERS
 _PREFIXED_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{1,2})?(['\"]?)([\w.]*)")
+# A string literal that spells a dotted name (`"src.models.sequence.ssm.S4"`, `"pkg.mod:Class"`): what a loader
+# given names may load.
+_DOTTED_LITERAL = re.compile(r"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?["']""")
+# Lists a folder: modules loaded by computed names may be every file there, spelt nowhere.
+_LISTS_FILES = re.compile(r"\b(?:listdir|iterdir|scandir|glob|iglob|walk_packages|iter_modules|rglob)\s*\(")
 # A Python identifier, as the project pass and `portcheck.reach` split texts into names.
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # An import statement, from its first line (with the names of a parenthesised or backslash-continued list:
@@ -95,15 +107,21 @@ def loading_facts(text: str) -> FrozenSet[str]:
     out: Set[str] = set()
     # called, not only spelt: "# locate the cell of each box" loads nothing
     words = set(_LOADER_CALL.findall(text)) if _LOADER_HINT.search(text) else set()
-    if words & ANY_LOADERS:
+    # a loader of what configs name loads what some text spells (`loads-named`), unless the module lists
+    # files to load (plugins found by `os.listdir`, spelt nowhere): then any module, as a loader given paths
+    if words & (ANY_LOADERS - NAMED_LOADERS):
         out.add(LOADS_ANY)
+    elif words & NAMED_LOADERS:
+        out.add(LOADS_ANY if _LISTS_FILES.search(text) else LOADS_NAMED)
     if words & PREFIXED_LOADERS:
         for found in _PREFIXED_CALL.finditer(text):
             quote, prefix = found.group(1), found.group(2)
             if quote and prefix.strip("."):
                 out.add(LOADS + prefix)
             elif quote or not _LOADS_NOTHING_NEW.match(_argument(text, text.index("(", found.start()) + 1)):
-                out.add(LOADS_ANY)  # `import_module(name)`: any module
+                out.add(LOADS_ANY)  # `import_module(name)`: any module (a name typed on a command line too)
+    if "." in text:
+        out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
     out.update(IMPORTS + name for statement in IMPORT_STATEMENT.findall(text) for name in imported_names(statement))
     if _SYS_PATH.search(text):
         out.add(SYS_PATH)

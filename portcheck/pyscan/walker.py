@@ -526,8 +526,9 @@ def _children(
         mark_init_only_methods(node)
         if is_dataset_class(node):
             ctx = ctx._replace(host=True)  # a Dataset's methods run in the data loader, on host tensors
-        if getattr(node, RAW_KERNEL_ATTR, False):
-            ctx = ctx._replace(kernel_driver=True)  # the autograd Function around a CuPy kernel
+        if getattr(node, RAW_KERNEL_ATTR, ""):
+            # the autograd Function around a CuPy kernel, a flash-attention class
+            ctx = ctx._replace(kernel_driver=getattr(node, RAW_KERNEL_ATTR))
         if _XLA_CLASS_NAME.search(node.name):
             ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
         if is_post_processing(node):
@@ -545,8 +546,9 @@ def _children(
             # `def cuda(self, device=None):` (Lightning's device mixin): what a module does when its caller asks
             # for CUDA; the callers are the lock-in, reported where they call it
             inner = inner._replace(skipped=True)
-        if getattr(node, RAW_KERNEL_ATTR, False):
-            inner = inner._replace(kernel_driver=True)  # launches a CuPy kernel, or a helper of one
+        if getattr(node, RAW_KERNEL_ATTR, ""):
+            # launches a CuPy kernel, runs only with flash-attn, or a helper of either
+            inner = inner._replace(kernel_driver=getattr(node, RAW_KERNEL_ATTR))
         if not isinstance(node, ast.Lambda):
             inner = inner._replace(scope=node, switches=ctx.switches + (node,))
         if is_test_function(node):
