@@ -1559,7 +1559,7 @@ def index_project(
 
 
 DEFINER_PATTERN = re.compile(
-    r"\btriton\b|cpp_extension|import_module|\bimport\s+(?:[\w.]+\s*,\s*)*(?:_C|_ext|\w+_cuda\w*|\w+_C)\b"
+    r"\btriton\b|cpp_extension|import_module|torch\.utils\.ffi|\bimport\s+(?:[\w.]+\s*,\s*)*(?:_C|_ext|\w+_cuda\w*|\w+_C)\b"
 )
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))")
 GUARD_NOTE = (

@@ -391,6 +391,7 @@ def test_the_message_of_an_import_of_a_module_that_builds_at_import_says_why(tmp
         "x = 1\n",
         "import _Cx\n",
         "import\t_ext\n",
+        "from torch.utils.ffi import _wrap_function\n",
     ],
 )
 def test_the_fast_definer_test_agrees_with_its_pattern(text):
