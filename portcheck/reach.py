@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.definitions import decode
+from portcheck.pyscan.definitions import decode, held_imports
 from portcheck.pyscan.loading import (
     IDENTIFIER,
     IMPORTS,
@@ -55,6 +55,9 @@ _PACKAGING_FILES = ("setup.py", "setup.cfg")
 _PYPROJECT_TABLES = re.compile(r"^\s*\[(?:project|build-system|tool\.poetry)\]", re.MULTILINE)
 # Files whose name says they run as scripts or are loaded by a tool, not imported.
 _ENTRY_NAMES = frozenset({"__main__", "setup", "conftest", "hubconf", "manage", "app", "main"})
+# Entry files whose module-level names a tool looks up by name (pytest's fixtures, torch.hub's entry points,
+# a web app's routes): none of theirs is unused. A `setup.py` calls its own functions, or none does.
+_NAMES_LOOKED_UP = _ENTRY_NAMES - {"setup"}
 
 
 def is_application(paths: Sequence[Path]) -> bool:
@@ -312,6 +315,10 @@ UNUSED_NOTE = (
     " configs or scripts; an import nothing then uses, or a package's re-export, is no use); it is unused code"
     " a port can leave as it is"
 )
+TEST_ONLY_NOTE = (
+    "lowered to info: only tests use `{name}` (nothing else in this application calls or mentions it); it is"
+    " test support a port can leave as it is"
+)
 
 
 def unused_definitions(
@@ -344,12 +351,14 @@ def unused_definitions(
     # and a module loaded by computed name below a package (`import_module(f"zoedepth.trainers.{name}")`,
     # then `getattr(module, "Trainer")`): any of its names may be the one looked up
     below = tuple(fact[len(LOADS) :] for p in all_paths for fact in sources.loading_facts(p) if fact.startswith(LOADS))
+    # every module's lone definitions take part (a use inside an unused one of another module counts for
+    # nothing); those of `paths` are reported
     candidates: Dict[str, List[Tuple[int, int, str, Tuple[str, ...]]]] = {}
-    for path in paths:
+    for path in all_paths:
         if path not in lone_facts:
             continue
         module = module_name(path)[0].rsplit(".", 1)[-1]
-        if path in skipped or is_test_path(path) or module in _ENTRY_NAMES or module == "__init__":
+        if path in skipped or is_test_path(path) or module in _NAMES_LOOKED_UP or module == "__init__":
             continue
         if any(path.startswith(folder) for folder in loading):
             continue
@@ -362,13 +371,14 @@ def unused_definitions(
         return {}
     names = {name for spans in candidates.values() for _, _, name, _ in spans}
     text_words = [set(IDENTIFIER.findall(text)) for text in texts]
-    spelt: Dict[str, int] = {}  # name -> how many Python files spell it (its own among them)
+    spellers: Dict[str, List[str]] = {}  # name -> the Python files that spell it (its own among them)
     for path in all_paths:
         for name in (names & words[path]) - import_only[path]:
-            spelt[name] = spelt.get(name, 0) + 1
-    for spelled in text_words:
-        for name in names & spelled:
-            spelt[name] = spelt.get(name, 0) + 1
+            spellers.setdefault(name, []).append(path)
+    named_in_texts = {name for spelled in text_words for name in names & spelled}
+    # what each module imports and uses only inside some of its own definitions (H3's `krylov.py` calls
+    # `causal_convolution` of `toeplitz.py` only in `krylov_toeplitz`, which nothing calls)
+    held = {p: held_imports(lone_facts[p]) for p in all_paths}
     # A module whose name no other file spells is imported by none (`loading` aside, above): its names are
     # its own, whatever other scripts spell the same (Qwen's eval scripts, each with its own `DEVICE`).
     alone = {
@@ -377,21 +387,45 @@ def unused_definitions(
         if not any(_stem(path) in words[other] for other in all_paths if other != path)
         and not any(_stem(path) in spelled for spelled in text_words)
     }
-    # unused: named by no other file and, in its own, nowhere or only inside definitions that are unused
     unused: Set[Tuple[str, str]] = set()
+
+    def dead_use(other: str, name: str) -> bool:
+        """`other` spells `name` only inside its own definitions, every one of them unused, or is a test (H3's
+        `fftconv_ref`, the reference only the test of its CUDA kernel calls)."""
+        if other in tests:
+            return True
+        holders = held[other].get(name, ())
+        return bool(holders) and all((other, h) in unused for h in holders)
+
+    tests = {p for p in all_paths if is_test_path(p)}
+
+    # unused: named by no other file, or only inside unused definitions of others, nor by a notebook, config
+    # or script; and, in its own, nowhere or only inside definitions that are unused
     changed = True
     while changed:
         changed = False
         for path, spans in candidates.items():
             for _, _, name, holders in spans:
-                if (path, name) in unused or (path not in alone and spelt.get(name, 0) != 1):
+                if (path, name) in unused:
+                    continue
+                if path not in alone and (
+                    name in named_in_texts
+                    or any(other != path and not dead_use(other, name) for other in spellers.get(name, ()))
+                ):
                     continue
                 if all((path, h) in unused for h in holders):
                     unused.add((path, name))
                     changed = True
+    wanted = set(paths)
     out: Dict[str, List[Tuple[int, int, str]]] = {}
     for path, spans in candidates.items():
-        found = [(a, b, UNUSED_NOTE.format(name=n)) for a, b, n, _ in spans if (path, n) in unused]
+        if path not in wanted:
+            continue
+        found = [
+            (a, b, (TEST_ONLY_NOTE if any(o in tests for o in spellers.get(n, ())) else UNUSED_NOTE).format(name=n))
+            for a, b, n, _ in spans
+            if (path, n) in unused
+        ]
         if found:
             out[path] = found
     return out

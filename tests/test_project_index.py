@@ -740,7 +740,7 @@ WRAPPER_PROJECT = {
     ),
     "train.py": (
         "from raymarching import near_far\nfrom raymarching.raymarching import helper\n\n\n"
-        "def step(rays):\n    return helper(near_far(rays))\n"
+        "def step(rays):\n    return helper(near_far(rays))\n\n\nstep(None)\n"
     ),
 }
 

@@ -459,3 +459,61 @@ def test_a_loader_of_what_configs_name_reaches_those_only(tmp_path: Path):
     files["configs/model.yaml"] = "kernel:\n  _target_: src.ops.krylov.krylov\n"
     found = _scan(tmp_path / "named", files)
     assert "info" not in _severities(found, "src/ops/krylov.py").values(), sorted(found)
+
+
+def test_a_use_inside_another_modules_unused_function_is_no_use(tmp_path: Path):
+    """H3: `toeplitz.py`'s `causal_convolution` is called only by `krylov.py`'s `krylov_toeplitz`, which nothing
+    calls; `causal_convolution` calls an alias of an autograd Function (`mult = Mult.apply`)."""
+    files = {
+        "train.py": "from src.ops.krylov import power\n\nprint(power(2))\n",
+        "src/ops/krylov.py": (
+            "from src.ops.toeplitz import causal_convolution\n\n\ndef power(x):\n    return x * x\n\n\n"
+            "def krylov_toeplitz(u, v):\n    return causal_convolution(u, v)\n"
+        ),
+        "src/ops/toeplitz.py": (
+            "import torch\n\n\nclass Mult(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, u, v):\n"
+            "        return torch.fft.irfft(torch.fft.rfft(u) * torch.fft.rfft(v))\n\n\nmult = Mult.apply\n\n\n"
+            "def causal_convolution(u, v):\n    return mult(u, v).cuda()\n"
+        ),
+    }
+    found = _scan(tmp_path, files)
+    inside = _severities(found, "src/ops/toeplitz.py")
+    assert inside and set(inside.values()) == {"info"}, sorted(found)  # the `.cuda()`; no XLA costs there
+    assert not [k for k in inside if k[1].startswith("XLA")], inside
+    # called from code that runs: used
+    files["train.py"] = "from src.ops.krylov import power, krylov_toeplitz\n\nprint(power(2), krylov_toeplitz(1, 2))\n"
+    found = _scan(tmp_path / "used", files)
+    assert "info" not in _severities(found, "src/ops/toeplitz.py").values(), sorted(found)
+
+
+def test_a_setup_scripts_function_it_never_calls_is_unused(tmp_path: Path):
+    """H3's `csrc/fftconv/setup.py` defines a CUDA version check it never calls; pip runs the script, and
+    nothing looks its functions up by name (torch.hub does a `hubconf.py`'s, which keep theirs)."""
+    setup = (
+        "import torch\nfrom setuptools import setup\n\n\ndef check_cuda(x):\n    return x.cuda()\n\n\n"
+        "setup(name='fftconv')\n"
+    )
+    hubconf = setup.replace("check_cuda", "resnet")
+    found = _scan(tmp_path, {"train.py": "print(1)\n", "csrc/fftconv/setup.py": setup, "hubconf.py": hubconf})
+    assert found[("csrc/fftconv/setup.py", 6, "DEV002")].severity.value == "info", sorted(found)
+    assert found[("hubconf.py", 6, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_function_only_tests_use_is_test_support(tmp_path: Path):
+    """H3's `fftconv_ref`: the reference only the test of its CUDA kernel calls."""
+    files = {
+        "train.py": "from src.ops.fftconv import fftconv\n\nprint(fftconv(1))\n",
+        "src/ops/fftconv.py": (
+            "import torch\n\n\ndef fftconv(u):\n    return u\n\n\n"
+            "def fftconv_ref(u):\n    return torch.fft.rfft(u).cuda()\n"
+        ),
+        "tests/test_fftconv.py": "from src.ops.fftconv import fftconv, fftconv_ref\n\n\ndef test_it():\n"
+        "    assert fftconv(1) == fftconv_ref(1)\n",
+    }
+    found = _scan(tmp_path, files)
+    ref = found[("src/ops/fftconv.py", 9, "DEV002")]
+    assert ref.severity.value == "info" and "only tests use `fftconv_ref`" in ref.note, ref
+    # a script that calls it too: used
+    files["bench.py"] = "from src.ops.fftconv import fftconv_ref\n\nprint(fftconv_ref(1))\n"
+    found = _scan(tmp_path / "used", files)
+    assert found[("src/ops/fftconv.py", 9, "DEV002")].severity.value != "info", sorted(found)

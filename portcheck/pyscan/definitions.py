@@ -2,7 +2,9 @@
 never names outside their own statement. `portcheck.reach` asks the rest of the project whether anything else
 names them; the project cache keeps them per file.
 
-Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache.
+Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache. Beside
+them, `@name:holders` for each name the module imports and uses only inside some of its definitions
+(`@causal_convolution:krylov_toeplitz`): a use that counts only where those are used.
 A decorated definition (a registry, a route, a hook; not one only wrapped, `@torch.jit.script`) is not one,
 nor one whose name the module spells as a string of its own (a name something may look up by that string),
 and a module that looks names up by computed name (`globals()[name]`, `eval(expr)`) has none.
@@ -11,10 +13,11 @@ and a module that looks names up by computed name (`globals()[name]`, `eval(expr
 from __future__ import annotations
 
 import bisect
+import keyword
 import re
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
-from portcheck.pyscan.loading import IDENTIFIER
+from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT
 
 # A module-level `def` or `class` statement, and what may start one of its lines at column 0 without ending
 # it (the `):` of a signature or a call black spread over lines).
@@ -26,6 +29,9 @@ _CONSTANT = re.compile(
     r"([A-Za-z][A-Za-z0-9_]*)[ \t]*(?::[^=]*)?=[ \t]*"
     r"(?:[\"'][^\"'()\\]*[\"']|-?\d[\w.]*|True|False|None|(?:torch\.)?device\([^()]*\))[ \t]*(?:#.*)?$"
 )
+# A module-level alias of a dotted name on one line: `triangular_toeplitz_multiply = TriangularToeplitzMult.apply`
+# (H3's `toeplitz.py`). Reading an attribute runs nothing; the alias holds what it names.
+_ALIAS = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z]\w*)[ \t]*(?:#.*)?$")
 # Names a module may look up by computed name among its own: `globals()[name]`, `eval(expr)`.
 _COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
 
@@ -55,7 +61,7 @@ def lone_definitions(text: str) -> FrozenSet[str]:
         at = bisect.bisect_right(starts, number) - 1
         return spans[at][2] if at >= 0 and spans[at][0] <= number <= spans[at][1] else None
 
-    out = set()
+    out = _held_imports(text, lines, holder)
     for first, last, name in definitions:
         outside = [number for number in spelt.get(name, ()) if not first <= number <= last]
         # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
@@ -69,10 +75,38 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     return frozenset(out)
 
 
+def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
+    """`@name:holders` for each name the module's import statements bind that its other lines spell only
+    inside module-level definitions (`holder` of a line: the one holding it, or None)."""
+    import_lines: Set[int] = set()
+    imported: Set[str] = set()
+    for found in IMPORT_STATEMENT.finditer(text):
+        first = text.count("\n", 0, found.start()) + 1
+        import_lines.update(range(first, first + found.group().count("\n") + 1))
+        imported.update(w for w in IDENTIFIER.findall(found.group()) if not keyword.iskeyword(w))
+    if not imported:
+        return set()
+    where: Dict[str, Set[Optional[str]]] = {}
+    for number, line in enumerate(lines, 1):
+        if number in import_lines:
+            continue
+        for word in imported.intersection(IDENTIFIER.findall(line)):
+            where.setdefault(word, set()).add(holder(number))
+    return {f"@{word}:{','.join(sorted(h for h in held if h))}" for word, held in where.items() if None not in held}
+
+
+def held_imports(facts: Iterable[str]) -> Dict[str, Tuple[str, ...]]:
+    """The `@name:holders` entries of `lone_definitions`: each imported name the module uses only inside
+    those of its definitions."""
+    return {f[1:].partition(":")[0]: tuple(f.partition(":")[2].split(",")) for f in facts if f.startswith("@")}
+
+
 def decode(facts: Iterable[str]) -> List[Tuple[int, int, str, Tuple[str, ...]]]:
     """`lone_definitions` as (first line, last line, name, holders), in line order."""
     out = []
     for fact in facts:
+        if fact.startswith("@"):
+            continue
         first, last, rest = fact.split(":", 2)
         name, _, holders = rest.partition(":")
         out.append((int(first), int(last), name, tuple(holders.split(",")) if holders else ()))
@@ -100,10 +134,12 @@ def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
 
 
 def top_level_constants(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
-    """The module-level one-line constants of `lines` (`DEVICE = "cuda:0"`), each as (line, line, name): a
-    name bound once so (a name set twice is a setting the module changes), and none in a module of more than
-    MAX_CONSTANTS of them (generated tables)."""
-    found = [(n, n, m.group(1)) for n, line in enumerate(lines, 1) if (m := _CONSTANT.match(line))]
+    """The module-level one-line constants and aliases of `lines` (`DEVICE = "cuda:0"`, `mult =
+    TriangularToeplitzMult.apply`), each as (line, line, name): a name bound once so (a name set twice is a
+    setting the module changes), and none in a module of more than MAX_CONSTANTS of them (generated tables)."""
+    found = [
+        (n, n, m.group(1)) for n, line in enumerate(lines, 1) if (m := _CONSTANT.match(line) or _ALIAS.match(line))
+    ]
     if len(found) > MAX_CONSTANTS:
         return []
     counts: Dict[str, int] = {}
