@@ -188,9 +188,18 @@ _NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"}
 _DEFAULT_CODES = frozenset({"DEV001", "DEV013"})
 
 
-def _naming_texts(candidates: Sequence[Candidate]) -> Dict[str, List[str]]:
+# Config files the scan does not read for findings but whose names a run may look up (`model_class =
+# model.implicit_differentiable_renderer.IDRNetwork` in lioryariv/idr's HOCON `.conf` files, gin bindings,
+# JSON and TOML configs): their text names modules and definitions too.
+_OTHER_CONFIGS = frozenset({".conf", ".hocon", ".gin", ".json", ".jsonnet", ".cfg", ".ini", ".toml"})
+_MAX_OTHER_CONFIG_BYTES = 256 * 1024  # (a JSON file larger than this is data: annotations, vocabularies)
+_MAX_OTHER_CONFIGS = 2000
+
+
+def _naming_texts(candidates: Sequence[Candidate], paths: Sequence[Path] = ()) -> Dict[str, List[str]]:
     """The texts of the scan's files of `_NAMING_KINDS`, by kind (an unreadable one, or one the scan skips
-    as too large, counts as empty)."""
+    as too large, counts as empty), and under "other-config" those of the other config files below the
+    scanned folders (`_OTHER_CONFIGS`, hidden folders left out)."""
     out: Dict[str, List[str]] = {}
     for candidate in candidates:
         if candidate.kind in _NAMING_KINDS:
@@ -200,6 +209,24 @@ def _naming_texts(candidates: Sequence[Candidate]) -> Dict[str, List[str]]:
                 out.setdefault(candidate.kind, []).append(candidate.path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 continue
+    found: List[str] = []
+    for root in paths:
+        if not root.is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+            for name in sorted(files):
+                if os.path.splitext(name)[1].lower() not in _OTHER_CONFIGS or len(found) >= _MAX_OTHER_CONFIGS:
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    if os.path.getsize(path) <= _MAX_OTHER_CONFIG_BYTES:
+                        with open(path, encoding="utf-8", errors="replace") as handle:
+                            found.append(handle.read())
+                except OSError:
+                    continue
+    if found:
+        out["other-config"] = found
     return out
 
 
@@ -255,7 +282,7 @@ def scan_paths_targets(
     shared.unreached = backup_copies(shared.sources)  # in a library too: the name and its sibling say so
     application = is_application(paths)
     if application or is_whole_repository(paths):
-        naming = _naming_texts(candidates)
+        naming = _naming_texts(candidates, paths)
         texts = [text for kind_texts in naming.values() for text in kind_texts]
         if application:
             shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()), texts)}

@@ -517,3 +517,42 @@ def test_a_function_only_tests_use_is_test_support(tmp_path: Path):
     files["bench.py"] = "from src.ops.fftconv import fftconv_ref\n\nprint(fftconv_ref(1))\n"
     found = _scan(tmp_path / "used", files)
     assert found[("src/ops/fftconv.py", 9, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_class_a_config_file_names_is_used_and_so_is_what_it_builds(tmp_path: Path):
+    """lioryariv/idr: `model_class = model.renderer.IDRNetwork` in a HOCON `.conf` file, loaded by a
+    `get_class` helper; `IDRNetwork` builds `RayTracing` from another module."""
+    files = {
+        "code/training/train.py": (
+            "from utils.general import get_class\n\nmodel = get_class(conf.get_string('train.model_class'))()\n"
+        ),
+        "code/utils/__init__.py": "",
+        "code/utils/general.py": "def get_class(kls):\n    return __import__(kls)\n",
+        "code/model/__init__.py": "",
+        "code/model/ray_tracing.py": "class RayTracing:\n    def trace(self, x):\n        return x.cuda()\n",
+        "code/model/renderer.py": (
+            "from model.ray_tracing import RayTracing\n\n\nclass IDRNetwork:\n    def __init__(self):\n"
+            "        self.ray_tracer = RayTracing()\n"
+        ),
+        "code/confs/dtu.conf": "train {\n    model_class = model.renderer.IDRNetwork\n}\n",
+    }
+    found = _scan(tmp_path, files)
+    assert found[("code/model/ray_tracing.py", 3, "DEV002")].severity.value != "info", sorted(found)
+    # without the config file, a class holds what it names all the same: no guess passes through it
+    del files["code/confs/dtu.conf"]
+    found = _scan(tmp_path / "bare", files)
+    assert found[("code/model/ray_tracing.py", 3, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_function_only_a_gin_or_json_config_names_is_used(tmp_path: Path):
+    files = {
+        "train.py": "import gin\nfrom model import builders\n\nprint(builders)\n",
+        "model/__init__.py": "",
+        "model/builders.py": "def build_net(x):\n    return x.cuda()\n",
+        "configs/train.gin": "train.builder = @build_net\n",
+    }
+    found = _scan(tmp_path, files)
+    assert found[("model/builders.py", 2, "DEV002")].severity.value != "info", sorted(found)
+    files["configs/train.gin"] = "train.builder = @other\n"
+    found = _scan(tmp_path / "unnamed", files)
+    assert found[("model/builders.py", 2, "DEV002")].severity.value == "info", sorted(found)

@@ -1560,6 +1560,8 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
     else:
         if len(node.body) != 1 or len(node.orelse) != 1:
             return False
+        if _imports_or_none(node.body[0], node.orelse[0]):
+            return True
         first, second = _single_assignment(node.body[0]), _single_assignment(node.orelse[0])
         if first is None or second is None or first[0] != second[0]:
             return False
@@ -1585,14 +1587,33 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
 _MOVING_CALLEES = frozenset({"cuda", "cpu", "to", "device", "Tensor", "FloatTensor", "LongTensor", "tensor"})
 
 
+def _imports_or_none(imported: ast.stmt, other: ast.stmt) -> bool:
+    """`if torch.cuda.is_available(): from ..functions import MSDeformAttnFunction` / `else:
+    MSDeformAttnFunction = None` (Deformable DETR's op in OneFormer and Mask2Former): the CUDA op is imported
+    where it can be; the code that uses it picks a path of its own. No device is chosen."""
+    if not isinstance(imported, (ast.Import, ast.ImportFrom)) or len(imported.names) != 1:
+        return False
+    bound = imported.names[0].asname or imported.names[0].name.split(".", 1)[0]
+    return (
+        isinstance(other, ast.Assign)
+        and len(other.targets) == 1
+        and isinstance(other.targets[0], ast.Name)
+        and other.targets[0].id == bound
+        and isinstance(other.value, ast.Constant)
+        and other.value.value is None
+    )
+
+
 def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
     """`connected_components_gpu(target) if target.is_cuda else connected_components_cpu(target)` (anomalib's
-    PRO metric): two functions of the project called with the same arguments, one for CUDA and one for the rest.
-    (`x.cuda() if ... else x.cpu()` moves a value: not this.)"""
+    PRO metric): two functions of the project called with the same arguments, one for CUDA and one for the rest;
+    or the arguments of one among the other's (Deformable DETR's `MSDeformAttnFunction.apply(value, shapes,
+    level_start_index, locations, weights, im2col_step)` or `ms_deform_attn_core_pytorch(value, shapes,
+    locations, weights)`). (`x.cuda() if ... else x.cpu()` moves a value: not this.)"""
     first, second = (
-        ([ast.dump(a) for a in c.args], [(k.arg, ast.dump(k.value)) for k in c.keywords]) for c in calls
+        {ast.dump(a) for a in c.args} | {f"{k.arg}={ast.dump(k.value)}" for k in c.keywords} for c in calls
     )
-    if first != second:
+    if first != second and not ((first <= second or second <= first) and first & second):
         return False
     names = [_last_name(c.func) for c in calls]
     return (

@@ -3,7 +3,7 @@ never names outside their own statement. `portcheck.reach` asks the rest of the 
 names them; the project cache keeps them per file.
 
 Each is a string `first:last:name` (its first and last line), so a frozenset of them fits the cache. Beside
-them, `@name:holders` for each name the module imports and uses only inside some of its definitions
+them, `@name:holders` for each name the module imports and uses only inside some of its functions
 (`@causal_convolution:krylov_toeplitz`): a use that counts only where those are used.
 A decorated definition (a registry, a route, a hook; not one only wrapped, `@torch.jit.script`) is not one,
 nor one whose name the module spells as a string of its own (a name something may look up by that string),
@@ -61,7 +61,16 @@ def lone_definitions(text: str) -> FrozenSet[str]:
         at = bisect.bisect_right(starts, number) - 1
         return spans[at][2] if at >= 0 and spans[at][0] <= number <= spans[at][1] else None
 
-    out = _held_imports(text, lines, holder)
+    # a class may be built by name from a config or a registry the pass cannot read (`model_class =
+    # model.implicit_differentiable_renderer.IDRNetwork` in lioryariv/idr's HOCON files): what only a class
+    # holds keeps counting as used elsewhere
+    classes = {name for first, _, name in spans if lines[first - 1].lstrip().startswith("class")}
+
+    def function_holder(number: int) -> Optional[str]:
+        found = holder(number)
+        return None if found in classes else found
+
+    out = _held_imports(text, lines, function_holder)
     for first, last, name in definitions:
         outside = [number for number in spelt.get(name, ()) if not first <= number <= last]
         # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
