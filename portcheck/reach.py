@@ -40,7 +40,7 @@ from portcheck.pyscan.loading import (
     SYS_PATH,
     loading_facts,
 )
-from portcheck.pyscan.testcode import is_test_path
+from portcheck.pyscan.testcode import is_collected_test, is_test_path
 
 # A dotted name in a config, script or `.env` file (`_target_: src.models.sequence.SequenceModel`).
 _DOTTED_WORD = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
@@ -397,7 +397,9 @@ def unused_definitions(
         holders = held[other].get(name, ())
         return bool(holders) and all((other, h) in unused for h in holders)
 
-    tests = {p for p in all_paths if is_test_path(p)}
+    # (a test runner's modules, `test_fftconv.py`: a `test.py` at the top evaluates a model, and
+    # `tests/inference.py` is a script kept beside the tests)
+    tests = {p for p in all_paths if is_collected_test(p)}
 
     # unused: named by no other file, or only inside unused definitions of others, nor by a notebook, config
     # or script; and, in its own, nowhere or only inside definitions that are unused

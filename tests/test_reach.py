@@ -556,3 +556,16 @@ def test_a_function_only_a_gin_or_json_config_names_is_used(tmp_path: Path):
     files["configs/train.gin"] = "train.builder = @other\n"
     found = _scan(tmp_path / "unnamed", files)
     assert found[("model/builders.py", 2, "DEV002")].severity.value == "info", sorted(found)
+
+
+def test_a_test_script_that_evaluates_a_model_is_no_test_suite(tmp_path: Path):
+    """CloserLookFewShot's `test.py` evaluates the trained model by building `BaselineFinetune`: a script,
+    not a test runner's module, so what it uses is used."""
+    files = {
+        "train.py": "print(1)\n",
+        "methods/__init__.py": "",
+        "methods/finetune.py": "class BaselineFinetune:\n    def adapt(self, x):\n        return x.cuda()\n",
+        "test.py": "from methods.finetune import BaselineFinetune\n\nprint(BaselineFinetune().adapt(1))\n",
+    }
+    found = _scan(tmp_path, files)
+    assert found[("methods/finetune.py", 3, "DEV002")].severity.value != "info", sorted(found)
