@@ -27,6 +27,7 @@ from portcheck.scanner import (
     scan_one_targets,
     settings_from,
 )
+from portcheck.unread_settings import unread_settings
 from portcheck.vendored import vendored_folders
 
 if TYPE_CHECKING:
@@ -186,6 +187,8 @@ def run_targets(
 _NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"})
 # Rules that report a CUDA device string, as a parameter's default too (`def load(device="cuda")`).
 _DEFAULT_CODES = frozenset({"DEV001", "DEV013"})
+# Rules that report a backend named in a setting (`"dist_backend": "nccl"`).
+_SETTING_CODES = frozenset({"DIST001"})
 
 
 # Config files the scan does not read for findings but whose names a run may look up (`model_class =
@@ -299,9 +302,17 @@ def scan_paths_targets(
                     if r.kind == "python" and f.code in _DEFAULT_CODES:
                         device_lines.setdefault(r.path, set()).add(f.line)
         overridden = overridden_defaults(shared.sources, device_lines, texts, library=not application)
+        # `"dist_backend": "nccl"` in a dict literal nothing reads (HiFi-GAN's vocoder config in AudioLDM2)
+        setting_lines: Dict[str, Set[int]] = {}
+        for found in per_target:
+            for r in found:
+                for f in r.findings:
+                    if r.kind == "python" and f.code in _SETTING_CODES:
+                        setting_lines.setdefault(r.path, set()).add(f.line)
+        unread = unread_settings(shared.sources, setting_lines, texts)
         shared.unused = {
-            path: list(shared.unused.get(path, ())) + overridden.get(path, [])
-            for path in set(shared.unused) | set(overridden)
+            path: list(shared.unused.get(path, ())) + overridden.get(path, []) + unread.get(path, [])
+            for path in set(shared.unused) | set(overridden) | set(unread)
         }
     shared.vendored = vendored_folders(zip(displays, (str(c.path) for c in candidates)), roots)
     shared.whole_folders = all(p.is_dir() for p in paths)

@@ -81,3 +81,24 @@ def test_a_library_scanned_in_part_keeps_its_defaults(tmp_path: Path):
     result = scan_paths([tmp_path / "pkg"], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
     found = {(r.path, f.line, f.code): f for r in result.files for f in r.findings}
     assert found[("pkg/mixup.py", 4, "DEV001")].severity.value != "info", sorted(found)
+
+
+def test_a_backend_in_a_dict_nothing_reads_is_info(tmp_path: Path):
+    """AudioLDM2's copy of HiFi-GAN's vocoder config: `"dist_config": {"dist_backend": "nccl", ...}`, which its
+    inference code never reads; HiFi-GAN's own training reads `h.dist_config["dist_backend"]`."""
+    files = {
+        "vocoder.py": (
+            "def get_config():\n    return {\n        'num_mels': 64,\n        'dist_config': {\n"
+            "            'dist_backend': 'nccl',\n            'world_size': 1,\n        },\n    }\n"
+        ),
+        "infer.py": "from vocoder import get_config\n\nprint(get_config()['num_mels'])\n",
+    }
+    found = _scan(tmp_path, files)
+    entry = found[("vocoder.py", 5, "DIST001")]
+    assert entry.severity.value == "info" and "nothing in this project reads `dist_backend`" in entry.note, entry
+    files["train.py"] = (
+        "import torch.distributed as dist\nfrom vocoder import get_config\n\nh = get_config()\n"
+        "dist.init_process_group(backend=h['dist_config']['dist_backend'])\n"
+    )
+    found = _scan(tmp_path / "read", files)
+    assert found[("vocoder.py", 5, "DIST001")].severity.value != "info", sorted(found)

@@ -264,6 +264,11 @@ def test_a_test_module_that_imports_a_cuda_only_library_only_runs_with_cuda(sour
          "    torch.cuda.empty_cache()\n", "cuda"),
         ("import torch\ndef train(m):\n    pass\nif __name__ == '__main__':\n    from opt import optimizer\n"
          "    train(1)\n    optimizer.step()\n", ""),
+        # PixArt's `scripts/inference.py`: `args = get_args()`, a function of the module that parses the command
+        # line, then a check of an option: a script's entry point
+        ("import argparse\ndef get_args():\n    return argparse.ArgumentParser().parse_args()\n"
+         "def visualize(x):\n    pass\nif __name__ == '__main__':\n    args = get_args()\n"
+         "    assert args.algo in ['dpm']\n    visualize(args)\n", ""),
     ],
 )
 def test_a_modules_self_test_is_test_code(source, expected):

@@ -11,7 +11,20 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    AbstractSet,
+    Dict,
+    FrozenSet,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 from portcheck.backends import name_words
 from portcheck.parts import DEFAULT_PATTERNS
@@ -776,7 +789,9 @@ def _is_main_check(test: ast.AST) -> bool:
     )
 
 
-def _reads_command_line(block: Sequence[ast.stmt]) -> bool:
+def _reads_command_line(block: Sequence[ast.stmt], readers: AbstractSet[str] = frozenset()) -> bool:
+    """Whether the block reads the command line: imports a parser library, reads `sys.argv`, calls a parser,
+    or calls one of `readers`, the module's functions that do (PixArt's `args = get_args()`)."""
     for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -786,7 +801,7 @@ def _reads_command_line(block: Sequence[ast.stmt]) -> bool:
             return True
         elif isinstance(node, ast.Call):
             name = (dotted(node.func) or "").rsplit(".", 1)[-1]
-            if name in _COMMAND_LINE_CALLS:
+            if name in _COMMAND_LINE_CALLS or (isinstance(node.func, ast.Name) and node.func.id in readers):
                 return True
     return False
 
@@ -838,10 +853,15 @@ def mark_self_tests(module: ast.Module) -> None:
     }
     if not defined:
         return
+    readers = {
+        stmt.name
+        for stmt in module.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_command_line(stmt.body)
+    }
     for stmt in module.body:
         if not (isinstance(stmt, ast.If) and _is_main_check(stmt.test)) or stmt.orelse:
             continue
-        if _reads_command_line(stmt.body) or not _checks_or_compares(stmt.body):
+        if _reads_command_line(stmt.body, readers) or not _checks_or_compares(stmt.body):
             continue
         used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
         if used & defined:
