@@ -17,7 +17,7 @@ from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import (
-    FLASH_ONLY_NOTE,
+    RAW_KERNEL_NOTE,
     Ctx,
     is_display_module,
     is_fp32_island,
@@ -25,6 +25,7 @@ from portcheck.pyscan.context import (
     mark_built_once_classes,
     mark_clamped_counts,
     mark_count_tests,
+    mark_cuda_alternatives,
     mark_cuda_flags,
     mark_cuda_side_helpers,
     mark_flash_attention_code,
@@ -84,7 +85,8 @@ PRECISION_NOTE = (
 # wrapper in portcheck.project_index): the kernel library, kernels, and autocast decorators (`custom_fwd`),
 # which a port keeps around its own kernel and `portcheck fix` rewrites.
 KERNEL_KEEPS = frozenset({"kernel", "package", "amp"})
-# what code that runs only with flash-attn keeps: the package and kernels (its autocast handling goes with it)
+# what code that runs only with flash-attn, or a class that is CUDA's side of an option, keeps: the package and
+# kernels (its autocast handling goes with it)
 FLASH_KEEPS = frozenset({"kernel", "package"})
 REQUIREMENT_NOTE = (
     "lowered one level: the check raises where CUDA is absent; it states a requirement, nothing falls back"
@@ -198,8 +200,8 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
-    keeps = FLASH_KEEPS if ctx.kernel_driver == FLASH_ONLY_NOTE else KERNEL_KEEPS
-    if ctx.kernel_driver and rule.category not in keeps and not entry.detail_of:
+    keeps = KERNEL_KEEPS if ctx.kernel_driver == RAW_KERNEL_NOTE else FLASH_KEEPS
+    if ctx.kernel_driver and rule.category not in keeps and not (entry.detail_of and keeps is KERNEL_KEEPS):
         # the devices, checks and streams of the code around a CuPy kernel, or of a flash-attention class (its
         # autocast queries too): their workings (a rule that names the finding it details says so itself, below)
         severity = Severity.INFO
@@ -281,6 +283,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_raw_kernel_wrappers(module)
     if "flash_attn" in text:
         mark_flash_attention_code(module, imports)
+    if "class " in text and ("CUDA" in text or "Cuda" in text):
+        mark_cuda_alternatives(module)
     if "class " in text:
         mark_own_method_calls(module, _method_names(rules))
     cuda_context = bool(_CUDA_CONTEXT.search(text))

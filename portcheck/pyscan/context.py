@@ -2154,6 +2154,10 @@ FLASH_ONLY_NOTE = (
     " it, or a helper only that code calls); the port replaces it as a whole with"
     " `scaled_dot_product_attention`, reported where flash-attn is imported"
 )
+CUDA_ALTERNATIVE_NOTE = (
+    "lowered to info: inside `{name}`, the CUDA implementation of an option its module also implements for the"
+    " CPU (`{sibling}`); a port keeps to the other one, chosen where the option is read"
+)
 RAW_KERNEL_NOTE = (
     "lowered to info: inside code that drives a raw CUDA kernel (a CuPy or PyCUDA launch with `block=` and"
     " `grid=`, or a helper only that code calls); the port replaces the kernel and what drives it as a whole,"
@@ -2198,6 +2202,27 @@ def mark_flash_attention_code(module: ast.Module, imports: ImportTable) -> None:
         and any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt))
     }
     _mark_with_helpers(module, definitions, marked, FLASH_ONLY_NOTE)
+
+
+def mark_cuda_alternatives(module: ast.Module) -> None:
+    """Mark (`RAW_KERNEL_ATTR`, with `CUDA_ALTERNATIVE_NOTE`) the module-level classes named for CUDA beside a
+    sibling named for the CPU or for nothing (BasicSR's `CUDAPrefetcher` beside `CPUPrefetcher`, copied into
+    most restoration repositories and used only when a config sets `prefetch_mode: cuda`): CUDA's side of an
+    option whose other side runs anywhere; its streams and devices are its workings."""
+    classes = {s.name: s for s in module.body if isinstance(s, ast.ClassDef)}
+    for name, stmt in classes.items():
+        if not _CUDA_NAMED.search(name) or getattr(stmt, RAW_KERNEL_ATTR, None):
+            continue
+        others = [re.sub(pattern, repl, name) for pattern, repl in _CPU_SPELLINGS]
+        sibling = next((o for o in others if o != name and o in classes), None)
+        if sibling:
+            setattr(stmt, RAW_KERNEL_ATTR, CUDA_ALTERNATIVE_NOTE.format(name=name, sibling=sibling))
+
+
+_CUDA_NAMED = re.compile(r"CUDA|Cuda|(?:^|_)cuda(?:_|$)")
+# How a class named for CUDA names its CPU sibling: `CUDAPrefetcher` -> `CPUPrefetcher`, `CudaCache` ->
+# `CpuCache`, `Prefetcher`.
+_CPU_SPELLINGS = (("CUDA", "CPU"), ("Cuda", "Cpu"), ("cuda", "cpu"), ("_?(?:CUDA|Cuda|cuda)_?", ""))
 
 
 def _calls_flash_attn(call: ast.Call, imports: ImportTable) -> bool:
