@@ -10,7 +10,19 @@ import sys
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    ContextManager,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+)
 
 from portcheck.app_defaults import overridden_defaults
 from portcheck.discover import Candidate, discover
@@ -199,6 +211,18 @@ _MAX_OTHER_CONFIG_BYTES = 256 * 1024  # (a JSON file larger than this is data: a
 _MAX_OTHER_CONFIGS = 2000
 
 
+def _finding_lines(per_target: Sequence[Sequence[FileResult]], codes: FrozenSet[str]) -> Dict[str, Set[int]]:
+    """Per Python file, the lines of its findings of `codes`, for any target."""
+    out: Dict[str, Set[int]] = {}
+    for found in per_target:
+        for r in found:
+            if r.kind == "python":
+                for f in r.findings:
+                    if f.code in codes:
+                        out.setdefault(r.path, set()).add(f.line)
+    return out
+
+
 def _naming_texts(candidates: Sequence[Candidate], paths: Sequence[Path] = ()) -> Dict[str, List[str]]:
     """The texts of the scan's files of `_NAMING_KINDS`, by kind (an unreadable one, or one the scan skips
     as too large, counts as empty), and under "other-config" those of the other config files below the
@@ -295,21 +319,11 @@ def scan_paths_targets(
             shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)
         # `def load(path, device="cuda")` that every call gives a device: the default never runs (in a
         # library, only for a name its packages do not export)
-        device_lines: Dict[str, Set[int]] = {}
-        for found in per_target:
-            for r in found:
-                for f in r.findings:
-                    if r.kind == "python" and f.code in _DEFAULT_CODES:
-                        device_lines.setdefault(r.path, set()).add(f.line)
-        overridden = overridden_defaults(shared.sources, device_lines, texts, library=not application)
+        overridden = overridden_defaults(
+            shared.sources, _finding_lines(per_target, _DEFAULT_CODES), texts, library=not application
+        )
         # `"dist_backend": "nccl"` in a dict literal nothing reads (HiFi-GAN's vocoder config in AudioLDM2)
-        setting_lines: Dict[str, Set[int]] = {}
-        for found in per_target:
-            for r in found:
-                for f in r.findings:
-                    if r.kind == "python" and f.code in _SETTING_CODES:
-                        setting_lines.setdefault(r.path, set()).add(f.line)
-        unread = unread_settings(shared.sources, setting_lines, texts)
+        unread = unread_settings(shared.sources, _finding_lines(per_target, _SETTING_CODES), texts)
         shared.unused = {
             path: list(shared.unused.get(path, ())) + overridden.get(path, []) + unread.get(path, [])
             for path in set(shared.unused) | set(overridden) | set(unread)
