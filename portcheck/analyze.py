@@ -202,8 +202,9 @@ def _finding(
             note = f"{note}; {why}" if note else why
     keeps = KERNEL_KEEPS if ctx.kernel_driver == RAW_KERNEL_NOTE else FLASH_KEEPS
     if ctx.kernel_driver and rule.category not in keeps and not (entry.detail_of and keeps is KERNEL_KEEPS):
-        # the devices, checks and streams of the code around a CuPy kernel, or of a flash-attention class (its
-        # autocast queries too): their workings (a rule that names the finding it details says so itself, below)
+        # the devices, checks and streams of the code around a CuPy kernel, of a flash-attention class (its
+        # autocast queries too) or of a class that is CUDA's side of an option: their workings (in CuPy kernel
+        # code, a rule that names the finding it details says so itself, below)
         severity = Severity.INFO
         note = f"{note}; {ctx.kernel_driver}" if note else ctx.kernel_driver
     if ctx.info_note:

@@ -2007,12 +2007,7 @@ def _model_code_calling_op(
         if site.guarded or not first <= site.span[0] <= last:
             continue
         sym = project.reference(summary.module, site.ref)
-        if sym is None:
-            continue
-        bound = (sym in resolved.extensions and (sym[0] != "<ext>" or project.cuda_extension(sym[1]))) or (
-            sym in resolved.kernels or (sym[0] == summary.module and sym[1] in wrappers)
-        )
-        if bound:
+        if sym is not None and _op_note(sym, site.ref, summary.module, project, resolved, wrappers):
             held.update(name for name, start, end in definition.methods if start <= site.span[0] <= end)
     return bool(held) and not any(n in _OP_METHODS or (n.startswith("_") and not n.startswith("__")) for n in held)
 
@@ -2037,16 +2032,24 @@ def _wrapper_note(
         if use.startswith("<"):
             continue
         sym = project.reference(module, use)
-        if sym is None:
-            continue
-        name = use.split(".", 1)[0]
-        # a compiled `_C` may be plain C++ with CUDA beside it (pytorch3d's): only a CUDA one counts
-        if sym in resolved.extensions and (sym[0] != "<ext>" or project.cuda_extension(sym[1])):
-            return WRAPPER_NOTE.format(name=name)
-        if sym in resolved.kernels:
-            return LAUNCHER_NOTE.format(name=name)
-        if sym[0] == module and sym[1] in wrappers:
-            return wrappers[sym[1]]
+        note = _op_note(sym, use.split(".", 1)[0], module, project, resolved, wrappers) if sym is not None else ""
+        if note:
+            return note
+    return ""
+
+
+def _op_note(
+    sym: Symbol, name: str, module: str, project: Project, resolved: Resolved, wrappers: Mapping[str, str]
+) -> str:
+    """The note for code that uses `sym` (spelt `name`) directly: a CUDA extension, a Triton kernel, or one of
+    `module`'s `wrappers` of either; "" for anything else."""
+    # a compiled `_C` may be plain C++ with CUDA beside it (pytorch3d's): only a CUDA one counts
+    if sym in resolved.extensions and (sym[0] != "<ext>" or project.cuda_extension(sym[1])):
+        return WRAPPER_NOTE.format(name=name)
+    if sym in resolved.kernels:
+        return LAUNCHER_NOTE.format(name=name)
+    if sym[0] == module and sym[1] in wrappers:
+        return wrappers[sym[1]]
     return ""
 
 

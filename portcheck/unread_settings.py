@@ -5,8 +5,8 @@ change; its finding is `info` with a note.
 
 Asked, as `portcheck.app_defaults` is, only where the scan covers the whole project: the key (or the key of a
 dict it sits in) must be spelt only as such an entry in every Python file, and in no notebook, config or
-script. The answer per file is the
-lines of such entries with the note for their findings, the shape `portcheck.project_index` lowers to `info`.
+script. The answer per file is the lines of such entries with the note for their findings, the shape
+`portcheck.project_index` lowers to `info`.
 """
 
 from __future__ import annotations

@@ -3792,7 +3792,7 @@ def _host_kind(value: ast.AST, imports: ImportTable):
     if isinstance(called, ast.Call) and (imports.resolved(called.func) or "").startswith("torch."):
         # `t = torch.inverse(t)`: a torch function that names no device computes where its first argument is
         first = called.args[0] if called.args and not any(k.arg == "device" for k in called.keywords) else None
-        if isinstance(first, ast.Call) and (_makes_host_value(first, imports) or is_host_value(first, None, imports)):
+        if isinstance(first, ast.Call) and is_host_value(first, None, imports):
             # `torch.max(scores.cpu(), 1)`, `torch.qr(torch.FloatTensor(c, c).normal_())` (waveglow's
             # `Invertible1x1Conv`): of a host copy or a host tensor, on the host
             return ("np", "")

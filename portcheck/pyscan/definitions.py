@@ -89,8 +89,10 @@ def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
     inside module-level definitions (`holder` of a line: the one holding it, or None)."""
     import_lines: Set[int] = set()
     imported: Set[str] = set()
+    first, counted = 1, 0  # the line at offset `counted`, counted on from the last statement (once over the text)
     for found in IMPORT_STATEMENT.finditer(text):
-        first = text.count("\n", 0, found.start()) + 1
+        first += text.count("\n", counted, found.start())
+        counted = found.start()
         import_lines.update(range(first, first + found.group().count("\n") + 1))
         imported.update(w for w in IDENTIFIER.findall(found.group()) if not keyword.iskeyword(w))
     if not imported:
