@@ -868,7 +868,22 @@ class Project:
             # A bare name that is no import: a local definition or an extension bound in this module.
             if (module, parts[0]) in self.defs:
                 sym = (module, parts[0])
-        for part in parts[1:]:
+        return self._attributes(sym, parts[1:])
+
+    def alternatives(self, module: str, ref: str) -> Tuple[Optional[Symbol], ...]:
+        """What a dotted use refers to through each import binding its head (`try: from cuda_op.fused_act
+        import FusedLeakyReLU` / `except Exception: from cuda_op.op_native import FusedLeakyReLU`,
+        anycost-gan): one entry per binding, None where one leads outside the project; empty when one
+        import binds the head."""
+        head, *rest = ref.split(".")
+        others = self.other_binds.get((module, head))
+        if not others:
+            return ()
+        bindings = [self.binds[(module, head)], *others]
+        return tuple(self._attributes(self.binding_target(module, b), rest) for b in bindings)
+
+    def _attributes(self, sym: Optional[Symbol], parts: Sequence[str]) -> Optional[Symbol]:
+        for part in parts:
             if sym is None or sym[0] == "<ext>" or sym[1]:
                 break  # attribute of a definition or an extension: the definition itself is what counts
             nxt = self.target(sym[0], part)
@@ -901,13 +916,19 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
             bound.add(key)
     # Extension imports are CUDA-bound wherever they are imported, but for a generic `_C` whose package's own
     # `setup.py` builds C++ only (stable-fast-3d's `uv_unwrapper`).
+    # (each import of a name several imports bind counts: `try: import _raymarching as _backend` /
+    # `except ImportError: from .backend import _backend`)
     for module, local in project.binds:
-        sym = project.target(module, local)
-        if sym is not None and sym[0] == "<ext>" and not _built_as_cpp(project, sym[1]):
-            extensions.add(sym)
-            bound.add(sym)
+        for sym in (project.target(module, local), *project.alternatives(module, local)):
+            if sym is not None and sym[0] == "<ext>" and not _built_as_cpp(project, sym[1]):
+                extensions.add(sym)
+                bound.add(sym)
     # What each definition's uses refer to, resolved once; then a worklist from the bound names.
-    users: Dict[Symbol, List[Tuple[Symbol, bool]]] = {}
+    # A use through a name several imports bind (a CUDA op in `try:`, a native one in its handler) binds
+    # its user only once every one of them the project defines is bound: with one that is not, the user
+    # has a portable path. (One from outside the project, `import _raymarching as _backend`, may be the
+    # prebuilt extension: it proves nothing.)
+    users: Dict[Symbol, List[Tuple[Symbol, bool, Tuple[Optional[Symbol], ...]]]] = {}
     pending: List[Symbol] = list(bound)
     for key, definition in project.defs.items():
         if definition.loader and key not in bound:
@@ -915,15 +936,18 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
             pending.append(key)
         for use in definition.uses:
             via_call = use.startswith("<bound-from>")
-            target = project.reference(key[0], use[len("<bound-from>") :] if via_call else use)
-            if target is not None and target != key:
-                users.setdefault(target, []).append((key, via_call))
+            ref = use[len("<bound-from>") :] if via_call else use
+            target = project.reference(key[0], ref)
+            alternatives = project.alternatives(key[0], ref)
+            for one in dict.fromkeys((target, *alternatives)):
+                if one is not None and one != key:
+                    users.setdefault(one, []).append((key, via_call, alternatives))
     while pending:
         target = pending.pop()
         if target[0] == "<ext>" and not project.cuda_extension(target[1]):
             continue  # a generic `_C`/`_ext` may be plain C++: its own calls are reported, callers are not bound
-        for key, via_call in users.get(target, ()):
-            if key in bound:
+        for key, via_call, alternatives in users.get(target, ()):
+            if key in bound or not all(a in bound for a in alternatives if a is not None):
                 continue
             if via_call:
                 # `_plugin = get_plugin(...)`: an extension object, when the callee loads one.
@@ -1209,7 +1233,9 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
     for binding in summary.imports:
         if binding.statement in reported:
             continue
-        if binding.local in rebound:
+        if binding.local in rebound or (module, binding.local) in project.other_binds:
+            # (each import of a name bound by several is what it imports: the handler's
+            # `from cuda_op.op_native import FusedLeakyReLU` is no use of the CUDA op its `try:` imports)
             sym = project.binding_target(module, binding)
         else:
             sym = project.target(module, binding.local)
@@ -1538,6 +1564,9 @@ def index_project(
         names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
         owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
+        # What a name several imports bind may be instead (`except Exception: from cuda_op.op_native import
+        # FusedLeakyReLU`): read it, whether it holds a portable path is what `resolve` asks.
+        owners |= {paths.get(m) for m in _alternative_modules(project)}
         pending = [p for p in owners if p is not None and p not in tried]
         # Modules that build an extension when imported are reported where they are imported, and so are the
         # extensions the project's build scripts name (`from exllama_kernels import make_q4`).
@@ -1556,6 +1585,18 @@ def index_project(
         project = Project(everything())
         resolved = resolve(project)
     return project, resolved, summaries
+
+
+def _alternative_modules(project: Project) -> Set[str]:
+    """The modules of the project that the imports of names bound by several imports name."""
+    out: Set[str] = set()
+    for (module, local), others in project.other_binds.items():
+        for binding in (project.binds[(module, local)], *others):
+            absolute = project.absolute(binding, module)
+            found = project.find_module(absolute, module) if absolute else None
+            if found is not None:
+                out.add(found)
+    return out
 
 
 DEFINER_PATTERN = re.compile(

@@ -1302,3 +1302,42 @@ def test_a_model_class_that_calls_an_extension_outside_its_forward_is_no_wrapper
     texts["train.py"] = "from scene.model import GaussianModel\n\nGaussianModel().forward([])\n"
     found = _fallback_findings(tmp_path / "op", texts)
     assert found[("scene/model.py", 7, "DEV002")].severity.value == "info", sorted(found)
+
+
+# anycost-gan's layout: the ops module tries the CUDA ops and, failing that, imports a native module's
+# classes of the same names; a block built on them runs anywhere.
+NATIVE_FALLBACK_PROJECT = {
+    "cuda_op/__init__.py": "",
+    "cuda_op/fused_act.py": (
+        "import os\nfrom torch.utils.cpp_extension import load\n\n"
+        "fused = load('fused', sources=[os.path.join(os.path.dirname(__file__), 'fused_bias_act_kernel.cu')])\n\n\n"
+        "class FusedLeakyReLU:\n    def forward(self, x):\n        return fused.fused_bias_act(x)\n"
+    ),
+    "cuda_op/op_native.py": (
+        "import torch.nn.functional as F\n\n\nclass FusedLeakyReLU:\n    def forward(self, x):\n"
+        "        return F.leaky_relu(x)\n"
+    ),
+    "cuda_op/fused_bias_act_kernel.cu": "__global__ void act(float* x) {}\n",
+    "models/ops.py": (
+        "import os\n\ntry:\n    assert not os.environ.get('FORCE_NATIVE')\n"
+        "    from cuda_op.fused_act import FusedLeakyReLU\nexcept Exception as e:\n    print(e)\n"
+        "    from cuda_op.op_native import FusedLeakyReLU\n\n\nclass Block:\n    def __init__(self):\n"
+        "        self.act = FusedLeakyReLU()\n"
+    ),
+    "train.py": "from models.ops import Block\n\nBlock()\n",
+}
+
+
+def test_a_name_a_handler_imports_again_from_a_native_module_has_a_portable_path(tmp_path: Path):
+    found = _fallback_findings(tmp_path, NATIVE_FALLBACK_PROJECT)
+    # the `try:` import of the CUDA op is reported, lowered; the handler's native import is no use of it
+    assert found[("models/ops.py", 5, "KRN009")].severity.value == "major", sorted(found)
+    assert ("models/ops.py", 8, "KRN009") not in found, sorted(found)
+    # a class built on the name runs with the native op: neither it nor its importers are CUDA-bound
+    assert not [key for key in found if key[0] == "train.py"], sorted(found)
+    # with a handler that imports another CUDA op, the block needs CUDA either way
+    texts = dict(NATIVE_FALLBACK_PROJECT)
+    texts["models/ops.py"] = texts["models/ops.py"].replace("cuda_op.op_native", "cuda_op.fused_act_jit")
+    texts["cuda_op/fused_act_jit.py"] = texts["cuda_op/fused_act.py"]
+    found = _fallback_findings(tmp_path / "cuda", texts)
+    assert ("train.py", 1, "KRN009") in found, sorted(found)

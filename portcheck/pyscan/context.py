@@ -2151,7 +2151,7 @@ CUDA_SIDE_ATTR = "_portcheck_cuda_side"  # set on a helper every use of which is
 RAW_KERNEL_ATTR = "_portcheck_raw_kernel_wrapper"
 FLASH_ONLY_NOTE = (
     "lowered to info: inside code that runs only with flash-attn (a class or function named for it that calls"
-    " it, or a helper only that code calls); the port replaces it as a whole with"
+    " it, a function that always calls it, or a helper only that code calls); the port replaces it as a whole with"
     " `scaled_dot_product_attention`, reported where flash-attn is imported"
 )
 CUDA_ALTERNATIVE_NOTE = (
@@ -2201,7 +2201,30 @@ def mark_flash_attention_code(module: ast.Module, imports: ImportTable) -> None:
         and not getattr(stmt, RAW_KERNEL_ATTR, "")
         and any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt))
     }
+    # A function or method that calls flash-attn whatever it is given (flash-linear-attention's
+    # `BitAttention._upad_input`, whose first statements call `index_first_axis` of `flash_attn.bert_padding`)
+    # runs only with it too, whatever it is called.
+    for stmt in module.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _always_calls_flash_attn(stmt, imports):
+            marked.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            for method in stmt.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and _always_calls_flash_attn(
+                    method, imports
+                ):
+                    setattr(method, RAW_KERNEL_ATTR, getattr(method, RAW_KERNEL_ATTR, "") or FLASH_ONLY_NOTE)
     _mark_with_helpers(module, definitions, marked, FLASH_ONLY_NOTE)
+
+
+def _always_calls_flash_attn(function: Union[ast.FunctionDef, ast.AsyncFunctionDef], imports: ImportTable) -> bool:
+    """Whether a statement of the function's own body (not one under a condition, a loop or a `try`) calls
+    flash-attn."""
+    for stmt in function.body:
+        if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and any(
+            isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt)
+        ):
+            return True
+    return False
 
 
 def mark_cuda_alternatives(module: ast.Module) -> None:
@@ -3680,9 +3703,11 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
         return known
     kinds: dict = {}  # name -> list of ("np", "") / ("ref", root name) / ("param", "") / ("other", "")
     args = getattr(scope, "args", None)
+    scalars: FrozenSet[str] = frozenset()
     if isinstance(args, ast.arguments):
         for a in args.posonlyargs + args.args + args.kwonlyargs + [x for x in (args.vararg, args.kwarg) if x]:
             kinds.setdefault(a.arg, []).append(("param", ""))
+        scalars = _number_parameters(args)
     numpied: Set[str] = set()  # names the scope calls `.numpy()` on (`x.numpy()`, `x.detach().numpy()`)
     stack: List[ast.AST] = list(getattr(scope, "body", []))
     while stack:
@@ -3697,7 +3722,7 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
         if required is not None:
             numpied.add(required)  # `if not isinstance(ref, torch.IntTensor): raise TypeError(...)`: a CPU tensor
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports))
+            kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports, scalars))
         elif (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -3705,7 +3730,7 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             and all(isinstance(e, ast.Name) for e in node.targets[0].elts)
         ):
             # `_, predicted = torch.max(scores.cpu(), 1)`: each part of a host result is on the host
-            kind = _host_kind(node.value, imports)
+            kind = _host_kind(node.value, imports, scalars)
             for e in node.targets[0].elts:
                 kinds.setdefault(cast(ast.Name, e).id, []).append(kind)
             stack.append(node.value)
@@ -3780,7 +3805,20 @@ def _required_host_type(node: ast.AST, imports: ImportTable) -> Optional[str]:
     return None
 
 
-def _host_kind(value: ast.AST, imports: ImportTable):
+def _number_parameters(args: ast.arguments) -> FrozenSet[str]:
+    """Parameters that take a number: annotated `int`, `float` or `bool`, or defaulting to a number
+    (`seq_len: int = 2048`)."""
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = set()
+    for a, default in list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
+        annotated = isinstance(a.annotation, ast.Name) and a.annotation.id in ("int", "float", "bool")
+        if annotated or (isinstance(default, ast.Constant) and isinstance(default.value, (int, float))):
+            out.add(a.arg)
+    return frozenset(out)
+
+
+def _host_kind(value: ast.AST, imports: ImportTable, scalars: FrozenSet[str] = frozenset()):
     inner = value
     while isinstance(inner, ast.Attribute) and inner.attr in _ENCODING_FIELDS:
         inner = inner.value  # `tokenizer(prompt, return_tensors="pt").input_ids`
@@ -3792,20 +3830,46 @@ def _host_kind(value: ast.AST, imports: ImportTable):
     if isinstance(called, ast.Call) and (imports.resolved(called.func) or "").startswith("torch."):
         # `t = torch.inverse(t)`: a torch function that names no device computes where its first argument is
         first = called.args[0] if called.args and not any(k.arg == "device" for k in called.keywords) else None
-        if isinstance(first, ast.Call) and is_host_value(first, None, imports):
-            # `torch.max(scores.cpu(), 1)`, `torch.qr(torch.FloatTensor(c, c).normal_())` (waveglow's
-            # `Invertible1x1Conv`): of a host copy or a host tensor, on the host
-            return ("np", "")
-        root = _chain_root(first) if first is not None else None
-        return ("ref", root) if root is not None else ("other", "")
-    if isinstance(value, ast.BinOp) and isinstance(value.right, (ast.Constant, ast.Attribute)):
-        # `predicted % model.classes`: arithmetic with a number stays where `predicted` is
+        if isinstance(first, (ast.Tuple, ast.List)) and first.elts:
+            # `torch.cat((lens, torch.arange(0, n, k)))` (flash-linear-attention's `tokenize`): where its parts are
+            kinds = {_operand_kind(e, imports) for e in first.elts}
+            refs = {kind for kind in kinds if kind[0] != "np"}
+            return ("np", "") if not refs else refs.pop() if len(refs) == 1 else ("other", "")
+        return _operand_kind(first, imports) if first is not None else ("other", "")
+    if (
+        isinstance(called, ast.Call)
+        and isinstance(called.func, ast.Attribute)
+        and called.func.attr not in _MOVES
+        and isinstance(called.func.value, ast.Call)
+    ):
+        # `torch.tensor(lengths).cumsum(0)`, `t.unique().sort()[0]`: a method that moves nothing is where its
+        # receiver is
+        return _host_kind(called.func.value, imports, scalars)
+    if isinstance(value, ast.BinOp) and (
+        isinstance(value.right, (ast.Constant, ast.Attribute))
+        or isinstance(value.right, ast.Name)
+        and value.right.id in scalars
+    ):
+        # `predicted % model.classes`, `offsets % seq_len` of a parameter `seq_len: int`: arithmetic with a
+        # number stays where `predicted` is
+        if isinstance(value.left, (ast.Call, ast.Subscript)):
+            return _host_kind(value.left, imports, scalars)
         root = _chain_root(value.left)
         return ("ref", root) if root is not None else ("other", "")
     root = _chain_root(value)
     if root is not None and not isinstance(value, ast.Name):
         return ("ref", root)
     return ("other", "")
+
+
+def _operand_kind(operand: ast.AST, imports: ImportTable):
+    """Where a torch function's tensor operand is, as `_host_kind` says it."""
+    if isinstance(operand, ast.Call) and is_host_value(operand, None, imports):
+        # `torch.max(scores.cpu(), 1)`, `torch.qr(torch.FloatTensor(c, c).normal_())` (waveglow's
+        # `Invertible1x1Conv`): of a host copy or a host tensor, on the host
+        return ("np", "")
+    root = _chain_root(operand)
+    return ("ref", root) if root is not None else ("other", "")
 
 
 # The tensors of a tokenizer's output (`BatchEncoding`): built on the host.
@@ -4223,6 +4287,9 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
             isinstance(side, ast.Constant) or is_host_value(side, scope, imports, copies)
             for side in (root.left, root.right)
         ) and not all(isinstance(side, ast.Constant) for side in (root.left, root.right))
+    if isinstance(root, (ast.Tuple, ast.List)):
+        # `(lens, torch.arange(0, n, k))`, the parts `torch.cat` joins: each on the host
+        return bool(root.elts) and all(is_host_value(e, scope, imports, copies) for e in root.elts)
     if isinstance(root, ast.Call):
         # `torch.isnan(latents)` of host latents: a torch function of a host tensor computes on the host
         if _makes_host_value(root, imports, copies) or torch_call_on_host(root, scope, imports, copies):
