@@ -441,8 +441,11 @@ _COMPARING = re.compile(
 )
 # What a module needs to spell to hold one of `_off_step_functions` (a `_COMPARING` name, a `...Metric` base).
 _OFF_STEP_WORDS = re.compile(
-    r"\bdef (?:compare|__eq__|__ne__|equals?\b|\w+_equal\b|assert_|__repr__|__str__|__format__|extra_repr)|Metric\b"
+    r"\bdef (?:compare|__eq__|__ne__|equals?\b|\w+_equal\b|assert_|__repr__|__str__|__format__|extra_repr|_?prune)"
+    r"|Metric\b"
 )
+# Pruning a model's structure (LLM-Shearing's `prune_params`, transformers' `prune_heads`): once per model.
+_PRUNING = re.compile(r"^_?prune")
 # A module of metrics (`torchmetrics/functional/...`, `utils/metrics.py`) and the compute stage of a metric in it.
 _METRIC_PATH = re.compile(r"metric", re.IGNORECASE)
 _METRIC_COMPUTE = re.compile(r"^_?(?:\w+_)?compute$")
@@ -455,16 +458,29 @@ def _off_step_functions(module: ast.Module, metric_module: bool = False) -> Set[
     of metric classes (`class Accuracy(Metric)`) and, in a metrics module, the compute stage of a functional
     metric (torchmetrics' `_binary_logauc_compute`): each runs once per evaluation."""
     found: Set[int] = set()
+    pruning: List[ast.AST] = []
     for node in ast.walk(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
             _COMPARING.match(node.name) or (metric_module and _METRIC_COMPUTE.match(node.name))
         ):
             found.add(id(node))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _PRUNING.match(node.name):
+            found.add(id(node))
+            pruning.append(node)
         elif isinstance(node, ast.ClassDef) and any(
             (dotted(b) or "").rsplit(".", 1)[-1].endswith("Metric") for b in node.bases
         ):
             methods = [s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             found.update(id(s) for s in methods if s.name == "compute")
+    if pruning:
+        # and the module's functions that only pruning calls (LLM-Shearing's `turn_head_z`)
+        functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        inside = {id(n) for p in pruning for n in ast.walk(p)}
+        named = [n for n in ast.walk(module) if isinstance(n, ast.Name) and n.id in functions]
+        for name, function in functions.items():
+            uses = [n for n in named if n.id == name]
+            if uses and all(id(n) in inside for n in uses):
+                found.add(id(function))
     return found
 
 

@@ -3031,7 +3031,7 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         return bool(node.body) and all(
             (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) for s in node.body
         )
-    if _in_cuda_context(branch, other) or _names_files_only(branch, other):
+    if _in_cuda_context(branch, other) or _names_files_only(branch, other) or _adds_device_ids(branch, other):
         return True
     if branch and not other and all(_filters_warnings(s) for s in branch):
         # `if is_RNN and torch.cuda.is_available(): warnings.simplefilter("ignore", UserWarning)` (higher): which
@@ -3354,6 +3354,35 @@ def _collects_garbage(stmt: ast.AST) -> bool:
 _GPU_WRAPPERS = frozenset({"DataParallel"})
 
 
+def _adds_device_ids(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:
+    """`model = DDP(model, device_ids=[rank])`, else `model = DDP(model)` (pytorch_geometric_temporal's
+    `pems_ddp.py`): the same call, the CUDA side adding only the CUDA device list of a (Distributed)DataParallel
+    wrap; the model is wherever it was put, and the other side's wrap is the device-generic one."""
+    if len(branch) != 1 or len(other) != 1:
+        return False
+    cuda, rest = branch[0], other[0]
+    if not (
+        isinstance(cuda, ast.Assign)
+        and isinstance(rest, ast.Assign)
+        and isinstance(cuda.value, ast.Call)
+        and isinstance(rest.value, ast.Call)
+    ):
+        return False
+    call, plain = cuda.value, rest.value
+    same = [ast.dump(t) for t in cuda.targets] == [ast.dump(t) for t in rest.targets] and ast.dump(
+        call.func
+    ) == ast.dump(plain.func)
+    added = {k.arg for k in call.keywords} - {k.arg for k in plain.keywords}
+    kept = {ast.dump(k) for k in plain.keywords} <= {ast.dump(k) for k in call.keywords}
+    return (
+        same
+        and [ast.dump(a) for a in call.args] == [ast.dump(a) for a in plain.args]
+        and kept
+        and bool(added)
+        and added <= {"device_ids", "output_device"}
+    )
+
+
 def _wraps_for_gpus(stmt: ast.AST) -> bool:
     """`net = torch.nn.DataParallel(net)`: the model spread over the CUDA devices of this process."""
     if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
@@ -3401,8 +3430,9 @@ def _cuda_backend_setting(stmt: ast.AST) -> bool:
 def _derived(stmt: ast.AST, bound: set) -> bool:
     """`mb = allocated / 2**20` after `allocated = torch.cuda.memory_allocated()`, `flops =
     peak_flops(name)` after `name = torch.cuda.get_device_name()`: a value computed only from what the
-    branch bound before (and constants)."""
-    if not isinstance(stmt, ast.Assign) or not bound:
+    branch bound before (and constants); or returned (`return is_supported` after `is_supported = (9, 0) <=
+    capability`, OLMo-core's `has_flash_attn_3`)."""
+    if not isinstance(stmt, (ast.Assign, ast.Return)) or stmt.value is None or not bound:
         return False
     # the names a callee is spelled with (`get_peak_flops(name)`, `math.ceil(mb)`) are not values
     callees = {id(n) for c in ast.walk(stmt.value) if isinstance(c, ast.Call) for n in ast.walk(c.func)}

@@ -178,11 +178,13 @@ def is_metric_path(path: str) -> bool:
 # Post-training quantization (AWQ's `awq/quantize/`, GPTQ's `quant/quantizer.py`, gpt-fast's `quantize.py`):
 # a pass over calibration data, once per model, that writes quantized weights. `quantization/` is not here:
 # it holds vector-quantization layers that train (audiocraft's `quantization/core_vq.py`).
-_QUANTIZE_NAMES = frozenset({"quantize", "quantizer"})
+# (and its calibration: deepcompressor's `calib/smooth.py` asserts on `isnan` once per layer)
+_QUANTIZE_NAMES = frozenset({"quantize", "quantizer", "calib", "calibration"})
 
 
 def is_quantize_path(path: str) -> bool:
-    """A module of a post-training quantizer, by its folder or name (`quantize/`, `quantize.py`, `quantizer.py`)."""
+    """A module of a post-training quantizer, by its folder or name (`quantize/`, `quantize.py`, `quantizer.py`,
+    `calib/`, `calibration.py`)."""
     parts = [p.lower() for p in _parts(path)]
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
