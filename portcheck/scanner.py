@@ -16,6 +16,7 @@ from typing import FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from portcheck import limits
 from portcheck.analyze import (
+    DETAIL_NOTE,
     TEST_NOTE,
     ParseFailure,
     analyze_python_tree,
@@ -247,6 +248,7 @@ def _text_findings(
                 continue
             if other_platform and matcher.kind == "requirement":
                 continue
+            first = 0  # with `details-after-first`, the line the file's other matches are details of
             for line, col, end_line, end_col, label in matcher.scan(kind, lines):
                 message = entry.message.replace("{match}", label)
                 source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
@@ -264,6 +266,11 @@ def _text_findings(
                     marked, sev, note = True, severity.lowered(), CONDITIONAL_NOTE
                 elif not marked and line in switched:
                     marked, sev, note = True, severity.lowered(), SWITCH_NOTE.format(switch=switched[line])
+                if matcher.details_after_first:
+                    if not first:
+                        first = line
+                    elif not marked and sev is not Severity.INFO:
+                        sev, note = Severity.INFO, DETAIL_NOTE.format(code=rule.code, line=first)
                 out.append(
                     Finding(
                         path=path,

@@ -159,6 +159,8 @@ class TextMatcher:
 
     # why a hit `lowers` reports one level lower; None: `SET_TO_NOTE` (the line turns the CUDA setting off)
     lower_note: Optional[str] = None
+    # whether a file's hits after the first are its details, at `info` (see `LineMatcher`)
+    details_after_first = False
 
     def lowers(self, line: str, lines: Sequence[str] = ()) -> bool:
         """Whether a hit on `line` of the file `lines` is reported one level lower (`lower_note` says why)."""
@@ -181,7 +183,7 @@ class LineMatcher(TextMatcher):
     allowed_keys = frozenset(
         {
             "files", "pattern", "ignore-case", "exclude", "lower", "lower-note", "lower-unless", "lower-beside", "once",
-            "command",
+            "command", "details-after-first",
         }
     )
 
@@ -209,6 +211,11 @@ class LineMatcher(TextMatcher):
         # `once = true`: the first matching line of a file only (a header's CUDA includes are one port of
         # that file, not one per include)
         self.once = _bool(params, "once", False)
+        # `details-after-first = true`: the first matching line of a file is the finding, the others its details,
+        # at `info` (a CMake file's list of `.cu` sources is one build, each source reported where it is)
+        self.details_after_first = _bool(params, "details-after-first", False)
+        if self.once and self.details_after_first:
+            raise MatcherError("'once' and 'details-after-first' exclude each other")
 
     def lowers(self, line: str, lines: Sequence[str] = ()) -> bool:
         beside = self.lower_beside

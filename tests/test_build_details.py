@@ -53,3 +53,24 @@ def test_details_belong_to_the_build_not_to_an_import_nothing_uses():
     found = scan_bytes(data, "ops.py", "python", Settings(target="neuron")).findings
     (detail,) = [f for f in found if f.code == "KRN007"]
     assert "finding (line 2)" in detail.note
+
+
+# EleutherAI/oslo's `lightseq2/csrc/kernels/cuda/CMakeLists.txt`, cut down: one build, its sources listed.
+CMAKE = b"""cmake_minimum_required(VERSION 3.18)
+set(cuda_kernel_files
+    util.cc.cu
+    cross_entropy.cu
+    softmax_kernels.cu)
+add_library(lightseq_kernels STATIC ${cuda_kernel_files})
+"""
+
+
+def test_a_cmake_files_cuda_build_is_one_finding_its_sources_its_details():
+    found = sorted(
+        (f.line, f.severity, f.note)
+        for f in scan_bytes(CMAKE, "CMakeLists.txt", "cmake", Settings(target="neuron")).findings
+        if f.code == "KRN007"
+    )
+    assert [line for line, _, _ in found] == [3, 4, 5], found
+    assert found[0][1] is Severity.MAJOR and not found[0][2]
+    assert all(sev is Severity.INFO and "KRN007 finding (line 3)" in note for _, sev, note in found[1:])

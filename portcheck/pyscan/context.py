@@ -3301,6 +3301,34 @@ def _cuda_state_query(node: ast.AST) -> bool:
     )
 
 
+def arguments_picked_by_cuda_check(call: ast.Call, scope: Optional[ast.AST], imports: ImportTable) -> bool:
+    """`torch.backends.cuda.sdp_kernel(**config._asdict())` after `config = self.cuda_config if is_cuda else
+    self.cpu_config` (lucidrains' `Attend`, in most of his repositories): every argument is a name its scope
+    binds only to a choice a CUDA check makes, so what the call is given elsewhere is the other side's."""
+    values = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords]
+    roots = {_chain_root(v) for v in values}
+    if not values or None in roots or scope is None:
+        return False
+    bound: Dict[str, List[ast.AST]] = {}
+    assigned: Set[int] = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
+            assigned.add(id(node.targets[0]))
+        elif (
+            isinstance(node, ast.Name)
+            and not isinstance(node.ctx, ast.Load)
+            and node.id in roots
+            and id(node) not in assigned
+        ):
+            bound.setdefault(node.id, []).append(node)  # a loop target, `with ... as`, an unpacking
+    return all(
+        bool(bound.get(cast(str, root)))
+        and all(isinstance(v, ast.IfExp) and is_cuda_check(v.test, imports) for v in bound[cast(str, root)])
+        for root in roots
+    )
+
+
 def _cuda_only_reference(node: ast.AST) -> bool:
     """`torch.cuda.synchronize`, `torch.cuda.max_memory_allocated`: a CUDA-only function, not called."""
     name = dotted(node) or ""

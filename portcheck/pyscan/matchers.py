@@ -36,6 +36,7 @@ from portcheck.pyscan.context import (
     STEP_TOKENS,
     TESTED_ATTR,
     Ctx,
+    arguments_picked_by_cuda_check,
     is_evaluation_function,
     is_evaluation_loop,
     is_fp32_island,
@@ -615,7 +616,7 @@ class ReferenceMatcher(Matcher):
     allowed_keys = frozenset(
         {
             "names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches",
-            "redundant-beside", "none-tests", "argument-of",
+            "redundant-beside", "none-tests", "argument-of", "cuda-picked-arguments",
         }
     )
 
@@ -652,6 +653,12 @@ class ReferenceMatcher(Matcher):
         # `names` passed to one of these is declined.
         outer = _str_list(params, "argument-of", required=False)
         self.argument_of = NameSet(outer) if outer else None
+        # `cuda-picked-arguments = "guarded"`: `sdp_kernel(**config._asdict())` after `config = self.cuda_config if
+        # is_cuda else self.cpu_config`: the call pins only where the check says CUDA, as under that check
+        picked = params.get("cuda-picked-arguments", "as-is")
+        if picked not in ("as-is", "guarded"):
+            raise MatcherError("'cuda-picked-arguments' must be 'as-is' or 'guarded'")
+        self.cuda_picked_guarded = picked == "guarded"
 
     def own_tokens(self) -> List[str]:
         return self.names.tokens()
@@ -724,6 +731,14 @@ class ReferenceMatcher(Matcher):
                     yield sub, label, ctx._replace(declined=True)
                 elif isinstance(parent, ast.Call) and parent.func is node and getattr(parent, CLAMPED_ATTR, False):
                     yield sub, label, ctx._replace(lowered_by=CLAMPED_NOTE)
+                elif (
+                    self.cuda_picked_guarded
+                    and not ctx.guarded
+                    and isinstance(parent, ast.Call)
+                    and parent.func is node
+                    and arguments_picked_by_cuda_check(parent, ctx.scope, imports)
+                ):
+                    yield sub, label, ctx._replace(guarded=True)
                 elif self.redundant_beside and (done := _called_in(ctx.scope, self.redundant_beside, imports)):
                     yield sub, label, ctx._replace(lowered_by=REDUNDANT_NOTE.format(call=done))
                 else:
