@@ -24,6 +24,7 @@ from portcheck.pyscan.context import (
     is_training_loop,
     mark_built_once_classes,
     mark_clamped_counts,
+    mark_copied_to_host,
     mark_count_tests,
     mark_cuda_alternatives,
     mark_cuda_flags,
@@ -278,6 +279,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_load_locations(module)
     if "cuda" in text or ".to(" in text:
         mark_moved_later(module)
+    if ".cpu()" in text or '.to("cpu")' in text or ".to('cpu')" in text:
+        mark_copied_to_host(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
     if "grid" in text and "block" in text:

@@ -2441,10 +2441,29 @@ def is_periodic(test: ast.AST, loop: Optional[ast.AST] = None) -> bool:
     """`if step % log_every == 0:`: the branch runs once every k iterations. Also a name the enclosing loop
     bound to such a test (`is_log_step = step % log_every == 0 or last_batch`, then `if is_log_step:`), and a
     test that waits for an interval of wall-clock time (`if time.time() - last_log > log_every_s:`)."""
-    if _has_modulo(test) or _waits_for_interval(test, loop):
+    if _has_modulo(test) or _waits_for_interval(test, loop) or _in_sampled_steps(test):
         return True
     names = _periodic_names(loop) if loop is not None else frozenset()
     return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(test))
+
+
+# Sequences that sample a range (`np.linspace(0, iterations, 10, dtype=int)`, `range(0, n, k)`): a few of its steps.
+_SAMPLERS = frozenset({"linspace", "logspace", "geomspace", "arange", "range"})
+
+
+def _in_sampled_steps(test: ast.AST) -> bool:
+    """`if i in np.linspace(0, iterations, 10, dtype=int):` (pytorch-cnn-visualizations): the branch runs at a
+    few sampled iterations, as `i % k == 0` does."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.In)
+        and isinstance(test.comparators[0], ast.Call)
+    ):
+        return False
+    call = test.comparators[0]
+    name = _last_name(call.func) or ""
+    return name in _SAMPLERS and len(call.args) >= 3
 
 
 _ANOMALY_CHECKS = frozenset(
@@ -3971,7 +3990,8 @@ def _chain_root_node(expr: ast.AST) -> Optional[ast.Name]:
     return node if isinstance(node, ast.Name) else None
 
 
-BEFORE_MOVE_ATTR = "_portcheck_before_move"  # set on a read of a name a later statement moves to the device
+# set on a read of a name a later statement moves to the device, or an earlier one copied to the host: host data
+BEFORE_MOVE_ATTR = "_portcheck_before_move"
 
 # A project's helper that moves its arguments to the device and hands them back (XLM's `to_cuda(x, y)`).
 _MOVE_HELPER = re.compile(r"^(?:to_(?:cuda|gpu|device)|move_to(?:_device|_cuda)?)$")
@@ -4025,6 +4045,48 @@ def mark_moved_later(module: ast.Module) -> None:
             for nodes in reads.values():
                 for node in nodes:
                     setattr(node, BEFORE_MOVE_ATTR, True)
+
+
+def mark_copied_to_host(module: ast.Module) -> None:
+    """Mark (`BEFORE_MOVE_ATTR`: a read of host data) the reads of a name in the statements of a block after one
+    that rebinds it to its host copy (`A = A.cpu()`, then `torch.svd(A, some=False)`: meshrcnn's
+    `projtransform.py`), up to where the block binds it again."""
+    for block in _statement_blocks(module):
+        for k, stmt in enumerate(block):
+            copied = _copied_name(stmt)
+            if copied is None:
+                continue
+            for later in block[k + 1 :]:
+                rebinds = copied in _bound_names(later)
+                if rebinds and not isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    break  # a block that binds it again somewhere inside: which read sees which value is its own
+                for node in ast.walk(later):
+                    if isinstance(node, ast.Name) and node.id == copied and isinstance(node.ctx, ast.Load):
+                        setattr(node, BEFORE_MOVE_ATTR, True)
+                if rebinds:
+                    break
+
+
+def _copied_name(stmt: ast.stmt) -> Optional[str]:
+    """The name of `x = x.cpu()` (or `x.detach().cpu()`, `x.to("cpu")`): rebound to its own host copy."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+    ):
+        return None
+    call, name = stmt.value, stmt.targets[0].id
+    func = cast(ast.Attribute, call.func)
+    to_cpu = func.attr == "cpu" or (
+        func.attr == "to"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and call.args[0].value == "cpu"
+        and not call.keywords
+    )
+    return name if to_cpu and _chain_root(func.value) == name else None
 
 
 def _statement_blocks(module: ast.Module) -> Iterator[List[ast.stmt]]:
