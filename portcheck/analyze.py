@@ -34,6 +34,7 @@ from portcheck.pyscan.context import (
     mark_loader_classes,
     mark_modulo_calls,
     mark_moved_later,
+    mark_numpy_receivers,
     mark_off_switches,
     mark_raw_kernel_wrappers,
     switch_words,
@@ -281,6 +282,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_moved_later(module)
     if ".cpu()" in text or '.to("cpu")' in text or ".to('cpu')" in text:
         mark_copied_to_host(module)
+    if ".numpy()" in text:
+        mark_numpy_receivers(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
     if "grid" in text and "block" in text:

@@ -3368,6 +3368,8 @@ def _constant_like(node: ast.AST) -> bool:
         return _constant_like(node.body)
     if isinstance(node, ast.UnaryOp):
         return _constant_like(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _constant_like(node.left) and _constant_like(node.right)  # `1024 ** 3`, `2**20`
     if isinstance(node, ast.Call):
         return (
             isinstance(node.func, ast.Name)
@@ -4478,8 +4480,30 @@ def numpy_of_host_tensor(call: ast.Call) -> bool:
             expr = expr.func.value
         elif isinstance(expr, (ast.Attribute, ast.Subscript)):
             expr = expr.value
+        elif isinstance(expr, (ast.Compare, ast.BinOp)):
+            # `(tokens == mask_idx).nonzero().numpy()` (LAMA's `roberta_connector`): a tensor compared with values
+            operands = [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) else [expr.left, expr.right]
+            return all(isinstance(o, (ast.Name, ast.Attribute, ast.Constant)) for o in operands)
         else:
             return isinstance(expr, ast.Name)
+
+
+NUMPY_RECEIVER_ATTR = "_portcheck_numpy_receiver"  # set on the calls a host tensor's `.numpy()` chain makes
+
+
+def mark_numpy_receivers(module: ast.Module) -> None:
+    """Mark (`NUMPY_RECEIVER_ATTR`) the calls of the chain a `.numpy()` with no host copy ends
+    (`(tokens == mask_idx).nonzero().numpy()`): `numpy_of_host_tensor` says the chain works on a host
+    tensor, so its calls run on the host."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and numpy_of_host_tensor(node):
+            expr = cast(ast.Attribute, node.func).value
+            while isinstance(expr, (ast.Call, ast.Attribute, ast.Subscript)):
+                if isinstance(expr, ast.Call):
+                    setattr(expr, NUMPY_RECEIVER_ATTR, True)
+                    expr = expr.func
+                else:
+                    expr = expr.value
 
 
 def switch_words(node: ast.AST) -> FrozenSet[str]:

@@ -35,6 +35,7 @@ from portcheck.pyscan.context import (
     HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
     MESSAGE_KEYWORDS,
+    NUMPY_RECEIVER_ATTR,
     OFF_SWITCH_ATTR,
     PREDICATE_NOTE,
     RAW_KERNEL_ATTR,
@@ -77,6 +78,7 @@ from portcheck.pyscan.context import (
     is_flag_device_choice,
     is_graph_constant_patch,
     is_host_factory,
+    is_host_value,
     is_implementation_choice,
     is_init_only,
     is_kernel_eligibility,
@@ -604,10 +606,20 @@ def _children(
         if getattr(node, UNREAD_FLAG_ATTR, False):
             # `self.sync_cuda = th.cuda.is_available()` that nothing reads: it picks nothing yet
             return given + [(node.value, ctx._replace(info_note=UNREAD_FLAG_NOTE))]
-        if isinstance(node.value, ast.Tuple) and any(getattr(e, GUARD_FLAG_ATTR, False) for e in node.value.elts):
-            # `_, heads, is_cuda = *q.shape, q.is_cuda`, the flag read only by such checks
+        if isinstance(node.value, ast.Tuple) and any(
+            getattr(e, GUARD_FLAG_ATTR, False) or getattr(e, UNREAD_FLAG_ATTR, False) for e in node.value.elts
+        ):
+            # `_, heads, is_cuda = *q.shape, q.is_cuda`, the flag read only by such checks, or by nothing
+            # (MEGABYTE-pytorch's `Attend.flash_attn`)
             return given + [
-                (e, ctx._replace(guard_test=True) if getattr(e, GUARD_FLAG_ATTR, False) else ctx)
+                (
+                    e,
+                    ctx._replace(guard_test=True)
+                    if getattr(e, GUARD_FLAG_ATTR, False)
+                    else ctx._replace(info_note=UNREAD_FLAG_NOTE)
+                    if getattr(e, UNREAD_FLAG_ATTR, False)
+                    else ctx,
+                )
                 for e in node.value.elts
             ]
         if getattr(node, SPEEDUP_FLAG_ATTR, False):
@@ -727,9 +739,16 @@ def _children(
             on_host = ctx._replace(host=True)
             return [(node.func, ctx)] + [(c, on_host) for c in node.args] + [(k, on_host) for k in node.keywords]
         host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
+        # `x.cpu().to(dtype=torch.float64)`, `scores.cpu().to(torch.float64)`: a cast of a host tensor stays there
+        cast_on_host = (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("to", "type")
+            and is_host_value(node.func.value, ctx.scope, imports)
+        )
+        host = host or cast_on_host
         return (
             [(node.func, ctx)]
-            + [(c, ctx) for c in node.args]
+            + [(c, ctx._replace(host=True) if cast_on_host and _names_dtype(c) else ctx) for c in node.args]
             + [
                 (
                     k,
@@ -966,6 +985,17 @@ _MOCK_CALLS = frozenset({"patch", "object", "Mock", "MagicMock", "AsyncMock", "N
 _MOCK_VALUES = frozenset({"return_value", "side_effect", "new", "new_callable"})
 
 
+# The dtypes a cast names (`x.to(torch.float64)`): its other arguments (a device) are not host data.
+_DTYPE_NAMES = frozenset(
+    {"float64", "double", "float32", "float", "float16", "half", "bfloat16"}
+    | {"complex64", "complex128", "cfloat", "cdouble"}
+)
+
+
+def _names_dtype(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in _DTYPE_NAMES and isinstance(node.value, ast.Name)
+
+
 def _is_mock_call(node: ast.Call) -> bool:
     name = dotted(node.func) or ""
     last = name.rsplit(".", 1)[-1]
@@ -1058,7 +1088,11 @@ def walk(
         if kind is ast.Call and not ctx.host:
             call = cast(ast.Call, node)
             torch_host = torch_call_on_host(call, ctx.scope, imports)
-            if torch_host or (type(call.func) is ast.Attribute and on_host_array(call, ctx.scope, imports)):
+            if (
+                torch_host
+                or (type(call.func) is ast.Attribute and on_host_array(call, ctx.scope, imports))
+                or getattr(call, NUMPY_RECEIVER_ATTR, False)
+            ):
                 # `durations[durations.nonzero()]` on a numpy array, `x.cpu().unique()`, `torch.inverse(M)` of
                 # a host tensor: this call runs on the host; what its receiver computes before the copy does not
                 here = ctx._replace(host=True)
