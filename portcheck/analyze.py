@@ -17,6 +17,7 @@ from portcheck.catalog import CompiledRule
 from portcheck.model import FileError, Finding, Severity, Target
 from portcheck.prefilter import Prefilter
 from portcheck.pyscan.context import (
+    DRIVER_KERNEL_NOTE,
     RAW_KERNEL_NOTE,
     Ctx,
     is_display_module,
@@ -202,8 +203,9 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
-    keeps = KERNEL_KEEPS if ctx.kernel_driver == RAW_KERNEL_NOTE else FLASH_KEEPS
-    if ctx.kernel_driver and rule.category not in keeps and not (entry.detail_of and keeps is KERNEL_KEEPS):
+    keeps = KERNEL_KEEPS if ctx.kernel_driver in (RAW_KERNEL_NOTE, DRIVER_KERNEL_NOTE) else FLASH_KEEPS
+    cupy_detail = entry.detail_of and ctx.kernel_driver == RAW_KERNEL_NOTE
+    if ctx.kernel_driver and rule.category not in keeps and not cupy_detail:
         # the devices, checks and streams of the code around a CuPy kernel, of a flash-attention class (its
         # autocast queries too) or of a class that is CUDA's side of an option: their workings (in CuPy kernel
         # code, a rule that names the finding it details says so itself, below)
@@ -286,7 +288,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_numpy_receivers(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
-    if "grid" in text and "block" in text:
+    if ("grid" in text and "block" in text) or "c_void_p" in text:
         mark_raw_kernel_wrappers(module)
     if "flash_attn" in text:
         mark_flash_attention_code(module, imports)
@@ -323,7 +325,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_off_switches(nodes if nodes is not None else list(ast.walk(module)))
     if "__main__" in text:
         mark_self_tests(module)
-    if "triton" in text and ("def test" in text or "__main__" in text):
+    if ("triton" in text or "c_void_p" in text) and ("def test" in text or "__main__" in text):
         mark_kernel_self_tests(module, imports)
     if test_module:
         skipped = module_cuda_only(module, imports, path) is not None

@@ -2165,10 +2165,38 @@ RAW_KERNEL_NOTE = (
 )
 
 
+DRIVER_KERNEL_NOTE = (
+    "lowered to info: inside code that launches a compiled CUDA kernel through the driver, handing it"
+    " `data_ptr()` pointers (cpm_kernels' fatbin kernels), or a helper only that code calls; the port replaces the"
+    " kernel and what drives it as a whole, reported where the kernel is built or loaded"
+)
+
+
 def launches_raw_kernel(call: ast.Call) -> bool:
-    """`kernel(args=[...], block=(256, 1, 1), grid=(n, 1, 1), stream=s)`: CUDA's launch geometry, spelt out."""
-    keys = {k.arg for k in call.keywords}
-    return "block" in keys and "grid" in keys
+    """`kernel(args=[...], block=(256, 1, 1), grid=(n, 1, 1), stream=s)`: CUDA's launch geometry, spelt out; or
+    a driver-level launch handed raw device pointers (cpm_kernels' `func(gridDim, blockDim, 0, stream,
+    [ctypes.c_void_p(weight.data_ptr()), ...])` in GLM-130B's and ChatGLM's quantization kernels)."""
+    return _launch_geometry(call) or launches_through_driver(call)
+
+
+def launches_through_driver(call: ast.Call) -> bool:
+    """`func(gridDim, blockDim, 0, stream, [ctypes.c_void_p(weight.data_ptr()), ...])`: a compiled kernel launched
+    with raw device pointers."""
+    return len(call.args) >= 4 and any(
+        isinstance(a, (ast.List, ast.Tuple)) and any(_void_pointer(e) for e in a.elts) for a in call.args
+    )
+
+
+def _void_pointer(node: ast.AST) -> bool:
+    """`ctypes.c_void_p(x.data_ptr())`: a tensor's device address, as a C pointer."""
+    return (
+        isinstance(node, ast.Call)
+        and (dotted(node.func) or "").rsplit(".", 1)[-1] == "c_void_p"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Call)
+        and isinstance(node.args[0].func, ast.Attribute)
+        and node.args[0].func.attr == "data_ptr"
+    )
 
 
 def mark_raw_kernel_wrappers(module: ast.Module) -> None:
@@ -2177,12 +2205,16 @@ def mark_raw_kernel_wrappers(module: ast.Module) -> None:
     `torch.cuda.device_of(input)` and launch the CuPy kernel), and the module's functions only they use
     (its `Dtype(t)`, which tells `torch.cuda.FloatTensor` from `DoubleTensor` for the kernel's source)."""
     definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITIONS)}
-    marked = {
-        name
-        for name, stmt in definitions.items()
-        if any(isinstance(n, ast.Call) and launches_raw_kernel(n) for n in ast.walk(stmt))
-    }
-    _mark_with_helpers(module, definitions, marked, RAW_KERNEL_NOTE)
+    launches = {name: [n for n in ast.walk(stmt) if isinstance(n, ast.Call)] for name, stmt in definitions.items()}
+    geometry = {name for name, calls in launches.items() if any(_launch_geometry(n) for n in calls)}
+    driver = {name for name, calls in launches.items() if any(launches_through_driver(n) for n in calls)} - geometry
+    _mark_with_helpers(module, definitions, geometry, RAW_KERNEL_NOTE)
+    _mark_with_helpers(module, definitions, driver, DRIVER_KERNEL_NOTE)
+
+
+def _launch_geometry(call: ast.Call) -> bool:
+    keys = {k.arg for k in call.keywords}
+    return "block" in keys and "grid" in keys
 
 
 _FLASH_NAME = re.compile(r"flash", re.IGNORECASE)

@@ -34,6 +34,7 @@ from portcheck.pyscan.context import (
     cuda_only_decorator,
     is_cuda_check,
     is_negative_cuda_check,
+    launches_raw_kernel,
     skips_without_cuda,
 )
 from portcheck.pyscan.extensions import is_triton_kernel
@@ -871,12 +872,13 @@ def mark_self_tests(module: ast.Module) -> None:
 
 
 def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
-    """In a module that defines Triton kernels, mark (with CUDA_ONLY_ATTR) its top-level `test*` functions
+    """In a module that defines Triton kernels (or launches compiled ones: GLM-130B's `kernels/__init__.py`), mark
+    (with CUDA_ONLY_ATTR) its top-level `test*` functions
     that nothing else in the module calls outside its `__main__` block (lightllm's `test1()` beside
     `token_softmax_fwd`, which fills CUDA tensors and compares the kernel with torch), and that block itself
     when it reads no command line (lmdeploy's `w8a8_triton_kernels.py`): the kernels' own checks, which run
     only where the kernels do."""
-    if not any(is_triton_kernel(s, imports) for s in module.body):
+    if not any(is_triton_kernel(s, imports) or _launches_raw_kernel(s) for s in module.body):
         return
     mains = [s for s in module.body if isinstance(s, ast.If) and _is_main_check(s.test)]
     for main in mains:
@@ -895,6 +897,13 @@ def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
     for node in tests:
         if node.name not in called:
             setattr(node, CUDA_ONLY_ATTR, True)
+
+
+def _launches_raw_kernel(stmt: ast.stmt) -> bool:
+    """A module-level function or class that launches a raw CUDA kernel (see `launches_raw_kernel`)."""
+    return isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+        isinstance(n, ast.Call) and launches_raw_kernel(n) for n in ast.walk(stmt)
+    )
 
 
 # What a benchmark measures CUDA with: its clock (a device sync, CUDA events) and its memory counters.
