@@ -130,3 +130,37 @@ def test_real_repositories_get_what_the_scan_promised(tmp_path, repo):
     if not (CORPUS / repo).is_dir():
         pytest.skip(f"{CORPUS / repo} is not on this machine")
     check_prediction(CORPUS / repo, tmp_path, Target.GENERIC, False)
+
+
+# NVIDIA/apex's layout: a test of the project's own CUDA extension (`apex/contrib/test/focal_loss`), which the
+# scan's project pass leaves alone (it runs only where the extension does); `fix` leaves it alone too.
+KERNEL_TEST_PROJECT = {
+    "setup.py": (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        "setup(name='pkg', ext_modules=[CUDAExtension('focal_loss_cuda', ['pkg/csrc/focal.cu'])],"
+        " cmdclass={'build_ext': BuildExtension})\n"
+    ),
+    "pkg/__init__.py": "",
+    "pkg/csrc/focal.cu": "__global__ void k(float* x) {}\n",
+    "pkg/focal.py": "import focal_loss_cuda\n\n\ndef focal_loss(x):\n    return focal_loss_cuda.forward(x)\n",
+    "tests/test_focal.py": (
+        "import unittest\n\nimport torch\n\nSKIP_TEST = None\ntry:\n    from pkg.focal import focal_loss\n"
+        "except ImportError as e:\n    SKIP_TEST = e\n\n\n@unittest.skipIf(SKIP_TEST, f'{SKIP_TEST}')\n"
+        "class FocalLossTest(unittest.TestCase):\n    def test_focal(self):\n        x = torch.randn(4).cuda()\n"
+        "        self.assertIsNotNone(focal_loss(x))\n"
+    ),
+    "train.py": "import torch\nx = torch.zeros(2).cuda()\n",
+}
+
+
+def test_fix_leaves_what_the_project_pass_does_not_report(tmp_path):
+    src = tmp_path / "src"
+    for name, text in KERNEL_TEST_PROJECT.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text, encoding="utf-8")
+    # the test of the kernel is reported when its file is scanned alone, not in the whole project
+    alone = scan_paths([src / "tests" / "test_focal.py"], Config(), target="generic", cwd=src, jobs=1)
+    assert [f.code for f in alone.findings] == ["DEV002"]
+    assert check_prediction(src, tmp_path, Target.GENERIC, False) == 1  # train.py's `.cuda()` only
+    assert ".cuda()" in (tmp_path / "work" / "tests" / "test_focal.py").read_text(encoding="utf-8")
+    assert ".cuda()" not in (tmp_path / "work" / "train.py").read_text(encoding="utf-8")

@@ -3,9 +3,10 @@ the result back (or only report it, for --diff and --check)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from portcheck import limits
 from portcheck.catalog import Catalog, load_catalog
@@ -48,6 +49,8 @@ def fix_paths(
     if config is None:
         config = load_config(paths[0], config_file)
     options = options_from(config, target, unsafe)
+    # (the scan runs the shipped catalog: with another one, each file's own findings are fixed)
+    shipped = catalog is None or catalog is load_catalog()
     catalog = catalog or load_catalog()
     prepared = prepare(catalog, options.scan_target, config.select, config.ignore)
     rules = {entry.rule.code: entry.rule for entry in catalog.rules}
@@ -65,7 +68,8 @@ def fix_paths(
         (c.path, neutral(display_path(c.path, cwd)), c.kind, c.boundary or files.boundary_for(c.path, config.root))
         for c in candidates
     ]
-    context = _Context(prepared, rules, options, write, per_file)
+    reported = _reported(paths, config, options, cwd, jobs) if shipped and candidates else None
+    context = _Context(prepared, rules, options, write, per_file, reported)
     results.extend(_fix_many(work, context, jobs))
     results.sort(key=lambda r: r.path)
     return FixReport(target=target, write=write, files=tuple(results))
@@ -80,6 +84,26 @@ class _Context:
     options: FixOptions
     write: bool
     per_file: PerFileIgnores
+    # per file shown, the findings `scan` reports there: (cell, line, column, code); None: not asked
+    reported: Optional[Mapping[str, FrozenSet[Reported]]] = None
+
+
+Reported = Tuple[Optional[int], int, int, str]
+
+
+def _reported(
+    paths: Sequence[Path], config: Config, options: FixOptions, cwd: Path, jobs: Optional[int]
+) -> Dict[str, FrozenSet[Reported]]:
+    """What `scan` reports in each file, the project-wide pass included: a finding it drops (a test of the
+    project's CUDA kernels, a vendored copy another finding stands for, code nothing runs) is not fixed
+    either, so `fix` does what the scan promised and no more."""
+    from portcheck.runner import scan_paths
+
+    result = scan_paths(list(paths), config, target=options.scan_target.value, cwd=cwd, jobs=jobs)
+    return {
+        neutral(file.path): frozenset((f.cell, f.line, f.column, f.code) for f in file.findings)
+        for file in result.files
+    }
 
 
 _WORKER_CONTEXT: Optional[_Context] = None  # set before forking: workers inherit it, nothing is pickled
@@ -100,6 +124,7 @@ def _fix_one(item: Work, context: _Context) -> FileFix:
         write=context.write,
         root=boundary,
         per_file=context.per_file,
+        reported=None if context.reported is None else context.reported.get(shown, frozenset()),
     )
 
 
@@ -164,9 +189,11 @@ def fix_file(
     write: bool,
     root: Path,
     per_file: PerFileIgnores = (),
+    reported: Optional[FrozenSet[Reported]] = None,
 ) -> FileFix:
     """Fix one file; never raises for bad input nor for a fault in rewriting it (the reason lands in
-    `FileFix.error` and the file is left as it was)."""
+    `FileFix.error` and the file is left as it was). `reported`: the findings the scan reports in the file
+    (see `_reported`); only those are fixed or left."""
     target = options.scan_target
     findings: List[Finding] = []
     try:
@@ -176,6 +203,10 @@ def fix_file(
         findings, problem = collect(text, shown, kind, prepared, target, per_file)
         if problem:
             raise FixError(problem)
+        dropped: Counter = Counter()  # the file's findings the scan does not report, by where they are
+        if reported is not None:
+            dropped.update(_where(f) for f in findings if (f.cell, f.line, f.column, f.code) not in reported)
+            findings = [f for f in findings if (f.cell, f.line, f.column, f.code) in reported]
         if kind not in FIXABLE_KINDS or not attempted(findings, rules, options):
             return FileFix(shown, kind, left=tuple(_left(findings, rules, options, {})))
         over = limits.too_many_to_fix(len(attempted(findings, rules, options)))
@@ -196,6 +227,7 @@ def fix_file(
             after, problem = collect(result.text, shown, kind, prepared, target, per_file)
             if problem:
                 raise FixError(f"the fixed code would not analyse ({problem}); the file was left unchanged")
+            after = _without(after, dropped)
         written = False
         if write and result.text != text:
             files.write(files.write_target(path, root), data, original)
@@ -219,6 +251,23 @@ def fix_file(
     except Exception as exc:  # a fault on one file must not stop the run; KeyboardInterrupt still does
         reason = f"could not be fixed: {describe(exc)}"
         return FileFix(shown, kind, left=tuple(Left(f, reason) for f in findings), error=reason)
+
+
+def _where(finding: Finding) -> Tuple[Optional[int], str, str]:
+    """A finding by its cell, rule and line text: what stays the same when fixes elsewhere move it."""
+    return finding.cell, finding.code, finding.source_line.strip()
+
+
+def _without(findings: Sequence[Finding], dropped: Counter) -> List[Finding]:
+    """`findings` less those `dropped` counts (the fixed file's findings the scan did not report before)."""
+    left = Counter(dropped)
+    out = []
+    for f in findings:
+        if left[_where(f)] > 0:
+            left[_where(f)] -= 1
+            continue
+        out.append(f)
+    return out
 
 
 def describe(exc: BaseException, limit: int = 200) -> str:
