@@ -203,13 +203,14 @@ def fix_file(
         findings, problem = collect(text, shown, kind, prepared, target, per_file)
         if problem:
             raise FixError(problem)
+        # (the limit counts every finding of the file, as the scan's own limit does)
+        over = limits.too_many_to_fix(len(attempted(findings, rules, options)))
         dropped: Counter = Counter()  # the file's findings the scan does not report, by where they are
         if reported is not None:
             dropped.update(_where(f) for f in findings if (f.cell, f.line, f.column, f.code) not in reported)
             findings = [f for f in findings if (f.cell, f.line, f.column, f.code) in reported]
-        if kind not in FIXABLE_KINDS or not attempted(findings, rules, options):
+        if kind not in FIXABLE_KINDS or not (attempted(findings, rules, options) or over):
             return FileFix(shown, kind, left=tuple(_left(findings, rules, options, {})))
-        over = limits.too_many_to_fix(len(attempted(findings, rules, options)))
         over = over or (limits.too_big_to_fix(text) if kind == "python" else None)
         if over:
             raise FixError(over)
