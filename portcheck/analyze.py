@@ -43,6 +43,7 @@ from portcheck.pyscan.context import (
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
+from portcheck.pyscan.fallbacks import mark_tries_needed_after
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
@@ -286,6 +287,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_copied_to_host(module)
     if ".numpy()" in text:
         mark_numpy_receivers(module)
+    if "except" in text:
+        mark_tries_needed_after(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
     if ("grid" in text and "block" in text) or "c_void_p" in text:

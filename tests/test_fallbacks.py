@@ -145,7 +145,26 @@ def test_a_try_whose_handler_carries_on_is_a_fallback_for_the_cuda_code_it_tries
     assert f.guarded and f.severity.value == "minor" and "`try`" in f.note  # major on neuron, lowered
 
 
-@pytest.mark.parametrize("source", [RUNTIME_RERAISES, OTHER_ERROR], ids=["reraises", "other-error"])
+# THUDM/CodeGeeX2's `evaluation/generation.py`: the handler logs and goes on, but what follows needs what
+# the `try` built
+NEEDED_AFTER = """
+import logging
+import torch
+
+
+def run(x):
+    try:
+        torch.cuda.synchronize()
+        model = x.eval()
+    except Exception as e:
+        logging.error(e)
+    return model(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "source", [RUNTIME_RERAISES, OTHER_ERROR, NEEDED_AFTER], ids=["reraises", "other-error", "needed-after"]
+)
 def test_a_try_that_reraises_or_catches_something_else_is_no_fallback(tmp_path, monkeypatch, source):
     f = _synchronize(tmp_path, monkeypatch, source)
     assert not f.guarded and f.severity.value == "major"

@@ -53,3 +53,52 @@ def imports_again(node: ast.AST, handler: ast.ExceptHandler) -> bool:
     DistributedDataParallel as DDP`, then `torch.nn.parallel`'s, is one: another module."""
     tried, again = _imported(getattr(node, "body", [])), _imported(handler.body)
     return any(a[-len(b):] == b or b[-len(a):] == a for a in tried for b in again)
+
+
+NEEDED_AFTER_ATTR = "_portcheck_needed_after"  # set on a `try` whose body binds what the code after it reads
+
+
+def mark_tries_needed_after(module: ast.Module) -> None:
+    """Mark (`NEEDED_AFTER_ATTR`) each `try` whose body binds a name that the statements after it in its block
+    read and that a handler does not bind (CodeGeeX2's `try: model = ....to("cuda:0")` / `except Exception
+    as e: logger.error(e)`, then `model = model.eval()`): the handler logs and goes on, but what follows
+    fails without the body's work, so the handler is no fallback for it."""
+    for node in ast.walk(module):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for k, stmt in enumerate(block):
+                if isinstance(stmt, ast.Try) and stmt.handlers:
+                    bound = _bound(stmt.body)
+                    missing = {name for name in bound if not all(name in _bound(h.body) for h in stmt.handlers)}
+                    if missing and _reads_before_binding(block[k + 1 :], missing):
+                        setattr(stmt, NEEDED_AFTER_ATTR, True)
+
+
+def _bound(block: Sequence[ast.stmt]) -> Set[str]:
+    """Names the statements bind (assignments, loops, `with ... as`, imports), not inside nested definitions."""
+    out: Set[str] = set()
+    stack: list = list(block)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _reads_before_binding(block: Sequence[ast.stmt], names: Set[str]) -> bool:
+    """Whether a statement of `block` reads one of `names` before the block binds it again."""
+    live = set(names)
+    for stmt in block:
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in live for n in ast.walk(stmt)):
+            return True
+        live -= _bound([stmt])
+        if not live:
+            return False
+    return False

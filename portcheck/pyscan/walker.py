@@ -122,7 +122,7 @@ from portcheck.pyscan.context import (
     skips_without_cuda,
     torch_call_on_host,
 )
-from portcheck.pyscan.fallbacks import continues, ends_the_run, imports_again
+from portcheck.pyscan.fallbacks import NEEDED_AFTER_ATTR, continues, ends_the_run, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
@@ -644,8 +644,10 @@ def _children(
         return _block(node.body, ctx._replace(scope=node), imports)
     if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
         body_ctx = else_ctx = ctx
-        if _attempt(node.body) and any(
-            catches_runtime_error(h) and continues(h) and not imports_again(node, h) for h in node.handlers
+        if (
+            _attempt(node.body)
+            and not getattr(node, NEEDED_AFTER_ATTR, False)
+            and any(catches_runtime_error(h) and continues(h) and not imports_again(node, h) for h in node.handlers)
         ):
             # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)` then the CPU path: what the
             # `try` runs has a fallback where it fails, as under a CUDA check with an `else`.
