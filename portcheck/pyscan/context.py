@@ -829,7 +829,7 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
             # `cuda_available: bool = torch.cuda.is_available()` in a class body (torchtnt's test case) that
             # nothing reads, as the class's or an instance's attribute or as a name
             for stmt in node.body:
-                target, bound = _class_binding(stmt)
+                target, bound = _name_binding(stmt)
                 if (
                     target is not None
                     and bound is not None
@@ -840,8 +840,8 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
                     setattr(stmt, UNREAD_FLAG_ATTR, True)
 
 
-def _class_binding(stmt: ast.stmt) -> Tuple[Optional[str], Optional[ast.AST]]:
-    """`flag = value` or `flag: bool = value` in a class body: the name and the value; (None, None) else."""
+def _name_binding(stmt: ast.stmt) -> Tuple[Optional[str], Optional[ast.AST]]:
+    """`flag = value` or `flag: bool = value` (in a class body, a block): the name and the value; (None, None) else."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id, stmt.value
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -4103,16 +4103,10 @@ def mark_copied_to_host(module: ast.Module) -> None:
 
 def _copied_name(stmt: ast.stmt) -> Optional[str]:
     """The name of `x = x.cpu()` (or `x.detach().cpu()`, `x.to("cpu")`): rebound to its own host copy."""
-    if not (
-        isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], ast.Name)
-        and isinstance(stmt.value, ast.Call)
-        and isinstance(stmt.value.func, ast.Attribute)
-    ):
+    target, call = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
+    if target is None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return None
-    call, name = stmt.value, stmt.targets[0].id
-    func = cast(ast.Attribute, call.func)
+    name, func = target, call.func
     to_cpu = func.attr == "cpu" or (
         func.attr == "to"
         and len(call.args) == 1
