@@ -103,6 +103,7 @@ def _reported(
     return {
         neutral(file.path): frozenset((f.cell, f.line, f.column, f.code) for f in file.findings)
         for file in result.files
+        if file.error is None  # (a file the scan could not read is tried, and says why it is not fixed)
     }
 
 
@@ -124,7 +125,7 @@ def _fix_one(item: Work, context: _Context) -> FileFix:
         write=context.write,
         root=boundary,
         per_file=context.per_file,
-        reported=None if context.reported is None else context.reported.get(shown, frozenset()),
+        reported=None if context.reported is None else context.reported.get(shown),
     )
 
 
@@ -196,6 +197,8 @@ def fix_file(
     (see `_reported`); only those are fixed or left."""
     target = options.scan_target
     findings: List[Finding] = []
+    if reported is not None and not reported:
+        return FileFix(shown, kind)  # the scan reports nothing here: nothing to fix, nothing left
     try:
         original = files.read(path, kind)
         source = _decode(original, kind)
