@@ -781,6 +781,15 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
             tests.add(id(node.test))  # `config = self.cuda_config if is_cuda else self.cpu_config`
         elif isinstance(node, ast.keyword) and node.arg in COPY_HINTS and _flag_key(node.value) is not None:
             tests.add(id(node.value))
+        elif (
+            isinstance(node, ast.IfExp)
+            and _flag_key(node.test) is not None
+            and _loader_options(node.body)
+            and _loader_options(node.orelse)
+        ):
+            # `kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}` (pytorch/examples' MNIST, copied
+            # widely; wise-ft's CIFAR-10.1 loader): the check picks a data loader's options, no device
+            tests.add(id(node.test))
         elif isinstance(node, ast.Call) and node.args and _last_name(node.func) in SKIP_DECORATORS:
             # `unittest.skipUnless(CUDA_AVAILABLE, reason)` (mmf's `skip_if_no_cuda`): a test's requirement
             condition = node.args[0]
@@ -838,6 +847,23 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
                     and is_cuda_check(bound, imports)
                 ):
                     setattr(stmt, UNREAD_FLAG_ATTR, True)
+
+
+# A data loader's options that say how batches are loaded and copied, not where the model runs.
+_LOADER_OPTIONS = frozenset({"num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "shuffle"})
+
+
+def _loader_options(node: ast.AST) -> bool:
+    """`{"num_workers": 1, "pin_memory": True}`, `{}`, `dict(num_workers=4)`: only data loader options."""
+    if isinstance(node, ast.Dict):
+        return all(isinstance(k, ast.Constant) and k.value in _LOADER_OPTIONS for k in node.keys)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "dict"
+        and not node.args
+        and all(k.arg in _LOADER_OPTIONS for k in node.keywords)
+    )
 
 
 def _name_binding(stmt: ast.stmt) -> Tuple[Optional[str], Optional[ast.AST]]:
