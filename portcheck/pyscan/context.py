@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 from typing import (
+    AbstractSet,
     Callable,
     Dict,
     FrozenSet,
@@ -855,14 +856,19 @@ _LOADER_OPTIONS = frozenset({"num_workers", "pin_memory", "persistent_workers", 
 
 def _loader_options(node: ast.AST) -> bool:
     """`{"num_workers": 1, "pin_memory": True}`, `{}`, `dict(num_workers=4)`: only data loader options."""
+    return _keywords_only(node, _LOADER_OPTIONS)
+
+
+def _keywords_only(node: ast.AST, names: AbstractSet[str]) -> bool:
+    """A dict literal (`{"fused": True}`) or `dict(...)` call of keyword arguments, all of `names` (or none)."""
     if isinstance(node, ast.Dict):
-        return all(isinstance(k, ast.Constant) and k.value in _LOADER_OPTIONS for k in node.keys)
+        return all(isinstance(k, ast.Constant) and k.value in names for k in node.keys)
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == "dict"
         and not node.args
-        and all(k.arg in _LOADER_OPTIONS for k in node.keywords)
+        and all(k.arg in names for k in node.keywords)
     )
 
 
@@ -953,15 +959,7 @@ def is_speedup_switch_assignment(node: ast.Assign, imports: ImportTable) -> bool
 def _speedup_choice(node: ast.AST) -> bool:
     """`dict(fused=True)` (or `{"fused": True}`), or an empty `dict()` / `{}`: keyword arguments that only
     turn a speed-up on."""
-    if isinstance(node, ast.Dict):
-        return all(isinstance(k, ast.Constant) and k.value in SPEEDUP_HINTS for k in node.keys)
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "dict"
-        and not node.args
-        and all(k.arg in SPEEDUP_HINTS for k in node.keywords)
-    )
+    return _keywords_only(node, SPEEDUP_HINTS)
 
 
 def _mark_speedup_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
