@@ -31,6 +31,7 @@ from portcheck.pyscan.context import (
     mark_cuda_flags,
     mark_cuda_side_helpers,
     mark_flash_attention_code,
+    mark_iteration_sources,
     mark_load_locations,
     mark_loader_classes,
     mark_modulo_calls,
@@ -289,6 +290,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_numpy_receivers(module)
     if "except" in text:
         mark_tries_needed_after(module)
+    if "for " in text:
+        mark_iteration_sources(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
     if ("grid" in text and "block" in text) or "c_void_p" in text:

@@ -2670,9 +2670,28 @@ def reads_stop_token(
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
+ITER_SOURCE_ATTR = "_portcheck_iter_source"  # set on `for x in pbar:` after `pbar = tqdm(loader)`: the call
+
+
+def mark_iteration_sources(module: ast.Module) -> None:
+    """Mark (`ITER_SOURCE_ATTR`) each loop over a name that its block bound just before to a call (`pbar =
+    tqdm(test_loader)`, then `for batch in pbar:`: model-soups' validation): the loop iterates what the call
+    wraps."""
+    for block in _statement_blocks(module):
+        bound: Dict[str, ast.AST] = {}
+        for stmt in block:
+            if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name) and stmt.iter.id in bound:
+                setattr(stmt, ITER_SOURCE_ATTR, bound[stmt.iter.id])
+            target, value = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
+            for name in _bound_names(stmt):
+                bound.pop(name, None)
+            if target is not None and isinstance(value, ast.Call):
+                bound[target] = value
+
+
 def _iterates_loader(loop: ast.AST, names: re.Pattern = _LOADER) -> bool:
     if isinstance(loop, (ast.For, ast.AsyncFor)):
-        sources = [loop.iter]
+        sources = [loop.iter, getattr(loop, ITER_SOURCE_ATTR, loop.iter)]
     elif isinstance(loop, _COMPREHENSIONS):
         sources = [g.iter for g in loop.generators]
     else:
