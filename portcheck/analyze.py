@@ -39,12 +39,12 @@ from portcheck.pyscan.context import (
     mark_numpy_receivers,
     mark_off_switches,
     mark_raw_kernel_wrappers,
+    mark_tries_needed_after,
     switch_words,
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
-from portcheck.pyscan.fallbacks import mark_tries_needed_after
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls

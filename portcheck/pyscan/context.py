@@ -26,7 +26,7 @@ from typing import (
 
 from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
 from portcheck.pyscan.environ import variable_read
-from portcheck.pyscan.fallbacks import ends_the_run
+from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements, imported_modules, none_operand
@@ -2678,15 +2678,23 @@ def mark_iteration_sources(module: ast.Module) -> None:
     tqdm(test_loader)`, then `for batch in pbar:`: model-soups' validation): the loop iterates what the call
     wraps."""
     for block in _statement_blocks(module):
-        bound: Dict[str, ast.AST] = {}
-        for stmt in block:
-            if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name) and stmt.iter.id in bound:
-                setattr(stmt, ITER_SOURCE_ATTR, bound[stmt.iter.id])
-            target, value = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
-            for name in _bound_names(stmt):
-                bound.pop(name, None)
-            if target is not None and isinstance(value, ast.Call):
-                bound[target] = value
+        for k, stmt in enumerate(block):
+            if not (isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name)):
+                continue
+            name = stmt.iter.id
+            # the last `name = call(...)` before the loop, if no statement between binds the name again
+            j = next(
+                (
+                    j
+                    for j in range(k - 1, -1, -1)
+                    if isinstance(block[j], ast.Assign)
+                    and _name_binding(block[j])[0] == name
+                    and isinstance(cast(ast.Assign, block[j]).value, ast.Call)
+                ),
+                None,
+            )
+            if j is not None and not any(name in _bound_names(s) for s in block[j + 1 : k]):
+                setattr(stmt, ITER_SOURCE_ATTR, cast(ast.Assign, block[j]).value)
 
 
 def _iterates_loader(loop: ast.AST, names: re.Pattern = _LOADER) -> bool:
@@ -4158,6 +4166,57 @@ def _copied_name(stmt: ast.stmt) -> Optional[str]:
         and not call.keywords
     )
     return name if to_cpu and _chain_root(func.value) == name else None
+
+
+NEEDED_AFTER_ATTR = "_portcheck_needed_after"  # set on a `try` whose body binds what the code after it reads
+
+
+def mark_tries_needed_after(module: ast.Module) -> None:
+    """Mark (`NEEDED_AFTER_ATTR`) each `try` whose body binds a name that the statements after it in its block
+    read and that a handler does not bind (CodeGeeX2's `try: model = ....to("cuda:0")` / `except Exception
+    as e: logger.error(e)`, then `model = model.eval()`): the handler logs and goes on, but what follows
+    fails without the body's work, so the handler is no fallback for it."""
+    for block in _statement_blocks(module):
+        for k, stmt in enumerate(block):
+            # (only a short `try` with a handler that catches runtime errors and goes on is asked: see the walker)
+            if not (
+                isinstance(stmt, ast.Try)
+                and len(stmt.body) <= 3
+                and any(catches_runtime_error(h) and continues(h) for h in stmt.handlers)
+            ):
+                continue
+            bound = _bound(stmt.body)
+            missing = {name for name in bound if not all(name in _bound(h.body) for h in stmt.handlers)}
+            if missing and _reads_before_binding(block[k + 1 :], missing):
+                setattr(stmt, NEEDED_AFTER_ATTR, True)
+
+
+def _bound(block: Sequence[ast.stmt]) -> Set[str]:
+    """Names the statements bind (assignments, loops, `with ... as`, imports), not inside nested definitions."""
+    out: Set[str] = set()
+    stack: list = list(block)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _reads_before_binding(block: Sequence[ast.stmt], names: Set[str]) -> bool:
+    """Whether a statement of `block` reads one of `names` before the block binds it again."""
+    live = set(names)
+    for stmt in block:
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in live for n in ast.walk(stmt)):
+            return True
+        live -= _bound([stmt])
+        if not live:
+            return False
+    return False
 
 
 def _statement_blocks(module: ast.Module) -> Iterator[List[ast.stmt]]:

@@ -35,6 +35,7 @@ from portcheck.pyscan.context import (
     HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
     MESSAGE_KEYWORDS,
+    NEEDED_AFTER_ATTR,
     NUMPY_RECEIVER_ATTR,
     OFF_SWITCH_ATTR,
     PREDICATE_NOTE,
@@ -122,7 +123,7 @@ from portcheck.pyscan.context import (
     skips_without_cuda,
     torch_call_on_host,
 )
-from portcheck.pyscan.fallbacks import NEEDED_AFTER_ATTR, continues, ends_the_run, imports_again
+from portcheck.pyscan.fallbacks import continues, ends_the_run, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
@@ -742,9 +743,11 @@ def _children(
             return [(node.func, ctx)] + [(c, on_host) for c in node.args] + [(k, on_host) for k in node.keywords]
         host = is_host_factory(node, imports) if any(k.arg == "dtype" for k in node.keywords) else False
         # `x.cpu().to(dtype=torch.float64)`, `scores.cpu().to(torch.float64)`: a cast of a host tensor stays there
+        # (asked only when the cast names a dtype: nothing else of the call is marked)
         cast_on_host = (
             isinstance(node.func, ast.Attribute)
             and node.func.attr in ("to", "type")
+            and (any(k.arg == "dtype" for k in node.keywords) or any(_names_dtype(a) for a in node.args))
             and is_host_value(node.func.value, ctx.scope, imports)
         )
         host = host or cast_on_host
