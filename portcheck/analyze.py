@@ -50,7 +50,7 @@ from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
-    cuda_measuring_call,
+    cuda_measuring_calls,
     imports_cuda_runtime,
     is_benchmark_path,
     is_benchmark_suite_path,
@@ -213,6 +213,7 @@ def _finding(
         # code, a rule that names the finding it details says so itself, below)
         severity = Severity.INFO
         note = f"{note}; {ctx.kernel_driver}" if note else ctx.kernel_driver
+    unlowered = severity
     if ctx.info_note:
         severity = Severity.INFO
         note = f"{note}; {ctx.info_note}" if note else ctx.info_note
@@ -252,6 +253,9 @@ def _finding(
             facts.SPEEDUP_SWITCH if ctx.speedup_test and rule.category == "device" else str(getattr(label, "role", ""))
         ),
         symbol=str(getattr(label, "symbol", "")),
+        lowered_until=tuple((n.lineno, _char_col(lines[n.lineno - 1], n.col_offset) + 1) for n in ctx.until_fixed),
+        unlowered=unlowered if ctx.until_fixed else None,
+        manual=ctx.manual,
     )
 
 
@@ -419,8 +423,9 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             # assertion and the imports say what it needs; what it then times is its own workings
             hits = (hit for hit in hits if hit[0][1] or id(hit[1]) in harness)
     if root.bench_file and not root.test_file and "cuda" in text:
-        measure = cuda_measuring_call(module, imports)
-        if measure is not None:
+        measures = cuda_measuring_calls(module, imports)
+        if measures:
+            measure = measures[0]
             # a benchmark that measures on CUDA by design (thunder's `benchmarks/`): that first measurement
             # stands for it; its devices, syncs and settings are how it measures there (`info`). What it
             # needs (packages) and what it times (kernels) are reported as they are.
@@ -433,12 +438,22 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
 
             if is_benchmark_suite_path(path):
                 # in a benchmark suite's folder (`benchmarks/`, `bench/kernels/`) its workings are not reported
-                # at all: readers rejected them even at `info`
-                hits = (hit for hit in hits if stands(hit))
+                # at all: readers rejected them even at `info`. Its measurement, which stands for them, is
+                # left to a person: `fix` would port that one call and leave the rest of its clock on CUDA
+                # (mamba's second `torch.cuda.synchronize()`).
+                hits = (
+                    (*hit[:3], hit[3]._replace(manual=HARNESS_MANUAL)) if id(hit[1]) in inner else hit
+                    for hit in hits
+                    if stands(hit)
+                )
             else:
                 # a lone benchmark script, or one among the examples, is one a user runs and copies: its
-                # workings stay, at `info`, and `fix` ports them
-                hits = (hit if stands(hit) else (*hit[:3], hit[3]._replace(info_note=note)) for hit in hits)
+                # workings stay, at `info`, and `fix` ports them. Once `fix` has ported every measuring call,
+                # the script measures on CUDA no longer: the score after fix counts them as they are then.
+                hits = (
+                    hit if stands(hit) else (*hit[:3], hit[3]._replace(info_note=note, until_fixed=tuple(measures)))
+                    for hit in hits
+                )
     if imports_cuda_runtime(module):
         # A TensorRT engine wrapper or a PyCUDA module is CUDA-only by design: its imports say so once; the
         # CUDA streams, graphs and devices it then uses are its own workings, not one more lock-in each.
@@ -609,6 +624,7 @@ HARNESS_NOTE = (
     "lowered to info: a benchmark that measures on CUDA by design (line {line}); this is how it measures there,"
     " ported with the code it times"
 )
+HARNESS_MANUAL = "a benchmark that measures on CUDA by design: its clock is ported as a whole, with the code it times"
 UNWRAPPED_NOTE = (
     "lowered to info: the wrapper never runs (the model is used through `.module` or its state dict is saved,"
     " line {line}); it only gives a checkpoint its `module.` key prefix"

@@ -21,7 +21,7 @@ from portcheck import __version__
 from portcheck.model import FileError, FileResult, Finding, FixSafety, Severity
 
 CACHE_DIR = ".portcheck_cache"
-FORMAT = 8
+FORMAT = 9
 _GITIGNORE = "# Created by portcheck; the cache is local to this machine.\n*\n"
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -57,7 +57,7 @@ def encode_findings(findings) -> tuple:
         (
             f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.category, f.severity.value,
             f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note, f.fixes,
-            f.role, f.symbol, f.also,
+            f.role, f.symbol, f.also, f.lowered_until, f.unlowered and f.unlowered.value, f.manual,
         )
         for f in findings
     )
@@ -69,11 +69,13 @@ def decode_findings(encoded, path: str) -> Tuple[Finding, ...]:
             path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
             severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
             source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
-            role=role, symbol=symbol, also=tuple(tuple(part) for part in (also[0] if also else ())),
+            role=role, symbol=symbol, also=tuple(tuple(part) for part in also),
+            lowered_until=tuple(tuple(place) for place in until), unlowered=Severity(unlowered) if unlowered else None,
+            manual=manual,
         )
         for (
             a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol,
-            *also,
+            also, until, unlowered, manual,
         ) in encoded
     )
 

@@ -161,6 +161,15 @@ class Finding:
     # The other entries this finding stands for (line, column, end_line, end_column each, as its own): the
     # further device strings of one list (`default=["cuda:0", "cuda:1", ...]`) are one finding, fixed whole.
     also: Tuple[Tuple[int, int, int, int], ...] = ()
+    # A finding lowered for a reason a fix elsewhere in its file ends: the places (line, column) of the
+    # findings whose fixes together end it, and the severity it has then (a CUDA harness's workings: once its
+    # measuring calls are ported to `torch.accelerator`, the script no longer measures on CUDA by design).
+    # For the score after `fix`; left out of reports and of comparisons.
+    lowered_until: Tuple[Tuple[int, int], ...] = field(default=(), compare=False)
+    unlowered: Optional[Severity] = field(default=None, compare=False)
+    # Why `portcheck fix` leaves this finding to a person although its rule has a fix ("" when it does not):
+    # a CUDA benchmark harness's measuring call is ported with the rest of the harness, not alone.
+    manual: str = field(default="", compare=False)
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

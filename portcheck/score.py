@@ -117,14 +117,20 @@ class Item:
     category: str
     severity: Severity
     fix: str  # one of FIX_CLASSES
-    caps: bool  # a blocker with no pure-PyTorch fallback: it caps the score of every scope it is in
+    caps: bool  # a blocker (before or after fix) with no pure-PyTorch fallback: it caps every scope it is in
     env: bool  # environment evidence: at most a minor, grouped once per scope, with a bounded total
     factor: float = 1.0  # share of the severity's weight: CATEGORY_FACTOR, 0 for an import of the project itself
     size: float = 0.0  # > 0 for a custom kernel: it weighs weight * size on its own instead of joining a group
     kernel: bool = False  # a custom kernel (source file or Triton kernel) with no fallback
+    # its severity once `portcheck fix` has run, when fixes elsewhere in its file end why it is lowered
+    # (`Finding.lowered_until`); None when it is `severity` then too
+    severity_after_fix: Optional[Severity] = None
+
+    def severity_for(self, after_fix: bool) -> Severity:
+        return (self.severity_after_fix or self.severity) if after_fix else self.severity
 
     def weight(self, after_fix: bool) -> float:
-        return WEIGHTS[self.severity] * self.factor * (RESIDUAL[self.fix] if after_fix else 1.0)
+        return WEIGHTS[self.severity_for(after_fix)] * self.factor * (RESIDUAL[self.fix] if after_fix else 1.0)
 
 
 @dataclass(frozen=True)
@@ -393,6 +399,8 @@ def _unit(
         ),
         default=-1,
     )
+    # the places of the findings the default `fix` run fixes: what ends the lowering of `lowered_until` findings
+    fixed = {(f.line, f.column) for f in fr.findings if fix_class(f, rules.get(f.code), target) == SAFE}
     items = []
     for k, f in enumerate(fr.findings):
         rule = rules.get(f.code)
@@ -400,14 +408,12 @@ def _unit(
         if severity is Severity.OFF:
             continue
         env = env_file or (rule is not None and rule.repo_level and posixpath.basename(fr.path) == SETUP_PY)
+        after = f.unlowered if scanned is target and fixed.issuperset(f.lowered_until) else None
         if env:
-            severity = min(
-                severity, Severity.MINOR, key=lambda s: s.rank
-            )  # environment evidence weighs at most a minor
-            if PLATFORM_MARKER.search(f.source_line):
-                severity = severity.lowered()
+            severity = _as_env(severity, f)
         elif generic and f.category != KERNEL_CATEGORY and not f.guarded:
             severity = severity.lowered()  # one branch of a dispatch the project already has
+            after = after.lowered() if after is not None else None
         factor = CATEGORY_FACTOR.get(f.category, 1.0)
         if f.category == PACKAGE_CATEGORY and not env:
             imported = _IMPORTED.match(f.source_line)
@@ -426,17 +432,24 @@ def _unit(
                 category=f.category,
                 severity=severity,
                 fix=fix_class(f, rule, target),
-                caps=severity is Severity.BLOCKER and not env and not (rule is not None and rule.has_fallback),
+                caps=Severity.BLOCKER in (severity, after) and not env and not (rule is not None and rule.has_fallback),
                 env=env,
                 factor=factor,
                 size=size,
                 kernel=kernel and not env,
+                severity_after_fix=None if env else after,
             )
         )
     weight = 0.0 if env_file or fr.error is not None else float(max(fr.lines, 1))
     return Unit(
         path=fr.path, lines=fr.lines, kind=fr.kind, weight=weight, items=tuple(items), part=part_of(fr.path, patterns)
     )
+
+
+def _as_env(severity: Severity, finding: Finding) -> Severity:
+    """Environment evidence weighs at most a minor, one level less behind a platform marker."""
+    severity = min(severity, Severity.MINOR, key=lambda s: s.rank)
+    return severity.lowered() if PLATFORM_MARKER.search(finding.source_line) else severity
 
 
 def penalty(items: Iterable[Item], after_fix: bool) -> float:
@@ -448,7 +461,7 @@ def penalty(items: Iterable[Item], after_fix: bool) -> float:
     groups: Dict[Tuple[str, str, str], List[Item]] = defaultdict(list)
     for i in items:
         if i.size <= 0:
-            groups[(i.code, i.severity.value, i.fix)].append(i)
+            groups[(i.code, i.severity_for(after_fix).value, i.fix)].append(i)
     return kernels + math.fsum(
         max(i.weight(after_fix) for i in group) * len(group) ** REPEAT for _, group in sorted(groups.items())
     )
@@ -492,7 +505,7 @@ def _scope(units: Sequence[Unit], after_fix: bool) -> _Scope:
     if not remaining:
         return _Scope(100.0, BLOCKER_CAPS[0], 0.0, 0.0, 0)
     work, env = scope_work(units, after_fix)
-    blockers = {i.code for i in remaining if i.caps}
+    blockers = {i.code for i in remaining if i.caps and i.severity_for(after_fix) is Severity.BLOCKER}
     cap = BLOCKER_CAPS[min(len(blockers), len(BLOCKER_CAPS) - 1)]
     kernels = sum(1 for i in remaining if i.kernel)
     if kernels >= MANY_KERNELS:

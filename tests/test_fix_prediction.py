@@ -92,6 +92,30 @@ def test_a_module_ending_in_a_blocks_indented_comment_gets_what_the_scan_promise
     assert check_prediction(src, tmp_path, Target.GENERIC, False) > 0
 
 
+# A benchmark that times on CUDA by design (karpathy/nanoGPT's `bench.py`, state-spaces/mamba's
+# `benchmarks/`): its workings are lowered (a lone script) or not reported (a suite) because it measures on
+# CUDA. Once `fix` has ported every measuring call, a lone script measures on CUDA no longer and its
+# workings count as they are; a suite's measurement is left to a person, so `fix` never ports one of its
+# clock's calls and leaves the other on CUDA.
+HARNESS = (
+    "import time\nimport torch\n\ndevice = 'cuda'\ncheck = 'cuda' in device\n"
+    "torch.cuda.synchronize()\nstart = time.time()\nx = torch.ones(8, device=device) * 2\n"
+    "torch.cuda.synchronize()\nprint(time.time() - start)\n"
+)
+
+
+@pytest.mark.parametrize("where", ["bench.py", "benchmarks/bench_ones.py"])
+def test_a_cuda_benchmark_harness_gets_what_the_scan_promised(tmp_path, where):
+    src = tmp_path / "src"
+    (src / where).parent.mkdir(parents=True)
+    (src / where).write_text(HARNESS, encoding="utf-8")
+    fixed = check_prediction(src, tmp_path, Target.GENERIC, False)
+    text = (tmp_path / "work" / where).read_text(encoding="utf-8")
+    if where == "bench.py":
+        assert fixed >= 2 and "torch.cuda.synchronize" not in text, text
+    else:
+        assert fixed == 0 and text == HARNESS, text
+
 
 def test_a_file_libcst_cannot_reproduce_is_promised_no_fix(tmp_path):
     # The whole file ends in such a comment: `fix` refuses it, so the scan promises nothing for it.

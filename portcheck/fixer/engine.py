@@ -54,10 +54,13 @@ class TextFix:
     skipped: Tuple[Tuple[Finding, str], ...]  # fixable findings left alone, with the reason
 
 
-def not_attempted(rule: Optional[Rule], options: FixOptions) -> Optional[str]:
-    """Why a finding of `rule` is left for a person without trying, or None when its fix applies."""
+def not_attempted(finding: Finding, rules: Mapping[str, Rule], options: FixOptions) -> Optional[str]:
+    """Why the finding is left for a person without trying, or None when its rule's fix applies."""
+    rule = rules.get(finding.code)
     if rule is None:
         return "unknown rule"
+    if finding.manual:
+        return finding.manual
     recipe = rule.autofix.get(options.target)
     if rule.fix_safety is FixSafety.NONE or not recipe:
         return f"no autofix for target {options.target}"
@@ -67,7 +70,7 @@ def not_attempted(rule: Optional[Rule], options: FixOptions) -> Optional[str]:
 
 
 def attempted(findings: Iterable[Finding], rules: Mapping[str, Rule], options: FixOptions) -> List[Finding]:
-    return [f for f in findings if not_attempted(rules.get(f.code), options) is None]
+    return [f for f in findings if not_attempted(f, rules, options) is None]
 
 
 class _Apply(cst.CSTTransformer):

@@ -174,7 +174,7 @@ def _left(
 ) -> List[Left]:
     out = []
     for f in findings:
-        reason = not_attempted(rules.get(f.code), options) or skipped.get(f.code, "the fix did not apply here")
+        reason = not_attempted(f, rules, options) or skipped.get(f.code, "the fix did not apply here")
         out.append(Left(f, reason))
     return out
 

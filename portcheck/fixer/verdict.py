@@ -150,7 +150,8 @@ def fix_verdicts(
     every group (`tree`, `text` parsed by `ast`, spares a parse); each target is planned only for its
     own findings."""
     candidates = [
-        [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable] for _, findings in groups
+        [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable and not f.manual]
+        for _, findings in groups
     ]
     python: Optional[_Python] = None
     if kind == "python" and any(candidates):

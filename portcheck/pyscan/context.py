@@ -156,6 +156,9 @@ class Ctx(NamedTuple):
     assigned: Optional[ast.AST] = None  # in the target of an assignment: the value it is given
     lowered_by: str = ""  # set on a hit a matcher lowers one level: why (said in the note)
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
+    # the calls whose fixes together end the reason for `info_note` (a CUDA harness's measuring calls)
+    until_fixed: Tuple[ast.expr, ...] = ()
+    manual: str = ""  # why `portcheck fix` leaves the hit to a person although its rule has a fix
     # inside code that drives a raw CUDA kernel or runs only with flash-attn: the note for its findings
     # (`mark_raw_kernel_wrappers`, `mark_flash_attention_code`)
     kernel_driver: str = ""

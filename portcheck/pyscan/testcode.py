@@ -916,10 +916,10 @@ _CUDA_MEASURES = frozenset(
 )
 
 
-def cuda_measuring_call(module: ast.Module, imports: ImportTable) -> Optional[ast.Call]:
-    """The first call (in source order) by which a benchmark measures on CUDA outside any CUDA check
+def cuda_measuring_calls(module: ast.Module, imports: ImportTable) -> List[ast.Call]:
+    """The calls (in source order) by which a benchmark measures on CUDA outside any CUDA check
     (`torch.cuda.synchronize()` around its timer, `torch.cuda.Event(enable_timing=True)`,
-    `torch.cuda.max_memory_allocated()`): the benchmark times on CUDA by design. None when it measures
+    `torch.cuda.max_memory_allocated()`): the benchmark times on CUDA by design. Empty when it measures
     only where CUDA is, or not at all."""
     found: List[ast.Call] = []
     stack: List[ast.AST] = [module]
@@ -930,7 +930,7 @@ def cuda_measuring_call(module: ast.Module, imports: ImportTable) -> Optional[as
         if isinstance(node, ast.Call) and imports.resolve(node.func) in _CUDA_MEASURES:
             found.append(node)
         stack.extend(ast.iter_child_nodes(node))
-    return min(found, key=lambda c: (c.lineno, c.col_offset)) if found else None
+    return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
 
 def cuda_harness_asserts(module: ast.Module, imports: ImportTable) -> Set[int]:
