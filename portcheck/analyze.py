@@ -93,6 +93,7 @@ KERNEL_KEEPS = frozenset({"kernel", "package", "amp"})
 # what code that runs only with flash-attn, or a class that is CUDA's side of an option, keeps: the package and
 # kernels (its autocast handling goes with it)
 FLASH_KEEPS = frozenset({"kernel", "package"})
+_KERNEL_DRIVERS = (RAW_KERNEL_NOTE, DRIVER_KERNEL_NOTE)
 REQUIREMENT_NOTE = (
     "lowered one level: the check raises where CUDA is absent; it states a requirement, nothing falls back"
 )
@@ -205,7 +206,7 @@ def _finding(
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
             note = f"{note}; {why}" if note else why
-    keeps = KERNEL_KEEPS if ctx.kernel_driver in (RAW_KERNEL_NOTE, DRIVER_KERNEL_NOTE) else FLASH_KEEPS
+    keeps = KERNEL_KEEPS if ctx.kernel_driver in _KERNEL_DRIVERS else FLASH_KEEPS
     cupy_detail = entry.detail_of and ctx.kernel_driver == RAW_KERNEL_NOTE
     if ctx.kernel_driver and rule.category not in keeps and not cupy_detail:
         # the devices, checks and streams of the code around a CuPy kernel, of a flash-attention class (its
@@ -300,7 +301,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     mark_built_once_classes(module)
     if ("grid" in text and "block" in text) or "c_void_p" in text:
         mark_raw_kernel_wrappers(module)
-    if "flash_attn" in text:
+    if "flash_att" in text:  # (`flash_attn`, and `_flash_attention_forward`)
         mark_flash_attention_code(module, imports)
     if "class " in text and ("CUDA" in text or "Cuda" in text):
         mark_cuda_alternatives(module)
@@ -657,11 +658,23 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
     nodes = list(ast.walk(module))
     islands = {id(n.func) for n in nodes if isinstance(n, ast.Call) and is_fp32_island(n)}
     names = [n for n in nodes if isinstance(n, ast.Name)]
-    used = {n.id for n in names}
+    # `flash_attn_func = flash_attn_unpadded_func` (mPLUG-Owl's modeling file), the alias never read: a name
+    # given only to names nothing reads is not used
+    aliases: Dict[str, List[str]] = {}
+    aliased: Set[int] = set()
+    for n in nodes:
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name):
+            targets = [t.id for t in n.targets if isinstance(t, ast.Name)]
+            if len(targets) == len(n.targets):
+                aliases.setdefault(n.value.id, []).extend(targets)
+                aliased.add(id(n.value))
     exported = _exported(module)
     if exported is None:
         return hits  # `__all__` built at run time: any name may be re-exported
-    used |= exported
+    read = {n.id for n in names if isinstance(n.ctx, ast.Load) and id(n) not in aliased} | exported
+    for _ in range(3):  # aliases of aliases
+        read |= {name for name, given in aliases.items() if any(g in read for g in given)}
+    used = read | {n.id for n in names if not isinstance(n.ctx, ast.Load)}
     # names used only to call `autocast(enabled=False)` (fp32 islands, reported there: AMP004) or
     # `GradScaler(enabled=False)` (which does nothing)
     beyond_islands = {n.id for n in names if id(n) not in islands}

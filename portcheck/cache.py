@@ -63,21 +63,27 @@ def encode_findings(findings) -> tuple:
     )
 
 
+# The fields a row written by an older encoding lacks, at the end of the row: `also`, `lowered_until`,
+# `unlowered`, `manual` (their defaults).
+_LATER_FIELDS = ((), (), None, "")
+
+
 def decode_findings(encoded, path: str) -> Tuple[Finding, ...]:
-    return tuple(
-        Finding(
-            path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
-            severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
-            source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
-            role=role, symbol=symbol, also=tuple(tuple(part) for part in also),
-            lowered_until=tuple(tuple(place) for place in until), unlowered=Severity(unlowered) if unlowered else None,
-            manual=manual,
+    out = []
+    for row in encoded:
+        a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol = row[:18]
+        also, until, unlowered, manual = tuple(row[18:]) + _LATER_FIELDS[len(row) - 18 :]
+        out.append(
+            Finding(
+                path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
+                severity=Severity(sev), message=msg, fixable=fixable, fix_safety=FixSafety(safety), cell=cell,
+                source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
+                role=role, symbol=symbol, also=tuple(tuple(part) for part in also),
+                lowered_until=tuple(tuple(place) for place in until),
+                unlowered=Severity(unlowered) if unlowered else None, manual=manual,
+            )
         )
-        for (
-            a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol,
-            also, until, unlowered, manual,
-        ) in encoded
-    )
+    return tuple(out)
 
 
 def encode_result(result: FileResult) -> bytes:

@@ -63,3 +63,32 @@ def test_the_default_of_a_parameter_the_function_never_reads_picks_nothing(tmp_p
     result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
     (finding,) = [f for r in result.files for f in r.findings if f.code == "DEV001"]
     assert ("never reads this parameter" in finding.note) is unread
+
+
+SCRIPT = (
+    "import argparse\nimport torch\nfrom pkg import model_init, build\n\n\n"
+    "def run(cfg):\n    model = model_init(cfg.model_path)\n{body}\n\n\n"
+    "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--model-path', type=str)\n"
+    "    parser.add_argument('--device', type=str, default='cuda:0')\n"
+    "    args = parser.parse_args()\n    run(args)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "body,unread",
+    [
+        ("    return model", True),  # VideoLLaMA2's eval scripts: `--device` declared, never read
+        ("    return model.to(cfg.device)", False),
+        ("    return build(model, cfg)", False),  # the parsed arguments go to another module's function
+        ("    return model, vars(cfg)", False),
+        ("    return getattr(cfg, 'device')", False),  # read by name
+        ("    return cfg", False),  # handed back to a caller that may read it
+    ],
+)
+def test_the_default_of_an_option_nothing_reads_picks_nothing(tmp_path, body, unread):
+    (tmp_path / "infer.py").write_text(SCRIPT.format(body=body), encoding="utf-8")
+    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    (finding,) = [f for r in result.files for f in r.findings if f.code == "DEV001"]
+    assert ("nothing in this module reads the option" in finding.note) is unread, finding
+    assert (finding.severity.value == "info") is unread

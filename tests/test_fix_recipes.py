@@ -678,13 +678,14 @@ def test_grad_scaler_on_xla_is_left_to_a_person():
     from test_fix_catalog import rules_of, synthetic_catalog
 
     from portcheck.fixer.engine import FixOptions, not_attempted
+    from portcheck.model import Finding, Severity
 
     result = run_fix("import torch\ns = torch.cuda.amp.GradScaler()\n", "xla")
     assert result.text == "import torch\ns = torch.cuda.amp.GradScaler()\n"
     # The recipe declares no XLA target, so the catalog has no XLA fix to promise.
-    assert (
-        not_attempted(rules_of(synthetic_catalog())["TST011"], FixOptions(target="xla")) == "no autofix for target xla"
-    )
+    finding = Finding("m.py", 2, 5, 2, 30, "TST011", "", "runtime", Severity.MAJOR, "", True)
+    rules = rules_of(synthetic_catalog())
+    assert not_attempted(finding, rules, FixOptions(target="xla")) == "no autofix for target xla"
 
 
 def test_custom_fwd_and_bwd_name_the_device_type():

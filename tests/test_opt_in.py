@@ -34,3 +34,17 @@ def test_a_version_check_of_torch_switches_on_no_library(tmp_path: Path):
     )
     found = _findings(tmp_path, text)
     assert "switched on" not in found[(5, "AMP001")].note, found[(5, "AMP001")].note
+
+
+ALIASED = (
+    "try:\n    from flash_attn.flash_attn_interface import flash_attn_unpadded_func\n"
+    "    flash_attn_func = flash_attn_unpadded_func\nexcept ImportError:\n    flash_attn_func = None\n{use}"
+)
+
+
+def test_an_optional_import_given_only_to_an_alias_nothing_reads_is_unused(tmp_path: Path):
+    # X-PLUG/mPLUG-DocOwl's modeling file: `flash_attn_func` is bound and never called
+    unused = _findings(tmp_path, ALIASED.format(use=""))[(2, "PKG002")]
+    assert unused.severity.value == "info" and "never used" in unused.note, unused
+    called = _findings(tmp_path, ALIASED.format(use="out = flash_attn_func(q, k, v)\n"))[(2, "PKG002")]
+    assert called.severity.value == "minor" and "never used" not in called.note, called

@@ -1341,3 +1341,17 @@ def test_a_name_a_handler_imports_again_from_a_native_module_has_a_portable_path
     texts["cuda_op/fused_act_jit.py"] = texts["cuda_op/fused_act.py"]
     found = _fallback_findings(tmp_path / "cuda", texts)
     assert ("train.py", 1, "KRN009") in found, sorted(found)
+
+
+def test_the_triton_of_before_its_mlir_rewrite_defines_kernels_whose_launcher_details_are_info(tmp_path: Path):
+    # MPT's `flash_attn_triton.py`, copied into LLaVA forks (LITA, MoE-LLaVA): `import triton_pre_mlir as triton`
+    kernels = (
+        "import torch\nimport triton_pre_mlir as triton\n\n\n@triton.jit\ndef _fwd_kernel(Q, Out):\n    pass\n\n\n"
+        "def _flash_attn_forward(q):\n    assert q.is_cuda\n    o = torch.empty_like(q)\n"
+        "    _fwd_kernel[(1,)](q, o)\n    return o\n"
+    )
+    run = "from mpt.flash_attn_triton import _flash_attn_forward\n\n_flash_attn_forward(None)\n"
+    found = _fallback_findings(tmp_path, {"mpt/flash_attn_triton.py": kernels, "run.py": run})
+    assert ("mpt/flash_attn_triton.py", 5, "KRN003") in found, sorted(found)
+    check = found[("mpt/flash_attn_triton.py", 11, "DEV004")]
+    assert check.severity.value == "info" and "launches the Triton kernel `_fwd_kernel`" in check.note, check

@@ -559,3 +559,43 @@ def test_benchmark_files(path, expected):
     from portcheck.pyscan.testcode import is_benchmark_file
 
     assert is_benchmark_file(path) is expected
+
+
+CUDA_FIXTURE = """
+import pytest
+import torch
+
+
+@pytest.fixture
+def cuda_device():
+    if not torch.cuda.is_available():
+        pytest.skip("CUDA is required")
+    return "cuda:0"
+
+
+@pytest.fixture(scope="module")
+def device_cfg():
+    if torch.cuda.is_available():
+        return make_cfg(torch.device("cuda:0"))
+    pytest.skip("CUDA not available")
+
+
+def test_grid(cuda_device):
+    grid = torch.zeros((1, 2), device=cuda_device, dtype=torch.float16)
+    assert grid.is_cuda
+
+
+def test_solver(device_cfg):
+    x = torch.ones(2).cuda()
+    assert solve(device_cfg, x)
+
+
+def test_everywhere():
+    x = torch.ones(2).cuda()
+"""
+
+
+def test_a_test_that_asks_for_a_fixture_skipping_without_cuda_runs_only_with_cuda(tmp_path: Path):
+    # NVlabs/curobo's mapper tests take `cuda_device`, which skips where CUDA is not
+    lines = sorted(set(_lines_found(tmp_path, "test_grid.py", CUDA_FIXTURE)))
+    assert lines == [CUDA_FIXTURE.splitlines().index("def test_everywhere():") + 2], lines

@@ -464,6 +464,7 @@ def mark_cuda_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: bo
     stored = Counter(n.attr for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)))
     _mark_constant_flags(nodes, stored)
     _mark_default_on_flags(nodes, stored)
+    _mark_unread_options(nodes)
 
 
 def _mark_attribute_flags(nodes: Sequence[ast.AST], candidates: Set[str]) -> None:
@@ -609,6 +610,73 @@ def _mark_default_on_flags(nodes: Sequence[ast.AST], stored: Counter) -> None:
         for node in nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in options:
                 setattr(node, CONSTANT_FLAG_ATTR, True)
+
+
+UNREAD_OPTION_ATTR = "_portcheck_unread_option"  # set on an `add_argument` call whose option nothing reads
+_PARSING = frozenset({"parse_args", "parse_known_args"})
+
+
+def _mark_unread_options(nodes: Sequence[ast.AST]) -> None:
+    """The `default=` of a command-line option the module never reads (VideoLLaMA2's eval scripts declare
+    `--device` with `default='cuda:0'` and call `model_init(args.model_path)`): marks (`UNREAD_OPTION_ATTR`)
+    the `add_argument` call. Never read: no attribute and no string of the module spells the option's name, and the
+    parsed arguments (a name bound to a `parse_args()` call, first of a tuple for `parse_known_args()`) are
+    only ever read for an attribute or handed to a function the module defines. Anything else (returned,
+    stored, given to `vars()` or to another module's function) may read it elsewhere, and nothing is marked."""
+    options: Dict[str, List[ast.Call]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Call) and _last_name(node.func) == "add_argument":
+            dest = _option_dest(node) if any(k.arg == "default" for k in node.keywords) else None
+            if dest:
+                options.setdefault(dest, []).append(node)
+    if not options:
+        return
+    targets = {id(n.value): n.targets[0] for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1}
+    parsed: Set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Call) and _last_name(node.func) in _PARSING:
+            first = targets.get(id(node))
+            if isinstance(first, ast.Tuple):
+                first = first.elts[0] if first.elts else None  # `args, unknown = parser.parse_known_args()`
+            if not isinstance(first, ast.Name):
+                return  # parsed into something else (`main(parser.parse_args())`, `self.args = ...`)
+            parsed.add(first.id)
+    if not parsed:
+        return
+    spelt = {n.attr for n in nodes if isinstance(n, ast.Attribute)}
+    spelt |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    unread = set(options) - spelt
+    if not unread:
+        return
+    defined: Dict[str, List[str]] = {}
+    for n in nodes:
+        if isinstance(n, _FUNCTION_DEFS):
+            # (a name the module defines twice takes no parameter: what it is handed escapes)
+            defined[n.name] = [] if n.name in defined else [a.arg for a in n.args.posonlyargs + n.args.args]
+    handled: Set[int] = set()  # the reads of a parsed name that keep it in the module
+    handed: List[Tuple[ast.expr, str]] = []  # (argument, the parameter of the module's function it is given to)
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            handled.add(id(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and defined.get(node.func.id):
+            params = defined[node.func.id]
+            handed += [(a, params[i]) for i, a in enumerate(node.args) if i < len(params)]
+            handed += [(k.value, k.arg) for k in node.keywords if k.arg in params]
+    grown = True
+    while grown:  # `run_inference(args)`, then `def run_inference(cfg):`: `cfg` is the parsed arguments too
+        grown = False
+        for value, param in handed:
+            if isinstance(value, ast.Name) and value.id in parsed:
+                handled.add(id(value))
+                grown = grown or param not in parsed
+                parsed.add(param)
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in parsed and isinstance(node.ctx, ast.Load):
+            if id(node) not in handled:
+                return
+    for dest in unread:
+        for call in options[dest]:
+            setattr(call, UNREAD_OPTION_ATTR, True)
 
 
 def defaulted_parameters(args: ast.arguments) -> List[Tuple[ast.arg, ast.expr]]:
@@ -2309,9 +2377,13 @@ _CPU_SPELLINGS = (("CUDA", "CPU"), ("Cuda", "Cpu"), ("cuda", "cpu"), ("_?(?:CUDA
 
 def _calls_flash_attn(call: ast.Call, imports: ImportTable) -> bool:
     """`flash_attn_varlen_func(...)`, `flash_attn.bert_padding.unpad_input(...)`: a function of flash-attn, by
-    where it comes from or by its name (IQA-PyTorch's vendored Llama binds `flash_attn_func` to a raiser)."""
+    where it comes from or by its name (IQA-PyTorch's vendored Llama binds `flash_attn_func` to a raiser); or
+    `_flash_attention_forward`, flash-attn's caller in transformers' Llama (a method of `LlamaFlashAttention2`
+    before 4.42, a function of `modeling_flash_attention_utils` since) and in the modeling files copied out of
+    it (LongWriter's patched Llama imports it relatively)."""
     name = imports.resolved(call.func) or dotted(call.func) or ""
-    return name.split(".", 1)[0] == "flash_attn" or name.rsplit(".", 1)[-1].startswith("flash_attn_")
+    last = name.rsplit(".", 1)[-1]
+    return name.split(".", 1)[0] == "flash_attn" or last.startswith("flash_attn_") or last == "_flash_attention_forward"
 
 
 def _mark_with_helpers(module: ast.Module, definitions: Mapping[str, ast.AST], marked: Set[str], note: str) -> None:

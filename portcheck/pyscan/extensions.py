@@ -24,6 +24,11 @@ _KERNEL_DECORATORS = frozenset(
         "triton.heuristics",
         "triton.runtime.jit.jit",
         "triton.runtime.autotuner.autotune",
+        # `triton-pre-mlir`, the Triton of before its MLIR rewrite that MPT's flash attention (and its LLaVA
+        # forks) import as `triton`
+        "triton_pre_mlir.jit",
+        "triton_pre_mlir.autotune",
+        "triton_pre_mlir.heuristics",
     }
 )
 

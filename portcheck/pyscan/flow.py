@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Set
 
+from portcheck.pyscan.context import OFF_SWITCH_ATTR
 from portcheck.pyscan.devices import DeviceIndexMatcher
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted, none_operand
@@ -72,6 +73,8 @@ def _statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
             continue
         children: List[ast.stmt] = []
         for field in ("body", "orelse", "finalbody"):
+            if field == "body" and isinstance(stmt, ast.If) and getattr(stmt.test, OFF_SWITCH_ATTR, False):
+                continue  # `USE_TORCH_DDP = False`, then `if USE_TORCH_DDP:`: switched off in the code (ru-gpts)
             children.extend(getattr(stmt, field, None) or [])
         for handler in getattr(stmt, "handlers", None) or []:
             children.extend(handler.body)

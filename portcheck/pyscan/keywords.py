@@ -16,7 +16,7 @@ import ast
 import re
 from typing import Any, Iterator, List, Mapping, Optional
 
-from portcheck.pyscan.context import is_fp32_island
+from portcheck.pyscan.context import defaulted_parameters, is_fp32_island
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Label, Matcher, MatcherError, _str_list, call_argument, register, value_role
 
@@ -64,13 +64,48 @@ class KeywordMatcher(Matcher):
             name = dotted(node.func) or ""
             if not self.callees.search(name.rsplit(".", 1)[-1]):
                 return
+        if any(
+            isinstance(k.value, ast.Call) and (dotted(k.value.func) or "").endswith("BitsAndBytesConfig")
+            for k in node.keywords
+        ):
+            # `dict(load_in_4bit=..., quantization_config=BitsAndBytesConfig(...))` (LLaVA's `train.py` and its
+            # copies): the configuration's own finding stands for the call's switches
+            return
         for kw in node.keywords:
             if isinstance(kw.value, ast.Name) and kw.value.id == kw.arg:
                 continue  # `load_in_4bit=load_in_4bit`: a caller's choice passed on; reported where it is made
             if kw.arg in self.names and self._wanted(kw.value):
                 # `from_pretrained(name, load_in_4bit=a, load_in_8bit=b)`: one switch of the call, reported once
-                yield (kw if getattr(kw, "lineno", None) is not None else kw.value), f"{kw.arg}="
+                reported = kw if getattr(kw, "lineno", None) is not None else kw.value
+                off = _parameter_off_by_default(kw.value, ctx.scope)
+                if off:
+                    yield reported, f"{kw.arg}=", ctx._replace(lowered_by=OFF_BY_DEFAULT_NOTE.format(name=off))
+                else:
+                    yield reported, f"{kw.arg}="
                 return
+
+
+OFF_BY_DEFAULT_NOTE = (
+    "opt-in: `{name}` is a parameter off by default; the library loads only where a caller turns it on"
+)
+
+
+def _parameter_off_by_default(value: ast.AST, scope: Optional[ast.AST]) -> str:
+    """The name of the enclosing function's parameter `value` reads, when its default is `False` or `None`
+    and the function never rebinds it (ToolBench's `def __init__(..., load_8bit: bool = False)`, then
+    `from_pretrained(..., load_in_8bit=load_8bit)`); "" otherwise."""
+    if not isinstance(value, ast.Name) or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    for arg, default in defaulted_parameters(scope.args):
+        if arg.arg == value.id:
+            if not (isinstance(default, ast.Constant) and (default.value is False or default.value is None)):
+                return ""
+            stored = any(
+                isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+                for n in ast.walk(scope)
+            )
+            return "" if stored else value.id
+    return ""
 
 
 class AutocastOffMatcher(Matcher):

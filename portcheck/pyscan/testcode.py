@@ -642,6 +642,42 @@ def _set_up_skips_without_cuda(node: ast.ClassDef, imports: ImportTable) -> bool
     )
 
 
+def _is_skip_call(stmt: ast.AST) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] in ("skipTest", "skip")
+    )
+
+
+def _cuda_only_fixtures(module: ast.Module, imports: ImportTable) -> Set[str]:
+    """The module's pytest fixtures that skip without CUDA (curobo's `cuda_device`: `if not
+    torch.cuda.is_available(): pytest.skip(...)`, then `return "cuda:0"`; or `if torch.cuda.is_available():
+    return ...`, then `pytest.skip(...)`): a test that asks for one runs only with CUDA."""
+    names: Set[str] = set()
+    for node in module.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
+            (dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "fixture"
+            for d in node.decorator_list
+        ):
+            continue
+        body = node.body
+        for i, stmt in enumerate(body):
+            if (early_cuda_exit(stmt, imports) and _is_skip_call(stmt.body[-1])) or (  # type: ignore[attr-defined]
+                isinstance(stmt, ast.If)
+                and not stmt.orelse
+                and stmt.body
+                and isinstance(stmt.body[-1], ast.Return)
+                and is_cuda_check(stmt.test, imports)
+                and not is_negative_cuda_check(stmt.test, imports)
+                and i + 1 < len(body)
+                and _is_skip_call(body[i + 1])
+            ):
+                names.add(node.name)
+                break
+    return names
+
+
 def _is_test(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
 
@@ -666,6 +702,13 @@ def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
             params += 1
     defs = list(_definitions(module))
     marked: Set[int] = {id(n) for n, _ in defs if _decorated(n, imports, local)}
+    fixtures = _cuda_only_fixtures(module, imports)
+    if fixtures:
+        marked.update(
+            id(n)
+            for n, _ in defs
+            if _is_test(n) and any(a.arg in fixtures for a in n.args.args)  # type: ignore[attr-defined]
+        )
     for node, _ in defs:
         if isinstance(node, ast.ClassDef) and id(node) not in marked:
             tests = [s for s in node.body if _is_test(s)]

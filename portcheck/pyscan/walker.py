@@ -44,6 +44,7 @@ from portcheck.pyscan.context import (
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
     UNREAD_FLAG_ATTR,
+    UNREAD_OPTION_ATTR,
     Ctx,
     asks_complex,
     asks_float64,
@@ -177,6 +178,10 @@ def _parameters(args: ast.arguments, ctx: Ctx, unread: FrozenSet[str] = frozense
     return out
 
 
+UNREAD_OPTION_NOTE = (
+    "lowered to info: nothing in this module reads the option, and the parsed arguments stay in it, so its"
+    " default picks nothing"
+)
 UNREAD_PARAMETER_NOTE = (
     "lowered to info: the function never reads this parameter, so its default picks nothing (callers that pass"
     " a device choose it)"
@@ -341,6 +346,8 @@ def _children(
 ) -> List[Tuple[ast.AST, Ctx]]:
     if isinstance(node, ast.BoolOp):
         mark_tested_references(node)
+    elif isinstance(node, ast.Expr) and getattr(node.value, UNREAD_OPTION_ATTR, False):
+        return [(node.value, ctx._replace(info_note=UNREAD_OPTION_NOTE))]  # `parser.add_argument("--device", ...)`
     elif isinstance(node, ast.Call) and node.args:
         mark_call_arguments(node)
     if not isinstance(node, _SPECIAL):
