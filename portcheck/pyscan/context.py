@@ -4105,8 +4105,20 @@ def _operand_kind(operand: ast.AST, imports: ImportTable):
         # `torch.max(scores.cpu(), 1)`, `torch.qr(torch.FloatTensor(c, c).normal_())` (waveglow's
         # `Invertible1x1Conv`): of a host copy or a host tensor, on the host
         return ("np", "")
+    if isinstance(operand, ast.UnaryOp):
+        return _operand_kind(operand.operand, imports)
+    if isinstance(operand, ast.BinOp):
+        # `torch.bernoulli(1 - mask_rates)` (GraphMAE's `mask_edge`): arithmetic with a number stays where the
+        # tensor is
+        tensors = [s for s in (operand.left, operand.right) if not _is_number(s)]
+        if len(tensors) == 1:
+            return _operand_kind(tensors[0], imports)
     root = _chain_root(operand)
     return ("ref", root) if root is not None else ("other", "")
+
+
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 # The tensors of a tokenizer's output (`BatchEncoding`): built on the host.

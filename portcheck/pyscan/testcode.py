@@ -140,7 +140,10 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
 # Folders (and modules) of a data pipeline: what they hold runs in the data loader, on host tensors
 # (OpenNMT's `onmt/transforms/bart.py` noising, DPR's `dpr/data/reader_data.py`).
 _DATA_NAMES = frozenset(
-    {"data", "dataset", "datasets", "dataloader", "dataloaders", "data_loader", "transforms", "preprocessing"}
+    {
+        "data", "dataset", "datasets", "dataloader", "dataloaders", "data_loader", "data_loaders", "data_loading",
+        "transforms", "preprocessing",
+    }
 )
 
 
