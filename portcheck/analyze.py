@@ -289,7 +289,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_load_locations(module)
     if "cuda" in text or ".to(" in text:
         mark_moved_later(module)
-    if ".cpu()" in text or '.to("cpu")' in text or ".to('cpu')" in text:
+    if ".cpu()" in text or '.to("cpu")' in text or ".to('cpu')" in text or "torch.tensor(" in text:
         mark_copied_to_host(module)
     if ".numpy()" in text:
         mark_numpy_receivers(module)

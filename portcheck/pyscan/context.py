@@ -4222,10 +4222,12 @@ def mark_moved_later(module: ast.Module) -> None:
 def mark_copied_to_host(module: ast.Module) -> None:
     """Mark (`BEFORE_MOVE_ATTR`: a read of host data) the reads of a name in the statements of a block after one
     that rebinds it to its host copy (`A = A.cpu()`, then `torch.svd(A, some=False)`: meshrcnn's
-    `projtransform.py`), up to where the block binds it again."""
+    `projtransform.py`; or a list the block made, to a tensor on the default device: `loss_list =
+    torch.tensor(loss_list)`, then `loss_list.mean().item()` in Youku-mPLUG's step), up to where the block binds
+    it again."""
     for block in _statement_blocks(module):
         for k, stmt in enumerate(block):
-            copied = _copied_name(stmt)
+            copied = _copied_name(stmt) or _tensor_of_own_list(block, k)
             if copied is None:
                 continue
             for later in block[k + 1 :]:
@@ -4237,6 +4239,26 @@ def mark_copied_to_host(module: ast.Module) -> None:
                         setattr(node, BEFORE_MOVE_ATTR, True)
                 if rebinds:
                     break
+
+
+def _tensor_of_own_list(block: Sequence[ast.stmt], k: int) -> Optional[str]:
+    """The name of `x = torch.tensor(x)` (no `device=`) whose binding before it in the block is a list
+    (`x = [torch.zeros_like(loss) for _ in ...]`): a tensor made from a Python list is on the default device."""
+    target, call = _name_binding(block[k]) if isinstance(block[k], ast.Assign) else (None, None)
+    if (
+        target is None
+        or not isinstance(call, ast.Call)
+        or dotted(call.func) != "torch.tensor"
+        or len(call.args) != 1
+        or not (isinstance(call.args[0], ast.Name) and call.args[0].id == target)
+        or any(kw.arg in (None, "device") for kw in call.keywords)
+    ):
+        return None
+    for earlier in reversed(block[:k]):
+        if target in _bound_names(earlier):
+            made, value = _name_binding(earlier) if isinstance(earlier, ast.Assign) else (None, None)
+            return target if made == target and isinstance(value, (ast.List, ast.ListComp)) else None
+    return None
 
 
 def _copied_name(stmt: ast.stmt) -> Optional[str]:
