@@ -4745,7 +4745,9 @@ def mark_numpy_receivers(module: ast.Module) -> None:
 
 def switch_words(node: ast.AST) -> FrozenSet[str]:
     """The lower-case words of the names in a positive `if` test (`elif xformers:`, `if args.use_bnb_linear
-    is not None:` -> args, use, bnb, linear) or of a function's name; none for a negated test."""
+    is not None:` -> args, use, bnb, linear), and of the strings it asks a value to equal (Megatron's `if
+    self.transformer_impl == 'transformer_engine':` -> transformer, impl, engine), or of a function's name;
+    none for a negated test."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset(name_words(node.name))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -4758,6 +4760,13 @@ def switch_words(node: ast.AST) -> FrozenSet[str]:
             words.update(name_words(sub.id))
         elif isinstance(sub, ast.Attribute):
             words.update(name_words(sub.attr))
+        elif isinstance(sub, ast.Compare) and all(isinstance(op, (ast.Eq, ast.In)) for op in sub.ops):
+            for side in (sub.left, *sub.comparators):
+                values = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                words.update(
+                    w for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                    for w in name_words(v.value)
+                )
     return frozenset(words | {_SHORT_WORDS[w] for w in words if w in _SHORT_WORDS})
 
 
