@@ -149,6 +149,7 @@ def fix_verdicts(
     run fixes it, `fix_safety` unsafe when only `--unsafe-fixes` does. The module is parsed once for
     every group (`tree`, `text` parsed by `ast`, spares a parse); each target is planned only for its
     own findings."""
+    # (a finding left to a person, `manual`, is no candidate: the candidates' lines make the planning skeleton)
     candidates = [
         [f for f in findings if (rule := rules.get(f.code)) is not None and rule.fixable and not f.manual]
         for _, findings in groups

@@ -53,4 +53,3 @@ def imports_again(node: ast.AST, handler: ast.ExceptHandler) -> bool:
     DistributedDataParallel as DDP`, then `torch.nn.parallel`'s, is one: another module."""
     tried, again = _imported(getattr(node, "body", [])), _imported(handler.body)
     return any(a[-len(b):] == b or b[-len(a):] == a for a in tried for b in again)
-

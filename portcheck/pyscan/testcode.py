@@ -561,10 +561,15 @@ def early_cuda_exit(stmt: ast.AST, imports: ImportTable) -> bool:
     last = stmt.body[-1]
     if isinstance(last, (ast.Return, ast.Continue)):
         return True
-    return _skips_module([last]) or (
-        isinstance(last, ast.Expr)
-        and isinstance(last.value, ast.Call)
-        and (dotted(last.value.func) or "").rsplit(".", 1)[-1] in ("skipTest", "skip")
+    return _skips_module([last]) or _is_skip_call(last)
+
+
+def _is_skip_call(stmt: ast.AST) -> bool:
+    """`self.skipTest(...)`, `pytest.skip(...)` as a statement."""
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] in ("skipTest", "skip")
     )
 
 
@@ -642,14 +647,6 @@ def _set_up_skips_without_cuda(node: ast.ClassDef, imports: ImportTable) -> bool
             for s in stmt.body
         )
         for stmt in node.body
-    )
-
-
-def _is_skip_call(stmt: ast.AST) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] in ("skipTest", "skip")
     )
 
 
