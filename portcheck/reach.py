@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.definitions import decode, held_imports
+from portcheck.pyscan.definitions import SWITCH, decode, held_imports
 from portcheck.pyscan.loading import (
     IDENTIFIER,
     IMPORTS,
@@ -330,6 +330,7 @@ def unused_definitions(
     module, notebook, config or script (`texts`) spells their name. Each with its first and last line
     and the note for the findings inside."""
     all_paths = list(sources.paths())
+    texts = list(texts)
     # Every file's facts are asked, whatever it holds now: a warm scan then finds them all in the cache.
     lone_facts = {p: sources.lone_definitions(p) for p in all_paths}
     words = {p: sources.words(p) for p in all_paths}
@@ -346,8 +347,10 @@ def unused_definitions(
         if package and importers[last] == (last in imported[path]):  # (its own `from .last import`)
             import_only[path] = frozenset()
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
-    # what it loads: every module in its folder and below counts as used
-    loading = tuple(_folder(p) for p in all_paths if sources.loading_facts(p) & {LOADS_ANY, LOADS_NAMED})
+    # what it loads: every module in its folder and below counts as used. Not a loader given names (`loads-named`:
+    # Hydra's `instantiate`, LDM's `instantiate_from_config`): the names it looks up are spelt in a config or a
+    # string, and a name spelt anywhere counts as used below.
+    loading = tuple(_folder(p) for p in all_paths if LOADS_ANY in sources.loading_facts(p))
     # and a module loaded by computed name below a package (`import_module(f"zoedepth.trainers.{name}")`,
     # then `getattr(module, "Trainer")`): any of its names may be the one looked up
     below = tuple(fact[len(LOADS) :] for p in all_paths for fact in sources.loading_facts(p) if fact.startswith(LOADS))
@@ -379,6 +382,14 @@ def unused_definitions(
     # what each module imports and uses only inside some of its own definitions (H3's `krylov.py` calls
     # `causal_convolution` of `toeplitz.py` only in `krylov_toeplitz`, which nothing calls)
     held = {p: held_imports(lone_facts[p]) for p in all_paths}
+    # parameters off by default that hold uses (`?use_actnorm`) and that nothing in the application turns on
+    flags = {
+        h[len(SWITCH) :]
+        for p in all_paths
+        for h in [*(h for *_, hs in decode(lone_facts[p]) for h in hs), *(h for hs in held[p].values() for h in hs)]
+        if h.startswith(SWITCH)
+    }
+    off = {flag for flag in flags if not turned_on(flag, sources, all_paths, words, texts)}
     # A module whose name no other file spells is imported by none (`loading` aside, above): its names are
     # its own, whatever other scripts spell the same (Qwen's eval scripts, each with its own `DEVICE`).
     alone = {
@@ -389,13 +400,21 @@ def unused_definitions(
     }
     unused: Set[Tuple[str, str]] = set()
 
+    # the lone definitions of each module by name: a module that defines `ActNorm` itself and names it nowhere
+    # else spells its own, not another's (Open-MAGVIT2's two copies of taming's `util.py`)
+    own = {p: {name for _, _, name, _ in decode(lone_facts[p])} for p in all_paths}
+
     def dead_use(other: str, name: str) -> bool:
-        """`other` spells `name` only inside its own definitions, every one of them unused, or is a test (H3's
-        `fftconv_ref`, the reference only the test of its CUDA kernel calls)."""
-        if other in tests:
+        """`other` spells `name` only inside its own definitions, every one of them unused, or only as its own
+        definition of that name, or is a test (H3's `fftconv_ref`, the reference only the test of its CUDA
+        kernel calls)."""
+        if other in tests or (name in own[other] and name not in imported[other]):
             return True
         holders = held[other].get(name, ())
-        return bool(holders) and all((other, h) in unused for h in holders)
+        return bool(holders) and all(dead(other, h) for h in holders)
+
+    def dead(path: str, holder: str) -> bool:
+        return holder[len(SWITCH) :] in off if holder.startswith(SWITCH) else (path, holder) in unused
 
     # (a test runner's modules, `test_fftconv.py`: a `test.py` at the top evaluates a model, and
     # `tests/inference.py` is a script kept beside the tests)
@@ -415,7 +434,7 @@ def unused_definitions(
                     or any(other != path and not dead_use(other, name) for other in spellers.get(name, ()))
                 ):
                     continue
-                if all((path, h) in unused for h in holders):
+                if all(dead(path, h) for h in holders):
                     unused.add((path, name))
                     changed = True
     wanted = set(paths)
@@ -431,6 +450,32 @@ def unused_definitions(
         if found:
             out[path] = found
     return out
+
+
+def turned_on(
+    flag: str, sources: Sources, paths: Iterable[str], words: Mapping[str, FrozenSet[str]], texts: Iterable[str]
+) -> bool:
+    """Whether any file of the application (or a notebook, config or script of `texts`) may turn `flag` on: sets
+    it to anything but `False`/`None`/`0` or its own name passed on (`use_actnorm=use_actnorm`), in Python,
+    YAML or JSON (`use_actnorm: true`), or spells it as a command-line option (`--use_actnorm`). Reading it
+    (`if not use_actnorm:`) turns nothing on."""
+    pattern = re.compile(_SETS.format(flag=re.escape(flag)))
+    for text in [*(sources.text(p) for p in paths if flag in words[p]), *(t for t in texts if flag in t)]:
+        for found in pattern.finditer(text):
+            value = found.group("value") or found.group("yaml")
+            if found.group("option") or (value is not None and value.strip("'\"") not in _OFF_VALUES | {flag}):
+                return True
+    return False
+
+
+# A flag's name set, or spelt as a command-line option; `value` (or `yaml`) is what it is set to.
+_SETS = (
+    r"(?P<option>-)?(?<![\w])(?:self\.)?{flag}\b['\"]?(?:"
+    r"[ \t]*(?::[ \t]*[\w.\[\], ]+?)?[ \t]*=(?!=)[ \t]*(?P<value>[^\s,)\]}}#]+)"  # `flag=False`, `flag: bool = None`
+    r"|[ \t]*:[ \t]*(?P<yaml>[^\s,}}#]+)"  # `flag: true`, `"flag": false` (not `if not flag:`, nothing after it)
+    r")?"
+)
+_OFF_VALUES = frozenset({"False", "false", "None", "null", "~", "0", "no", "off"})
 
 
 def _below(prefix: str, module: str) -> bool:

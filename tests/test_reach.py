@@ -156,6 +156,29 @@ def test_per_file_facts():
     # (what a config or a string of the project names: `loads-named`, with each dotted string a `named:` fact)
     facts = loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\nm = 'a.b:C'\n")
     assert LOADS_NAMED in facts and "named:a.b" in facts and LOADS_ANY not in facts, facts
+    # a name the function's caller gives (a parameter, or bound from one): what a config or a string names, as
+    # LDM's `get_obj_from_str` of `instantiate_from_config` and mmcv's `import_modules_from_strings`
+    ldm = (
+        "import importlib\n\n\ndef get_obj_from_str(string, reload=False):\n    module, cls = string.rsplit('.', 1)\n"
+        "    return getattr(importlib.import_module(module, package=None), cls)\n"
+    )
+    mmcv = (
+        "from importlib import import_module\n\n\ndef imports(names):\n    for imp in names:\n"
+        "        import_module(imp)\n"
+    )
+    # (and a path: wetectron's `import_file(module_name, file_path)`, mmcv's test helper `run_path(args[0])`)
+    wetectron = (
+        "import importlib.util\n\n\ndef import_file(module_name, file_path):\n"
+        "    spec = importlib.util.spec_from_file_location(module_name, file_path)\n    return spec\n"
+    )
+    helper = "from runpy import run_path\n\n\ndef check(cmd):\n    args = cmd.split()\n    run_path(args[0])\n"
+    for text in (ldm, mmcv, wetectron, helper):
+        assert _loading(text) == {LOADS_NAMED}, text
+    assert LOADS_ANY in loading_facts("from runpy import run_path\nrun_path(sys.argv[1])\n")
+    # not one the function makes (`build_name` above), nor one of a module that lists files (plugins)
+    made = "import importlib\n\n\ndef load(x):\n    name = make()\n    importlib.import_module(name)\n"
+    assert LOADS_ANY in loading_facts(made)
+    assert LOADS_ANY in loading_facts(mmcv + "names = os.listdir(here)\n")
     assert _loading("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
     assert _loading("import torch\n\n\ndef f(x):\n    return g(x)\n") == set()
     assert _loading("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS, SYS_PATH}
@@ -569,3 +592,46 @@ def test_a_test_script_that_evaluates_a_model_is_no_test_suite(tmp_path: Path):
     }
     found = _scan(tmp_path, files)
     assert found[("methods/finetune.py", 3, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_class_only_a_parameter_off_by_default_builds_is_unused():
+    # taming-transformers' `ActNorm`, copied with its discriminator into VQGAN and MAGVIT repositories
+    # (Open-MAGVIT2 holds two copies): built only with `use_actnorm=True`, which nothing sets
+    util = "import torch\n\n\nclass ActNorm(torch.nn.Module):\n    def forward(self, x):\n        return x.cuda()\n"
+    disc = (
+        "from pkg.util import ActNorm\nimport torch.nn as nn\n\n\nclass Disc(nn.Module):\n"
+        "    def __init__(self, n=3, use_actnorm=False):\n        super().__init__()\n        if not use_actnorm:\n"
+        "            norm = nn.BatchNorm2d\n        else:\n            norm = ActNorm\n        self.norm = norm(n)\n"
+    )
+    loss = (
+        "from pkg.disc import Disc\n\n\nclass Loss:\n    def __init__(self, use_actnorm=False):\n"
+        "        self.d = Disc(use_actnorm=use_actnorm)\n"
+    )
+    files = {
+        "train.py": "from pkg.loss import Loss\nLoss()\n",
+        "pkg/util.py": util,
+        "pkg/disc.py": disc,
+        "pkg/loss.py": loss,
+        "copy/util.py": util,
+        "copy/disc.py": disc.replace("pkg.util", "copy.util"),
+        "copy/loss.py": loss.replace("pkg.disc", "copy.disc"),
+        "sample.py": "from copy.loss import Loss\nLoss()\n",
+    }
+    found = unused_definitions(TextSources(files), ["pkg/util.py", "copy/util.py"], {})
+    assert {p: [(a, b) for a, b, _ in spans] for p, spans in found.items()} == {
+        "pkg/util.py": [(4, 6)], "copy/util.py": [(4, 6)]
+    }
+    # turned on anywhere (a call, a config, a command-line option), or switched by a flag that is no parameter
+    for path, text in (
+        ("train.py", "from pkg.loss import Loss\nLoss(use_actnorm=True)\n"),
+        ("train.py", "from pkg.loss import Loss\nLoss(use_actnorm=args.actnorm)\n"),
+        ("run.sh", None),
+        ("pkg/disc.py", disc.replace("use_actnorm=False)", "use_actnorm=True)")),
+        ("pkg/disc.py", disc.replace(", use_actnorm=False)", ")").replace("if not use_actnorm", "if not USE")),
+    ):
+        texts = ["python train.py --use_actnorm\n"] if text is None else []
+        changed = files if text is None else {**files, path: text}
+        assert "pkg/util.py" not in unused_definitions(TextSources(changed), ["pkg/util.py"], {}, texts), path
+    config = ["model:\n  params:\n    use_actnorm: true\n"]
+    assert not unused_definitions(TextSources(files), ["pkg/util.py"], {}, config)
+    assert unused_definitions(TextSources(files), ["pkg/util.py"], {}, ["model:\n  use_actnorm: false\n"])

@@ -70,13 +70,18 @@ def lone_definitions(text: str) -> FrozenSet[str]:
         found = holder(number)
         return None if found in classes else found
 
-    out = _held_imports(text, lines, function_holder)
+    # a use in a branch a parameter off by default switches on (`if not use_actnorm: ... else: norm_layer =
+    # ActNorm`) is held by that switch, `?use_actnorm`: used only where something turns it on
+    switches = _Switches(lines)
+    out = _held_imports(text, lines, lambda number: switches.of(number) or function_holder(number))
     for first, last, name in definitions:
         outside = [number for number in spelt.get(name, ()) if not first <= number <= last]
         # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
         # registry's key): something may look it up by that string, whatever definition holds it
         quoted = re.compile(rf"""(?<![\w.])(['"]){name}\1""")
-        holders = {None if quoted.search(lines[number - 1]) else holder(number) for number in outside}
+        holders = {
+            None if quoted.search(lines[number - 1]) else (switches.of(number) or holder(number)) for number in outside
+        }
         if not holders:
             out.add(f"{first}:{last}:{name}")
         elif None not in holders:
@@ -104,6 +109,96 @@ def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
         for word in imported.intersection(IDENTIFIER.findall(line)):
             where.setdefault(word, set()).add(holder(number))
     return {f"@{word}:{','.join(sorted(h for h in held if h))}" for word, held in where.items() if None not in held}
+
+
+SWITCH = "?"  # a holder that is a parameter off by default: `?use_actnorm`
+
+
+class _Switches:
+    """Which lines of a module sit in a branch that a function's parameter, off by default, switches on: the
+    body of `if flag:` or the `else:` of `if not flag:` in a function whose signature gives `flag=False` (or
+    `None`). Read from the text: indentation gives the blocks (a line in a bracket or string spread over lines
+    may hide a block: fewer switched lines, never more)."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self.found: Dict[int, Optional[str]] = {}
+
+    def of(self, number: int) -> Optional[str]:
+        """`?flag` for line `number` (1-based) when such a switch holds it; None else."""
+        if number not in self.found:
+            self.found[number] = self._switch(number)
+        return self.found[number]
+
+    def _switch(self, number: int) -> Optional[str]:
+        lines = self.lines
+        header = _header_above(lines, number, _indent(lines[number - 1]))
+        if header is None:
+            return None
+        at, text = header
+        found = _IF_FLAG.match(text)
+        if found is None and text.strip() == "else:":
+            # the `if not flag:` this `else:` closes, at its indentation and with no `elif` between
+            indent = _indent(text)
+            opening = _header_above(lines, at, indent + 1)
+            if opening is not None and _indent(opening[1]) == indent and not _has_elif(lines, opening[0], at):
+                found = _IF_NOT_FLAG.match(opening[1])
+        if found is None:
+            return None
+        flag = found.group(1)
+        signature = _signature_above(lines, at, _indent(text))
+        if signature is None or not re.search(rf"\b{flag}\s*(?::[^=,)]*)?=\s*(?:False|None)\b", signature):
+            return None
+        return SWITCH + flag
+
+
+_IF_FLAG = re.compile(r"\s*if\s+([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+_IF_NOT_FLAG = re.compile(r"\s*if\s+not\s+([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _code(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _header_above(lines: Sequence[str], number: int, indent: int) -> Optional[Tuple[int, str]]:
+    """The nearest code line above line `number` indented less than `indent` (the header of its block)."""
+    for at in range(number - 1, 0, -1):
+        line = lines[at - 1]
+        if _code(line) and _indent(line) < indent:
+            return at, line
+    return None
+
+
+def _has_elif(lines: Sequence[str], start: int, end: int) -> bool:
+    """Whether an `elif` at the `if`'s indentation lies between lines `start` and `end`."""
+    indent = _indent(lines[start - 1])
+    return any(
+        lines[at - 1].lstrip().startswith("elif") and _indent(lines[at - 1]) == indent for at in range(start + 1, end)
+    )
+
+
+def _signature_above(lines: Sequence[str], number: int, indent: int) -> Optional[str]:
+    """The signature text of the function holding line `number` (whose indentation is `indent`): from its `def`
+    line to the line ending it with `:`."""
+    at = number
+    while True:
+        header = _header_above(lines, at, indent)
+        if header is None:
+            return None
+        at, text = header
+        indent = _indent(text)
+        if re.match(r"\s*(?:async\s+)?def\b", text):
+            end = at
+            while end < len(lines) and not re.search(r"\)\s*(?:->[^:]*)?:\s*(?:#.*)?$", lines[end - 1]):
+                end += 1
+            return "\n".join(lines[at - 1 : end])
+        if text.lstrip().startswith("class "):
+            return None
 
 
 def held_imports(facts: Iterable[str]) -> Dict[str, Tuple[str, ...]]:

@@ -110,15 +110,29 @@ def loading_facts(text: str) -> FrozenSet[str]:
     # a loader of what configs name loads what some text spells (`loads-named`), unless the module lists
     # files to load (plugins found by `os.listdir`, spelt nowhere): then any module, as a loader given paths
     if words & (ANY_LOADERS - NAMED_LOADERS):
-        out.add(LOADS_ANY)
+        # (a path or name the function's caller gives: wetectron's `import_file(module_name, file_path)` of
+        # `spec_from_file_location`, mmcv's `run_path(args[0])` of a command its test helper is given)
+        given = all(
+            _given_by_caller(text, found.start(), _argument(text, found.end()))
+            for found in _PATH_LOADER_CALL.finditer(text)
+        )
+        out.add(LOADS_NAMED if given and not _LISTS_FILES.search(text) else LOADS_ANY)
     elif words & NAMED_LOADERS:
         out.add(LOADS_ANY if _LISTS_FILES.search(text) else LOADS_NAMED)
     if words & PREFIXED_LOADERS:
         for found in _PREFIXED_CALL.finditer(text):
             quote, prefix = found.group(1), found.group(2)
+            argument = "" if quote else _argument(text, text.index("(", found.start()) + 1)
             if quote and prefix.strip("."):
                 out.add(LOADS + prefix)
-            elif quote or not _LOADS_NOTHING_NEW.match(_argument(text, text.index("(", found.start()) + 1)):
+            elif not quote and _LOADS_NOTHING_NEW.match(argument):
+                continue
+            elif not quote and _given_by_caller(text, found.start(), argument) and not _LISTS_FILES.search(text):
+                # `get_obj_from_str(string)` of LDM's `instantiate_from_config` (`module, cls = string.rsplit(".",
+                # 1)`), mmcv's `import_modules_from_strings(imports)`: what the caller names, a config's
+                # `target:` or a string, as a loader given names
+                out.add(LOADS_NAMED)
+            else:
                 out.add(LOADS_ANY)  # `import_module(name)`: any module (a name typed on a command line too)
     if "." in text:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
@@ -141,6 +155,52 @@ _LOADS_NOTHING_NEW = re.compile(
 )
 
 
+def _given_by_caller(text: str, at: int, argument: str) -> bool:
+    """Whether `argument` (a name, at offset `at` of `text`) is a parameter of the function holding that offset, or
+    a name the function binds from one before it (`module, cls = string.rsplit(".", 1)`, `for imp in imports:`):
+    a value its callers give. Read from the text: the nearest `def` above, indented less than the line."""
+    argument = re.sub(r"(?:\[[^\]]*\]|\.\w+)+$", "", argument)  # `args[0]`, `cfg.path`: where it comes from
+    if not argument.isidentifier():
+        return False
+    start = text.rfind("\n", 0, at) + 1
+    line = text[start:at]
+    indent = len(line) - len(line.lstrip(" \t"))
+    for found in reversed(list(_DEF.finditer(text, 0, start))):
+        if len(found.group(1)) >= indent:
+            continue
+        params = set(_PARAMETER.findall(_signature(text, found.end())))
+        if argument in params:
+            return True
+        body = text[found.end() : start]
+        binding = re.compile(_BINDING.format(name=argument), re.MULTILINE)
+        if any(params & set(IDENTIFIER.findall(bound.group(1))) for bound in binding.finditer(body)):
+            return True
+        return False
+    return False
+
+
+# A line that binds `name` (among others): `module, cls = string.rsplit(".", 1)`, `for imp in imports:`; group 1
+# is what it is bound from.
+_BINDING = r"^[ \t]*(?:for[ \t]+)?[\w \t,()]*\b{name}\b[\w \t,()]*(?:=(?!=)|\bin\b)(.*)$"
+_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(", re.MULTILINE)
+# A parameter's name in a signature: after `(`, `,` or `*`, before `,`, `:`, `=` or `)`.
+_PARAMETER = re.compile(r"(?:^|[(,*])\s*([A-Za-z_]\w*)\s*(?=[,:=)]|$)")
+
+
+def _signature(text: str, start: int) -> str:
+    """A `def`'s parameters, from offset `start` (just inside its parenthesis) to the matching `)`."""
+    depth = 0
+    for end in range(start, min(len(text), start + 2000)):
+        char = text[end]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return text[start - 1 : end]
+            depth -= 1
+    return ""
+
+
 def _argument(text: str, start: int) -> str:
     """The text of a call's first argument from offset `start` (just inside its parenthesis), spaces
     dropped; "" when it does not close on its line."""
@@ -158,6 +218,7 @@ def _argument(text: str, start: int) -> str:
     return ""
 
 
+_PATH_LOADER_CALL = re.compile(r"\b(?:" + "|".join(sorted(ANY_LOADERS - NAMED_LOADERS)) + r")\s*\(")
 _LOADER_HINT = re.compile("|".join(sorted(LOADER_WORDS)))
 _LOADER_CALL = re.compile(r"\b(" + "|".join(sorted(LOADER_WORDS)) + r")\s*\(")
 _MAIN_GUARD = re.compile(
