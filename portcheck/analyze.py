@@ -735,11 +735,11 @@ def _opted_into(reported: Reported, ctx: Ctx) -> str:
         top = module.split(".", 1)[0].lower()
         if top == "torch":
             continue  # `if version.parse(torch.__version__) >= ...: from torch.cuda.amp import ...`: no library
+        if asname and asname.lower() in switches:
+            return asname.lower()  # the word as the flag spells it (`use_bnb_linear`: `bnb`)
         words = set(name_words(top))
         if top in switches or (len(words) > 1 and words <= switches):
             return top
-        if asname and asname.lower() in switches:
-            return asname.lower()
     return ""
 
 

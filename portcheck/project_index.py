@@ -63,6 +63,7 @@ from portcheck.pyscan.testcode import (
     kernel_test_paths,
     names_used_only_with_cuda,
 )
+from portcheck.pyscan.walker import live_children, reached_statements
 from portcheck.scanner import (
     MAX_BYTES,
     as_info,
@@ -243,7 +244,7 @@ class _Collector:
         # (node, under a CUDA check, under any condition, optional: behind an ImportError fallback); what
         # follows `if not use_gpu: return` in the body runs only with CUDA, as under a CUDA check
         stack: List[Tuple[ast.AST, bool, bool, bool]] = []
-        for n in body:
+        for n in reached_statements(body):
             stack.append((n, guarded, guarded, False))
             guarded = guarded or early_cuda_exit(n, self.imports)
         stack.reverse()
@@ -255,17 +256,17 @@ class _Collector:
             ):
                 # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)`, then the CPU path: what
                 # the `try` calls has a fallback, as under a CUDA check.
-                after = list(node.orelse) + list(node.handlers) + list(node.finalbody)
+                after = [*reached_statements(node.orelse), *node.handlers, *reached_statements(node.finalbody)]
                 stack.extend((c, inside, conditional, optional) for c in reversed(after))
-                stack.extend((c, True, True, True) for c in reversed(node.body))
+                stack.extend((c, True, True, True) for c in reversed(reached_statements(node.body)))
                 continue
             if fallbacks and TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
                 if any(
                     catches_import_error(h) and continues(h) and not _keeps_error(h) and not imports_again(node, h)
                     for h in node.handlers
                 ):
-                    tried: List[ast.AST] = list(node.body) + list(node.orelse)
-                    rest: List[ast.AST] = list(node.handlers) + list(node.finalbody)
+                    tried: List[ast.AST] = [*reached_statements(node.body), *reached_statements(node.orelse)]
+                    rest: List[ast.AST] = [*node.handlers, *reached_statements(node.finalbody)]
                     stack.extend((c, inside, conditional, optional) for c in reversed(rest))
                     stack.extend((c, inside, True, True) for c in reversed(tried))
                     continue
@@ -282,8 +283,9 @@ class _Collector:
                     isinstance(node, ast.If)
                     and (reads_environment(node.test, self.imports) or is_availability_check(node.test))
                 )
-                branches: List[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
-                branches += node.orelse if isinstance(node.orelse, list) else [node.orelse]
+                then = node.body
+                branches: List[ast.AST] = [*reached_statements(then)] if isinstance(then, list) else [then]
+                branches += reached_statements(node.orelse) if isinstance(node.orelse, list) else [node.orelse]
                 stack.extend((c, inside or cuda, True, switched) for c in reversed(branches))
                 stack.append((node.test, inside or cuda, conditional, optional))
                 continue
@@ -315,7 +317,8 @@ class _Collector:
                     loads = True
             if (inside or optional) and isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.guarded_imports.add(node.lineno)
-            stack.extend((c, inside, conditional, optional) for c in reversed(list(ast.iter_child_nodes(node))))
+            # (the code left behind a `raise NotImplementedError` in its block never runs: qserve's VLM loader)
+            stack.extend((c, inside, conditional, optional) for c in reversed(live_children(node)))
         return out, loads
 
 

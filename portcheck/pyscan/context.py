@@ -2896,13 +2896,13 @@ EVALUATION_WORDS = frozenset(
 # A class or function that turns a model's outputs into host results (DETR's `PostProcessPanoptic` and its
 # copies in every DETR derivative, a `post_process_segmentation` method): it runs once per batch, at evaluation
 # or inference, and reading values on the host is its job.
-_POST_PROCESSING = re.compile(r"_?post_?process", re.IGNORECASE)
+POST_PROCESSING = re.compile(r"_?post_?process", re.IGNORECASE)
 
 
 def is_post_processing(node: ast.AST) -> bool:
     """A class or function named for post-processing a model's outputs (`PostProcessSegm`, `postprocess`)."""
     return isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and bool(
-        _POST_PROCESSING.match(node.name)
+        POST_PROCESSING.match(node.name)
     )
 
 
@@ -4227,24 +4227,44 @@ def mark_copied_to_host(module: ast.Module) -> None:
     it again."""
     for block in _statement_blocks(module):
         for k, stmt in enumerate(block):
-            copied = _copied_name(stmt) or _tensor_of_own_list(block, k)
-            if copied is None:
-                continue
-            for later in block[k + 1 :]:
-                rebinds = copied in _bound_names(later)
-                if rebinds and not isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    break  # a block that binds it again somewhere inside: which read sees which value is its own
-                for node in ast.walk(later):
-                    if isinstance(node, ast.Name) and node.id == copied and isinstance(node.ctx, ast.Load):
-                        setattr(node, BEFORE_MOVE_ATTR, True)
-                if rebinds:
-                    break
+            listed = _list_binding(stmt)
+            if listed is not None:
+                _mark_later_reads(block, k, listed, PYTHON_LIST_ATTR)
+            copied = _copied_name(stmt) or _tensor_of_own_list(stmt)
+            if copied is not None:
+                _mark_later_reads(block, k, copied, BEFORE_MOVE_ATTR)
 
 
-def _tensor_of_own_list(block: Sequence[ast.stmt], k: int) -> Optional[str]:
-    """The name of `x = torch.tensor(x)` (no `device=`) whose binding before it in the block is a list
-    (`x = [torch.zeros_like(loss) for _ in ...]`): a tensor made from a Python list is on the default device."""
-    target, call = _name_binding(block[k]) if isinstance(block[k], ast.Assign) else (None, None)
+def _mark_later_reads(block: Sequence[ast.stmt], k: int, name: str, attr: str) -> None:
+    """Set `attr` on the reads of `name` in the statements of `block` after the `k`th, up to where it is bound
+    again (a statement that binds it somewhere inside ends the marking before it)."""
+    for later in block[k + 1 :]:
+        rebinds = name in _bound_names(later)
+        if rebinds and not isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            break  # a block that binds it again somewhere inside: which read sees which value is its own
+        for node in ast.walk(later):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                setattr(node, attr, True)
+        if rebinds:
+            break
+
+
+PYTHON_LIST_ATTR = "_portcheck_python_list"  # set on a read of a name the block last bound to a Python list
+
+
+def _list_binding(stmt: ast.stmt) -> Optional[str]:
+    """The name of `x = [...]`, `x = [f(t) for t in ts]` or `x = [bos_id] + ids`: a Python list, whatever it
+    holds."""
+    target, value = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
+    while isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        value = value.left if isinstance(value.left, (ast.List, ast.ListComp)) else value.right
+    return target if isinstance(value, (ast.List, ast.ListComp)) else None
+
+
+def _tensor_of_own_list(stmt: ast.stmt) -> Optional[str]:
+    """The name of `x = torch.tensor(x)` (no `device=`) that was a list the block made (`x = [torch.zeros_like(loss)
+    for _ in ...]`): a tensor made from a Python list is on the default device."""
+    target, call = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
     if (
         target is None
         or not isinstance(call, ast.Call)
@@ -4254,11 +4274,7 @@ def _tensor_of_own_list(block: Sequence[ast.stmt], k: int) -> Optional[str]:
         or any(kw.arg in (None, "device") for kw in call.keywords)
     ):
         return None
-    for earlier in reversed(block[:k]):
-        if target in _bound_names(earlier):
-            made, value = _name_binding(earlier) if isinstance(earlier, ast.Assign) else (None, None)
-            return target if made == target and isinstance(value, (ast.List, ast.ListComp)) else None
-    return None
+    return target if getattr(call.args[0], PYTHON_LIST_ATTR, False) else None
 
 
 def _copied_name(stmt: ast.stmt) -> Optional[str]:
@@ -4375,8 +4391,25 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
     if name in ("torch.tensor", "torch.as_tensor"):
         # `torch.tensor([[0.57, -0.81], ...])` of literals builds a host tensor; of a tensor, it keeps its device
         # (a shape is host data too: allennlp's `torch.tensor(grad_data.shape)`)
-        return bool(call.args) and _literal_or_shape(call.args[0]) and is_host_factory(call, imports)
+        # (or of a list the block made: SEED-Story's `torch.tensor(input_ids)` of `[bos_id] + input_ids`)
+        return (
+            bool(call.args)
+            and (_literal_or_shape(call.args[0]) or getattr(call.args[0], PYTHON_LIST_ATTR, False))
+            and is_host_factory(call, imports)
+        )
     return is_host_factory(call, imports)
+
+
+def _tensor_of_list(node: ast.AST, imports: ImportTable) -> bool:
+    """`torch.tensor([..])` or `torch.tensor(ids)` of a list the block made, with no device: a host tensor of one
+    dimension or more."""
+    return (
+        isinstance(node, ast.Call)
+        and (imports.resolved(node.func) or "") in ("torch.tensor", "torch.as_tensor")
+        and len(node.args) == 1
+        and (isinstance(node.args[0], (ast.List, ast.ListComp)) or getattr(node.args[0], PYTHON_LIST_ATTR, False))
+        and is_host_factory(node, imports)
+    )
 
 
 def _literal_or_shape(node: ast.AST) -> bool:
@@ -4636,9 +4669,13 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         root = root.value
     if isinstance(root, ast.Compare) and len(root.comparators) == 1:
         # `(query[i] != self.tokenizer.pad_token_id)` of a host `query`: compared on the host
+        # (a 1-d host tensor made from a list compared with any name: SEED-Story's `torch.tensor(input_ids) ==
+        # boi_token_id`; with a device tensor it would raise, not move)
         other = root.comparators[0]
         return is_host_value(root.left, scope, imports, copies) and (
-            isinstance(other, (ast.Constant, ast.Attribute)) or is_host_value(other, scope, imports, copies)
+            isinstance(other, (ast.Constant, ast.Attribute))
+            or (isinstance(other, ast.Name) and _tensor_of_list(root.left, imports))
+            or is_host_value(other, scope, imports, copies)
         )
     if isinstance(root, ast.BinOp):
         # `(len2 - 1)` of a host `len2`: arithmetic with a constant or another host value stays on the host
@@ -4767,11 +4804,17 @@ def switch_words(node: ast.AST) -> FrozenSet[str]:
                     w for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)
                     for w in name_words(v.value)
                 )
-    return frozenset(words | {_SHORT_WORDS[w] for w in words if w in _SHORT_WORDS})
+    return frozenset(
+        words
+        | {_SHORT_WORDS[w] for w in words if w in _SHORT_WORDS}
+        | ({"bitsandbytes"} if any(w.endswith("8bit") for w in words) else set())
+    )
 
 
-# A switch's word and the short form a library's name uses (`self.use_flash_attention` switches on `flash_attn`).
-_SHORT_WORDS = {"attention": "attn"}
+# A switch's word and the short form a library's name uses (`self.use_flash_attention` switches on `flash_attn`),
+# or the library it is short for (`OptimizerNames.ADAMW_BNB`). A word ending in `8bit` names bitsandbytes too: HF
+# Trainer's `if optimizer_cls.__name__ == "Adam8bit": import bitsandbytes`, copied into LLaVA-style trainers.
+_SHORT_WORDS = {"attention": "attn", "bnb": "bitsandbytes"}
 
 
 TESTED_ATTR = "_portcheck_tested"  # set on a reference an earlier operand of its `and` chain tests for truth

@@ -30,6 +30,7 @@ from portcheck.backends import name_words
 from portcheck.parts import DEFAULT_PATTERNS
 from portcheck.pyscan.context import (
     EVALUATION_WORDS,
+    POST_PROCESSING,
     SKIP_DECORATORS,
     cuda_only_decorator,
     is_cuda_check,
@@ -158,12 +159,15 @@ def is_data_pipeline_path(path: str) -> bool:
 
 def is_evaluation_path(path: str) -> bool:
     """A file of evaluation code, by a folder or file-name word (`dinov2/eval/linear.py`,
-    `evaluations/th_evaluator.py`, `eval_retrieval.py`): it scores a model on a dataset, off the
-    training step."""
+    `evaluations/th_evaluator.py`, `eval_retrieval.py`), or of post-processing (mmdet's
+    `core/post_processing/bbox_nms.py`, `postprocess.py`): it scores a model on a dataset or turns its outputs
+    into results, off the training step."""
     parts = _parts(path)
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
-    return any(w in EVALUATION_WORDS for part in parts for w in name_words(part))
+    return any(w in EVALUATION_WORDS for part in parts for w in name_words(part)) or any(
+        POST_PROCESSING.match(part) for part in parts
+    )
 
 
 _METRIC_WORDS = frozenset({"metric", "metrics"})

@@ -302,8 +302,9 @@ _XLA_CLASS_NAME = re.compile(r"(?:^|[a-z_])(?:XLA|TPU)(?:[A-Z_]|$)")
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
 
 
-def _plain_children(node: ast.AST) -> List[ast.AST]:
-    """`ast.iter_child_nodes` as a list, minus the context markers every Name and Attribute carries."""
+def live_children(node: ast.AST) -> List[ast.AST]:
+    """`ast.iter_child_nodes` as a list, minus the context markers every Name and Attribute carries and the
+    statements of a block after its first `raise`/`return`/`continue`/`break` (`reached_statements`)."""
     fields = _FIELDS.get(type(node))
     if fields is None:
         fields = tuple(f for f in node._fields if f not in _SKIP_FIELDS)
@@ -313,14 +314,14 @@ def _plain_children(node: ast.AST) -> List[ast.AST]:
         if isinstance(value, ast.AST):
             out.append(value)
         elif isinstance(value, list):
-            out.extend(v for v in (_reached(value) if field in _BLOCKS else value) if isinstance(v, ast.AST))
+            out.extend(v for v in (reached_statements(value) if field in _BLOCKS else value) if isinstance(v, ast.AST))
     return out
 
 
 _BLOCKS = frozenset({"body", "orelse", "finalbody"})
 
 
-def _reached(stmts: Sequence[ast.AST]) -> Sequence[ast.AST]:
+def reached_statements(stmts: Sequence[ast.AST]) -> Sequence[ast.AST]:
     """The statements of a block up to its first `raise`/`return`/`continue`/`break`: the rest never runs
     (`try: raise Exception()` then the code left behind it, muse-maskgit's `attend.py`)."""
     for i, stmt in enumerate(stmts):
@@ -351,7 +352,7 @@ def _children(
     elif isinstance(node, ast.Call) and node.args:
         mark_call_arguments(node)
     if not isinstance(node, _SPECIAL):
-        return [(c, ctx) for c in _plain_children(node)]
+        return [(c, ctx) for c in live_children(node)]
     if (
         isinstance(node, ast.Expr)
         and isinstance(node.value, (ast.Constant, ast.JoinedStr))
@@ -526,7 +527,7 @@ def _children(
         return [(c, head_ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
     if isinstance(node, _COMPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=ctx.periodic)
-        return [(c, inner) for c in _plain_children(node)]
+        return [(c, inner) for c in live_children(node)]
     if isinstance(node, ast.ClassDef):
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             ctx = ctx._replace(skipped=True)
@@ -543,7 +544,7 @@ def _children(
             ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
         if is_post_processing(node):
             ctx = ctx._replace(evaluation=True)
-        return [(c, ctx) for c in _plain_children(node)]
+        return [(c, ctx) for c in live_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
             in_loop=False, loop=None, periodic=False, in_function=True, in_init=is_init_only(node)
@@ -668,10 +669,10 @@ def _children(
                 else_ctx = ctx._replace(xla_branch=True)
         error_path = ctx._replace(error_path=True)  # a handler runs when something failed, not every step
         return (
-            [(c, body_ctx) for c in _reached(node.body)]
+            [(c, body_ctx) for c in reached_statements(node.body)]
             + [(h, error_path) for h in node.handlers]
-            + [(c, else_ctx) for c in _reached(node.orelse)]
-            + [(c, ctx) for c in _reached(node.finalbody)]
+            + [(c, else_ctx) for c in reached_statements(node.orelse)]
+            + [(c, ctx) for c in reached_statements(node.finalbody)]
         )
     if isinstance(node, ast.BinOp) and scaled_usage_figure(node):
         # `mem.update(torch.cuda.max_memory_allocated() // 1e9)` (omnivore's meter), `max_memory =
@@ -785,7 +786,7 @@ def _children(
             return left + [
                 (c, looked_up if isinstance(c, (ast.List, ast.Tuple, ast.Set)) else ctx) for c in node.comparators
             ]
-        return [(c, ctx) for c in _plain_children(node)]
+        return [(c, ctx) for c in live_children(node)]
     if isinstance(node, ast.With) and any(
         isinstance(i.context_expr, ast.Call)
         and imports.resolved(i.context_expr.func) == "torch.device"
@@ -795,11 +796,11 @@ def _children(
         # `with torch.device("cpu"): freqs = torch.arange(0, d, 2, dtype=torch.float64)` (diffusers' rotary
         # tables): the block's tensors are made on the host
         on_host = ctx._replace(host=True)
-        return [(i, ctx) for i in node.items] + [(c, on_host) for c in _reached(node.body)]
+        return [(i, ctx) for i in node.items] + [(c, on_host) for c in reached_statements(node.body)]
     if isinstance(node, ast.Dict) and _pins_cpu(node):
         # `tkwargs = {"device": torch.device("cpu"), "dtype": torch.double}` (botorch's tutorials): the
         # factory arguments of host tensors
-        return [(c, ctx._replace(host=True)) for c in _plain_children(node)]
+        return [(c, ctx._replace(host=True)) for c in live_children(node)]
     if isinstance(node, ast.Dict) and _backend_table(node):
         # `{"cuda": torch.cuda.reset_peak_memory_stats, "xpu": ..., "mps": None, "neuron": None}` (diffusers'
         # `BACKEND_*` tables): a dispatch over accelerators; CUDA's entry is CUDA's own arm
@@ -842,7 +843,7 @@ def _children(
         # (mmpose's alias); nothing in it is made
         if (imports.resolve(node.value) or "").startswith(("typing.", "typing_extensions.")):
             return [(node.value, ctx), (node.slice, ctx._replace(annotation=True))]
-        return [(c, ctx) for c in _plain_children(node)]
+        return [(c, ctx) for c in live_children(node)]
     if isinstance(node, ast.BinOp):
         # `"%.3gG" % (torch.cuda.memory_reserved() / 1e9)`: a number formatted for people, like an f-string's
         # `{...:.3g}` (a `"cuda:%d" % rank` builds a device and is no display).
@@ -866,7 +867,7 @@ def _children(
         return [(node.value, ctx._replace(display=True))]
     if isinstance(node, ast.Raise):
         msg = ctx._replace(message=True)
-        return [(c, msg) for c in _plain_children(node)]
+        return [(c, msg) for c in live_children(node)]
     if isinstance(node, ast.Assert):
         if ctx.in_test:
             test_ctx = ctx._replace(test_assert=True)
@@ -886,7 +887,7 @@ def _children(
         if node.msg is not None:
             out.append((node.msg, ctx._replace(message=True)))
         return out
-    return [(c, ctx) for c in _plain_children(node)]
+    return [(c, ctx) for c in live_children(node)]
 
 
 # What a bare expression statement may ask without using CUDA: its answer is shown, or dropped.
@@ -1128,7 +1129,7 @@ def walk(
             if isinstance(value, AST):
                 found.append((value, node, ctx))
             elif isinstance(value, list):
-                block = _reached(value) if field in _BLOCKS else value  # `with ...: return x` then dead code
+                block = reached_statements(value) if field in _BLOCKS else value  # `with ...: return x` then dead code
                 found.extend((v, node, ctx) for v in block if isinstance(v, AST))
         if found:
             found.reverse()
