@@ -44,10 +44,18 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
+from portcheck.pyscan.devices import mark_string_globals
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
+from portcheck.pyscan.matchers import (
+    ImportMatcher,
+    Located,
+    MethodMatcher,
+    Reported,
+    mark_copy_guards,
+    mark_own_method_calls,
+)
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
     cuda_measuring_calls,
@@ -289,6 +297,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_load_locations(module)
     if "cuda" in text or ".to(" in text:
         mark_moved_later(module)
+        mark_string_globals(module)
     if ".cpu()" in text or '.to("cpu")' in text or ".to('cpu')" in text or "torch.tensor(" in text:
         mark_copied_to_host(module)
     if ".numpy()" in text:
@@ -298,6 +307,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if "for " in text:
         mark_iteration_sources(module)
     mark_loader_classes(module)
+    if "is_cuda" in text:
+        mark_copy_guards(module)
     mark_built_once_classes(module)
     if ("grid" in text and "block" in text) or "c_void_p" in text:
         mark_raw_kernel_wrappers(module)

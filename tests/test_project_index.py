@@ -748,7 +748,8 @@ WRAPPER_PROJECT = {
 def test_details_inside_an_extensions_wrapper_are_info_and_the_extension_is_reported(tmp_path: Path):
     found = _fallback_findings(tmp_path, WRAPPER_PROJECT)
     inside = {key: f for key, f in found.items() if key[0] == "raymarching/raymarching.py" and 10 <= key[1] <= 15}
-    assert {(line, code) for _, line, code in inside} >= {(13, "DEV004"), (14, "DEV002"), (15, "KRN009")}, sorted(found)
+    # (`if not rays.is_cuda: rays = rays.cuda()` only skips a copy already made: the `.cuda()` is the finding)
+    assert {(line, code) for _, line, code in inside} == {(14, "DEV002"), (15, "KRN009")}, sorted(found)
     for (_, line, code), f in inside.items():
         if code == "KRN009":
             # the call into the extension: another use of what the import at line 5 brings in

@@ -156,6 +156,9 @@ def test_per_file_facts():
     # (what a config or a string of the project names: `loads-named`, with each dotted string a `named:` fact)
     facts = loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\nm = 'a.b:C'\n")
     assert LOADS_NAMED in facts and "named:a.b" in facts and LOADS_ANY not in facts, facts
+    # a Hydra override inside a longer string names what it builds (SAM 2's video predictor)
+    override = "overrides = ['++model._target_=sam2.sam2_video_predictor.SAM2VideoPredictor']\n"
+    assert "named:sam2.sam2_video_predictor.SAM2VideoPredictor" in loading_facts(override)
     # a name the function's caller gives (a parameter, or bound from one): what a config or a string names, as
     # LDM's `get_obj_from_str` of `instantiate_from_config` and mmcv's `import_modules_from_strings`
     ldm = (
@@ -635,3 +638,16 @@ def test_a_class_only_a_parameter_off_by_default_builds_is_unused():
     config = ["model:\n  params:\n    use_actnorm: true\n"]
     assert not unused_definitions(TextSources(files), ["pkg/util.py"], {}, config)
     assert unused_definitions(TextSources(files), ["pkg/util.py"], {}, ["model:\n  use_actnorm: false\n"])
+
+
+def test_a_name_only_its_modules_all_lists_is_unused():
+    # ali-vilab/videocomposer's `artist/ops/utils.py`: `detect_duplicates` is exported and called nowhere
+    utils = (
+        "import torch\n\n__all__ = [\n    'detect_duplicates',\n    'rescale',\n]\n\n\n"
+        "def detect_duplicates(x):\n    torch.cuda.synchronize()\n    return x\n\n\ndef rescale(x):\n    return x\n"
+    )
+    files = {"train.py": "from ops.utils import *\nrescale(1)\n", "ops/utils.py": utils}
+    found = unused_definitions(TextSources(files), ["ops/utils.py"], {})
+    assert [(a, b) for a, b, _ in found["ops/utils.py"]] == [(9, 11)]
+    called = {**files, "train.py": files["train.py"] + "detect_duplicates(2)\n"}
+    assert not unused_definitions(TextSources(called), ["ops/utils.py"], {})

@@ -74,8 +74,10 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     # ActNorm`) is held by that switch, `?use_actnorm`: used only where something turns it on
     switches = _Switches(lines)
     out = _held_imports(text, lines, lambda number: switches.of(number) or function_holder(number))
+    # the module's `__all__` lists what `import *` brings in: no use (videocomposer's `detect_duplicates`)
+    exported = _export_lines(lines)
     for first, last, name in definitions:
-        outside = [number for number in spelt.get(name, ()) if not first <= number <= last]
+        outside = [number for number in spelt.get(name, ()) if not first <= number <= last and number not in exported]
         # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
         # registry's key): something may look it up by that string, whatever definition holds it
         quoted = re.compile(rf"""(?<![\w.])(['"]){name}\1""")
@@ -111,6 +113,23 @@ def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
     return {f"@{word}:{','.join(sorted(h for h in held if h))}" for word, held in where.items() if None not in held}
 
 
+def _export_lines(lines: Sequence[str]) -> Set[int]:
+    """The lines of the module's `__all__ = [...]` (or `+=`) statements, brackets followed over lines."""
+    out: Set[int] = set()
+    for number, line in enumerate(lines, 1):
+        if not _EXPORTS.match(line):
+            continue
+        depth, at = 0, number
+        while at <= len(lines):
+            out.add(at)
+            depth += sum(lines[at - 1].count(c) for c in "([{") - sum(lines[at - 1].count(c) for c in ")]}")
+            if depth <= 0:
+                break
+            at += 1
+    return out
+
+
+_EXPORTS = re.compile(r"__all__\s*(?::[^=]*)?\+?=")
 SWITCH = "?"  # a holder that is a parameter off by default: `?use_actnorm`
 
 

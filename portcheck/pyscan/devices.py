@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from portcheck.pyscan.context import (
     Ctx,
@@ -210,7 +210,11 @@ class DeviceStringMatcher(Matcher):
             yield from self._call(node, ctx, imports)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and "assignment" in pos:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(self._holds(_name_of_target(t)) for t in targets):
+            # (or named for an index, given a device's name: FlashFace's `gpu = 'cuda'`, then `.to(gpu)`)
+            if any(
+                self._holds(name) or (self.holder is DEVICE_NAME and RANKISH.match(name or ""))
+                for name in map(_name_of_target, targets)
+            ):
                 # `device = "cpu" if n < 0 else f"cuda:{n}"`, then only `tqdm(desc=f"({device}) ...")`: shown
                 shown = (
                     not self.in_display
@@ -425,6 +429,62 @@ def _bound_to_non_index(name: str, scope: ast.AST) -> bool:
     return bool(values) and not any(_index_value(v) for v in values)
 
 
+STRING_NAME_ATTR = "_portcheck_string_name"  # set on a read of a name the module binds only to strings
+
+
+def mark_string_globals(module: ast.Module) -> None:
+    """Mark (`STRING_NAME_ATTR`) the reads of a name that the module's own statements (not its functions' or
+    classes') bind only to string constants, and that no `global` statement rebinds: FlashFace's notebook sets
+    `gpu = 'cuda'` at the top and moves tensors with `.to(gpu)` in its functions; a device name, not an index."""
+    values: Dict[str, List[ast.AST]] = {}
+    stack: List[ast.AST] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        # (`a, b = ...` binds each to what it cannot tell: no string)
+                        values.setdefault(name.id, []).append(node.value if target is name else node)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            for name in ast.walk(node.target):
+                if isinstance(name, ast.Name):
+                    values.setdefault(name.id, []).append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    names = {
+        name for name, bound in values.items()
+        if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in bound)
+    }
+    if not names:
+        return
+    for node in ast.walk(module):
+        if isinstance(node, ast.Global):
+            names.difference_update(node.names)
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+            setattr(node, STRING_NAME_ATTR, True)
+
+
+def _binds(name: str, scope: ast.AST) -> bool:
+    """Whether `scope` (a function) takes `name` as a parameter or binds it in its own statements."""
+    args = getattr(scope, "args", None)
+    if isinstance(args, ast.arguments) and any(
+        a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a
+    ):
+        return True
+    stack: List[ast.AST] = list(getattr(scope, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 class IntDeviceMatcher(DeviceIndexMatcher):
     """An integer used as a CUDA device index, where the context makes it one."""
 
@@ -454,6 +514,9 @@ class IntDeviceMatcher(DeviceIndexMatcher):
             return False
         if isinstance(expr, ast.Name) and imports is not None and expr.id in imports.aliases:
             return False
+        if isinstance(expr, ast.Name) and getattr(expr, STRING_NAME_ATTR, False):
+            # `gpu = 'cuda'` at the module's top, read in a function that does not bind `gpu` itself
+            return scope is not None and _binds(expr.id, scope) and not _bound_to_non_index(expr.id, scope)
         return not (isinstance(expr, ast.Name) and scope is not None and _bound_to_non_index(expr.id, scope))
 
     def match(self, node: ast.Call, parent, ctx, imports) -> Iterator[Hit]:

@@ -57,6 +57,9 @@ _PREFIXED_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{
 # A string literal that spells a dotted name (`"src.models.sequence.ssm.S4"`, `"pkg.mod:Class"`): what a loader
 # given names may load.
 _DOTTED_LITERAL = re.compile(r"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?["']""")
+# A Hydra override naming what to build, inside a longer string (SAM 2's `build_sam2_video_predictor`:
+# `"++model._target_=sam2.sam2_video_predictor.SAM2VideoPredictor"`).
+_TARGET_OVERRIDE = re.compile(r"""_target_['"]?\s*[=:]\s*['"]?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)""")
 # Lists a folder: modules loaded by computed names may be every file there, spelt nowhere.
 _LISTS_FILES = re.compile(r"\b(?:listdir|iterdir|scandir|glob|iglob|walk_packages|iter_modules|rglob)\s*\(")
 # A Python identifier, as the project pass and `portcheck.reach` split texts into names.
@@ -136,6 +139,7 @@ def loading_facts(text: str) -> FrozenSet[str]:
                 out.add(LOADS_ANY)  # `import_module(name)`: any module (a name typed on a command line too)
     if "." in text:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
+        out.update(NAMED + found for found in _TARGET_OVERRIDE.findall(text))
     out.update(IMPORTS + name for statement in IMPORT_STATEMENT.findall(text) for name in imported_names(statement))
     if _SYS_PATH.search(text):
         out.add(SYS_PATH)

@@ -1050,9 +1050,11 @@ def _asks_scripting(test: ast.AST, imports: ImportTable) -> bool:
 
 
 def _never_true(test: ast.AST) -> bool:
-    """`x and False`, `False and x`, or a name the module only ever sets to `False` (`parallel = False`, then
-    `if parallel:`): a condition switched off in the code itself."""
+    """`False` (GVHMR's `if False:  # wis3d` debug block), `x and False`, `False and x`, or a name the module only
+    ever sets to `False` (`parallel = False`, then `if parallel:`): a condition switched off in the code itself."""
     if isinstance(test, ast.Name) and getattr(test, OFF_SWITCH_ATTR, False):
+        return True
+    if isinstance(test, ast.Constant) and test.value in (False, 0, None):
         return True
     return (
         isinstance(test, ast.BoolOp)
