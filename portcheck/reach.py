@@ -354,6 +354,9 @@ def unused_definitions(
     # and a module loaded by computed name below a package (`import_module(f"zoedepth.trainers.{name}")`,
     # then `getattr(module, "Trainer")`): any of its names may be the one looked up
     below = tuple(fact[len(LOADS) :] for p in all_paths for fact in sources.loading_facts(p) if fact.startswith(LOADS))
+    # and a module whose names another looks up by computed name after `from .lta import *` (videollm-online's
+    # `globals()[f"build_{dataset}"]` in `data/__init__.py`): any of its names may be the one looked up
+    looked_up = _star_imported_by_lookups(sources, all_paths, words)
     # every module's lone definitions take part (a use inside an unused one of another module counts for
     # nothing); those of `paths` are reported
     candidates: Dict[str, List[Tuple[int, int, str, Tuple[str, ...]]]] = {}
@@ -365,7 +368,7 @@ def unused_definitions(
             continue
         if any(path.startswith(folder) for folder in loading):
             continue
-        if any(_below(prefix, module_name(path)[0]) for prefix in below):
+        if any(_below(prefix, module_name(path)[0]) for prefix in below) or path in looked_up:
             continue
         lone = decode(lone_facts[path])
         if lone:
@@ -449,6 +452,42 @@ def unused_definitions(
         ]
         if found:
             out[path] = found
+    return out
+
+
+_LOOKUP_WORDS = frozenset({"globals", "locals", "vars", "eval", "exec"})
+_LOOKUP_CALL = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
+_STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
+def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Mapping[str, FrozenSet[str]]) -> Set[str]:
+    """The modules whose names reach, through `from x import *` (followed on), a module that looks names up by
+    computed name (`globals()[name]`, `eval(expr)`): any of their names may be the one it looks up."""
+    by_name = {module_name(p)[0]: p for p in paths}
+    pending = [p for p in paths if words[p] & _LOOKUP_WORDS and _LOOKUP_CALL.search(sources.text(p))]
+    out: Set[str] = set()
+    seen = set(pending)
+    while pending:
+        path = pending.pop()
+        text = sources.text(path)
+        if "*" not in text:
+            continue
+        module, package = module_name(path)
+        for spelt in _STAR_IMPORT.findall(text):
+            dots = len(spelt) - len(spelt.lstrip("."))
+            if dots:
+                base = module.split(".") if package else module.split(".")[:-1]
+                base = base[: len(base) - (dots - 1)] if dots > 1 else base
+                target = ".".join([*base, spelt[dots:]] if spelt[dots:] else base)
+            else:
+                target = spelt
+            found = by_name.get(target) or next(
+                (p for name, p in by_name.items() if name.endswith("." + target)), None
+            )
+            if found and found not in seen:
+                seen.add(found)
+                out.add(found)
+                pending.append(found)
     return out
 
 

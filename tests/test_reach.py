@@ -651,3 +651,21 @@ def test_a_name_only_its_modules_all_lists_is_unused():
     assert [(a, b) for a, b, _ in found["ops/utils.py"]] == [(9, 11)]
     called = {**files, "train.py": files["train.py"] + "detect_duplicates(2)\n"}
     assert not unused_definitions(TextSources(called), ["ops/utils.py"], {})
+
+
+def test_a_module_another_looks_up_by_computed_name_through_star_imports_is_used():
+    # showlab/videollm-online: `data/__init__.py` does `from .ego4d import *` (which does `from .lta import *`)
+    # and builds datasets with `globals()[f"build_{dataset}"]`, named on command lines only
+    lta = "import torch\n\n\ndef build_ego4d_lta_train(**kwargs):\n    return torch.cuda.current_device()\n"
+    files = {
+        "train.py": "from data import build\nbuild(['ego4d_lta_train'])\n",
+        "data/__init__.py": (
+            "from .ego4d import *\n\n\ndef build(names):\n    return [globals()[f'build_{n}']() for n in names]\n"
+        ),
+        "data/ego4d/__init__.py": "from .lta import *\n",
+        "data/ego4d/lta.py": lta,
+    }
+    assert not unused_definitions(TextSources(files), ["data/ego4d/lta.py"], {})
+    # without the lookup, nothing names the builder
+    plain = {**files, "data/__init__.py": "from .ego4d import *\n\n\ndef build(names):\n    return names\n"}
+    assert unused_definitions(TextSources(plain), ["data/ego4d/lta.py"], {})

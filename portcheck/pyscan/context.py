@@ -2900,10 +2900,21 @@ POST_PROCESSING = re.compile(r"_?post_?process", re.IGNORECASE)
 
 
 def is_post_processing(node: ast.AST) -> bool:
-    """A class or function named for post-processing a model's outputs (`PostProcessSegm`, `postprocess`)."""
+    """A class or function named for post-processing a model's outputs (`PostProcessSegm`, `postprocess`), or a
+    function named for evaluating and not for training (videollm-online's `stream_evaluate`, `eval_step`; not
+    `validate_coords`, which checks inputs, nor `_compute_valid_mean`, nor `train_val_step`): it turns outputs
+    into results or scores, off the training step."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        words = set(name_words(node.name))
+        if words & _EVALUATING_WORDS and "train" not in words:
+            return True
     return isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and bool(
         POST_PROCESSING.match(node.name)
     )
+
+
+# Words of a function's name that say it evaluates a model (`validate` often checks inputs; `valid` is an adjective).
+_EVALUATING_WORDS = frozenset({"eval", "evals", "evaluate", "evaluation", "evaluations", "evaluator"})
 
 
 # Words of a function's name that say it computes a quality metric (LDMVFI's `calc_flolpips`, `calc_psnr`,

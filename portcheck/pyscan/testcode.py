@@ -875,6 +875,22 @@ def _checks_or_compares(block: Sequence[ast.stmt]) -> bool:
     return found
 
 
+_CLOCKS = frozenset({"time", "perf_counter", "monotonic", "elapsed_time", "timeit"})
+
+
+def _times(block: Sequence[ast.stmt]) -> bool:
+    """A host clock or CUDA events read inside the block (`s1 = time.time()` ... `print(s2 - s1)`), and nothing a
+    training or evaluation run does: a timing of the module's own code (videocomposer's `mha_flash.py`)."""
+    found = False
+    for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
+        if isinstance(node, ast.Call):
+            last = (dotted(node.func) or "").rsplit(".", 1)[-1]
+            if last in _RUN_CALLS and not _profiler_step(node):
+                return False
+            found = found or last in _CLOCKS
+    return found
+
+
 def _profiler_step(call: ast.Call) -> bool:
     """`prof.step()` under `with profile(...) as prof:`: a profiler's schedule, not a training step."""
     func = call.func
@@ -911,11 +927,27 @@ def mark_self_tests(module: ast.Module) -> None:
     for stmt in module.body:
         if not (isinstance(stmt, ast.If) and _is_main_check(stmt.test)) or stmt.orelse:
             continue
-        if _reads_command_line(stmt.body, readers) or not _checks_or_compares(stmt.body):
+        if _reads_command_line(stmt.body, readers) or not (_checks_or_compares(stmt.body) or _times(stmt.body)):
             continue
         used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
         if used & defined:
-            setattr(stmt, SELF_TEST_ATTR, "cuda" if _cannot_import_without_cuda(module) else "test")
+            cuda = _cannot_import_without_cuda(module)
+            setattr(stmt, SELF_TEST_ATTR, "cuda" if cuda else "test")
+            if cuda:
+                _mark_imports_only_for(module, stmt, used)
+
+
+def _mark_imports_only_for(module: ast.Module, block: ast.stmt, used: Set[str]) -> None:
+    """Mark (CUDA_ONLY_ATTR) the module's top-level imports whose names only `block` (a CUDA-only self-test)
+    reads: `import torch.cuda.amp as amp` for the timing under `if __name__ == "__main__":`."""
+    elsewhere = {
+        n.id for s in module.body if s is not block for n in ast.walk(s) if isinstance(n, ast.Name)
+    }
+    for stmt in module.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names = {(a.asname or a.name).split(".")[0] for a in stmt.names}
+            if names and names <= used and not names & elsewhere:
+                setattr(stmt, CUDA_ONLY_ATTR, True)
 
 
 def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
