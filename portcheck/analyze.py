@@ -48,14 +48,7 @@ from portcheck.pyscan.devices import mark_string_globals
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
-from portcheck.pyscan.matchers import (
-    ImportMatcher,
-    Located,
-    MethodMatcher,
-    Reported,
-    mark_copy_guards,
-    mark_own_method_calls,
-)
+from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
     cuda_measuring_calls,
@@ -307,8 +300,6 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if "for " in text:
         mark_iteration_sources(module)
     mark_loader_classes(module)
-    if "is_cuda" in text:
-        mark_copy_guards(module)
     mark_built_once_classes(module)
     if ("grid" in text and "block" in text) or "c_void_p" in text:
         mark_raw_kernel_wrappers(module)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.definitions import SWITCH, decode, held_imports
+from portcheck.pyscan.definitions import COMPUTED_LOOKUP, SWITCH, decode, held_imports
 from portcheck.pyscan.loading import (
     IDENTIFIER,
     IMPORTS,
@@ -177,10 +177,10 @@ def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[s
             if not fact.startswith(IMPORTS):
                 continue
             name = fact[len(IMPORTS) :]
-            level = len(name) - len(name.lstrip("."))
-            if level:
-                if level - 1 <= len(folder):
-                    reach(".".join(folder[: len(folder) - level + 1] + [name[level:]]).strip("."))
+            if name.startswith("."):
+                absolute = _absolute(name, folder)
+                if absolute is not None:
+                    reach(absolute)
                 continue
             # (`utils.nms.cpu_nms`, a compiled module, still runs the package `utils/nms/__init__.py`)
             exact = [m for i in roots if _known(m := ".".join(folder[:i] + [name]), i)]
@@ -333,6 +333,7 @@ def unused_definitions(
     texts = list(texts)
     # Every file's facts are asked, whatever it holds now: a warm scan then finds them all in the cache.
     lone_facts = {p: sources.lone_definitions(p) for p in all_paths}
+    decoded = {p: decode(lone_facts[p]) for p in all_paths}
     words = {p: sources.words(p) for p in all_paths}
     # a name spelt only on a file's import lines is not used there: imported and never used, or re-exported
     # by a package's `__init__.py` for the modules that import the package (Bert-Chinese's vendored
@@ -370,7 +371,7 @@ def unused_definitions(
             continue
         if any(_below(prefix, module_name(path)[0]) for prefix in below) or path in looked_up:
             continue
-        lone = decode(lone_facts[path])
+        lone = decoded[path]
         if lone:
             candidates[path] = lone
     if not candidates:
@@ -389,7 +390,7 @@ def unused_definitions(
     flags = {
         h[len(SWITCH) :]
         for p in all_paths
-        for h in [*(h for *_, hs in decode(lone_facts[p]) for h in hs), *(h for hs in held[p].values() for h in hs)]
+        for h in [*(h for *_, hs in decoded[p] for h in hs), *(h for hs in held[p].values() for h in hs)]
         if h.startswith(SWITCH)
     }
     off = {flag for flag in flags if not turned_on(flag, sources, all_paths, words, texts)}
@@ -405,7 +406,7 @@ def unused_definitions(
 
     # the lone definitions of each module by name: a module that defines `ActNorm` itself and names it nowhere
     # else spells its own, not another's (Open-MAGVIT2's two copies of taming's `util.py`)
-    own = {p: {name for _, _, name, _ in decode(lone_facts[p])} for p in all_paths}
+    own = {p: {name for _, _, name, _ in decoded[p]} for p in all_paths}
 
     def dead_use(other: str, name: str) -> bool:
         """`other` spells `name` only inside its own definitions, every one of them unused, or only as its own
@@ -456,7 +457,6 @@ def unused_definitions(
 
 
 _LOOKUP_WORDS = frozenset({"globals", "locals", "vars", "eval", "exec"})
-_LOOKUP_CALL = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
@@ -464,23 +464,21 @@ def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Map
     """The modules whose names reach, through `from x import *` (followed on), a module that looks names up by
     computed name (`globals()[name]`, `eval(expr)`): any of their names may be the one it looks up."""
     by_name = {module_name(p)[0]: p for p in paths}
-    pending = [p for p in paths if words[p] & _LOOKUP_WORDS and _LOOKUP_CALL.search(sources.text(p))]
+    texts = {p: sources.text(p) for p in paths if words[p] & _LOOKUP_WORDS}
+    pending = [p for p, text in texts.items() if COMPUTED_LOOKUP.search(text)]
     out: Set[str] = set()
     seen = set(pending)
     while pending:
         path = pending.pop()
-        text = sources.text(path)
+        text = texts[path] if path in texts else sources.text(path)
         if "*" not in text:
             continue
         module, package = module_name(path)
+        folder = module.split(".") if package else module.split(".")[:-1]
         for spelt in _STAR_IMPORT.findall(text):
-            dots = len(spelt) - len(spelt.lstrip("."))
-            if dots:
-                base = module.split(".") if package else module.split(".")[:-1]
-                base = base[: len(base) - (dots - 1)] if dots > 1 else base
-                target = ".".join([*base, spelt[dots:]] if spelt[dots:] else base)
-            else:
-                target = spelt
+            target = _absolute(spelt, folder) if spelt.startswith(".") else spelt
+            if target is None:
+                continue
             found = by_name.get(target) or next(
                 (p for name, p in by_name.items() if name.endswith("." + target)), None
             )
@@ -489,6 +487,15 @@ def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Map
                 out.add(found)
                 pending.append(found)
     return out
+
+
+def _absolute(name: str, folder: Sequence[str]) -> Optional[str]:
+    """The absolute name of a relative import (`..ops.k`) made in the package whose parts are `folder`; None for
+    one that climbs above the top."""
+    level = len(name) - len(name.lstrip("."))
+    if level - 1 > len(folder):
+        return None
+    return ".".join([*folder[: len(folder) - level + 1], name[level:]]).strip(".")
 
 
 def turned_on(

@@ -641,13 +641,12 @@ _OTHER_FRAMEWORK_OP = re.compile(r'^\s*#\s*include\s*[<"](?:tensorflow|mxnet|pad
 
 # An umbrella header's lines, comments left out: it includes the project's headers (and guards itself), nothing else
 # (nglod's `solr/sdf.cuh`: `#pragma once` and four `#include "sdf/....cuh"`): the headers it includes hold the code.
-_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 _UMBRELLA_LINE = re.compile(r'#\s*(?:include\s*["<]|pragma\s+once\b|ifndef\s+\w+\s*$|define\s+\w+\s*$|endif\b)')
 
 
 def umbrella_header(lines: Sequence[str]) -> bool:
     """Whether the file only includes the project's own headers (`#include "..."`), with a guard at most."""
-    code = [line.strip() for line in _COMMENTS.sub("", "\n".join(lines)).splitlines() if line.strip()]
+    code = [text.strip() for _, text in _comment_free(lines, "cuda")]
     return any(re.match(r'#\s*include\s*"', line) for line in code) and all(_UMBRELLA_LINE.match(line) for line in code)
 
 

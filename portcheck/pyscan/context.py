@@ -1480,6 +1480,39 @@ def is_device_move_choice(node: ast.AST, imports: ImportTable) -> bool:
     return _moves(node.body, "cuda") and _moves(node.orelse, "to")
 
 
+def is_copy_guard(node: Union[ast.If, ast.IfExp]) -> bool:
+    """`x.cuda(non_blocking=True) if not x.is_cuda else x` (street_gaussians' `train.py`), `x if x.is_cuda else
+    x.to(d)`, or `if not x.is_cuda: y = x.cuda()` with nothing else in the branch: the test only skips moving a
+    value that is there already; the move beside it is the finding."""
+    test = node.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if not (isinstance(inner, ast.Attribute) and inner.attr == "is_cuda"):
+        return False
+    value = inner.value
+    if isinstance(node, ast.IfExp):
+        moved, kept = (node.body, node.orelse) if negated else (node.orelse, node.body)
+        return _moves_value(moved, value) and ast.dump(kept) == ast.dump(value)
+    return (
+        isinstance(node, ast.If)
+        and negated
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Assign)
+        and _moves_value(node.body[0].value, value)
+    )
+
+
+def _moves_value(expr: ast.AST, value: ast.AST) -> bool:
+    """`value.cuda(...)` or `value.to(...)`."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in ("cuda", "to")
+        and ast.dump(expr.func.value) == ast.dump(value)
+    )
+
+
 def is_load_location_choice(node: ast.AST, imports: ImportTable) -> bool:
     """`if torch.cuda.is_available(): ckpt = load(f, map_location=lambda s, loc: s.cuda(i)) else: ckpt = load(f)`
     (mmcv's `EpochBasedRunner.resume`), or `map_location="cpu" if not torch.cuda.is_available() else None`: the

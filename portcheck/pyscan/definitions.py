@@ -33,7 +33,7 @@ _CONSTANT = re.compile(
 # (H3's `toeplitz.py`). Reading an attribute runs nothing; the alias holds what it names.
 _ALIAS = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z]\w*)[ \t]*(?:#.*)?$")
 # Names a module may look up by computed name among its own: `globals()[name]`, `eval(expr)`.
-_COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
+COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
 
 
 def lone_definitions(text: str) -> FrozenSet[str]:
@@ -43,7 +43,7 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     (`holders` comma-separated: InstantMesh's `marching_tets_tetmesh`, which only the unused
     `DMTetGeometry` calls, is unused when every holder is). Tests (`test*`) are run by name, never named:
     they are not here."""
-    if _COMPUTED_LOOKUP.search(text):
+    if COMPUTED_LOOKUP.search(text):
         return frozenset()
     lines = text.splitlines()
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]

@@ -429,13 +429,14 @@ def _bound_to_non_index(name: str, scope: ast.AST) -> bool:
     return bool(values) and not any(_index_value(v) for v in values)
 
 
-STRING_NAME_ATTR = "_portcheck_string_name"  # set on a read of a name the module binds only to strings
+STRING_NAME_ATTR = "_portcheck_string_name"  # on a read of a name like an index the module binds only to strings
 
 
 def mark_string_globals(module: ast.Module) -> None:
-    """Mark (`STRING_NAME_ATTR`) the reads of a name that the module's own statements (not its functions' or
-    classes') bind only to string constants, and that no `global` statement rebinds: FlashFace's notebook sets
-    `gpu = 'cuda'` at the top and moves tensors with `.to(gpu)` in its functions; a device name, not an index."""
+    """Mark (`STRING_NAME_ATTR`) the reads of a name read as an index (`RANKISH`) that the module's own statements
+    (not its functions' or classes') bind only to string constants, and that no `global` statement rebinds:
+    FlashFace's notebook sets `gpu = 'cuda'` at the top and moves tensors with `.to(gpu)` in its functions; a
+    device name, not an index."""
     values: Dict[str, List[ast.AST]] = {}
     stack: List[ast.AST] = list(module.body)
     while stack:
@@ -453,9 +454,10 @@ def mark_string_globals(module: ast.Module) -> None:
                 if isinstance(name, ast.Name):
                     values.setdefault(name.id, []).append(node)
         stack.extend(ast.iter_child_nodes(node))
+    # (only a name read as an index asks: `IntDeviceMatcher._index`)
     names = {
         name for name, bound in values.items()
-        if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in bound)
+        if RANKISH.match(name) and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in bound)
     }
     if not names:
         return

@@ -1057,57 +1057,7 @@ class AttributeMatcher(Matcher):
             # `print(f"Model on GPU? {p.is_cuda}")` (pytext's workflow): the answer is only shown
             yield node, node.attr, ctx._replace(shown=True)
             return
-        if getattr(node, COPY_GUARD_ATTR, False):
-            # `x.cuda(non_blocking=True) if not x.is_cuda else x` (street_gaussians): the test only skips a copy
-            # already made; the move beside it is the finding
-            yield node, node.attr, ctx._replace(declined=True)
-            return
         yield node, node.attr
-
-
-COPY_GUARD_ATTR = "_portcheck_copy_guard"  # set on an `x.is_cuda` that only decides whether to move `x`
-
-
-def mark_copy_guards(module: ast.Module) -> None:
-    """Mark (`COPY_GUARD_ATTR`) the `x.is_cuda` of `x.cuda() if not x.is_cuda else x` (or `x if x.is_cuda else
-    x.to(d)`) and of `if not x.is_cuda: y = x.cuda()` with nothing else in the branch: a test that only skips
-    moving a value that is there already."""
-    for node in ast.walk(module):
-        if isinstance(node, ast.IfExp):
-            negated, attr = _is_cuda_test(node.test)
-            if attr is None:
-                continue
-            moved, kept = (node.body, node.orelse) if negated else (node.orelse, node.body)
-            if _moves(moved, attr.value) and _same(kept, attr.value):
-                setattr(attr, COPY_GUARD_ATTR, True)
-        elif isinstance(node, ast.If) and not node.orelse and len(node.body) == 1:
-            negated, attr = _is_cuda_test(node.test)
-            stmt = node.body[0]
-            if attr is not None and negated and isinstance(stmt, ast.Assign) and _moves(stmt.value, attr.value):
-                setattr(attr, COPY_GUARD_ATTR, True)
-
-
-def _is_cuda_test(test: ast.AST) -> Tuple[bool, Optional[ast.Attribute]]:
-    """(negated, the `x.is_cuda` attribute) of `x.is_cuda` or `not x.is_cuda`; (False, None) for any other test."""
-    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
-    if isinstance(inner, ast.Attribute) and inner.attr == "is_cuda":
-        return negated, inner
-    return False, None
-
-
-def _moves(expr: ast.AST, value: ast.AST) -> bool:
-    """`value.cuda(...)` or `value.to(...)`."""
-    return (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in ("cuda", "to")
-        and _same(expr.func.value, value)
-    )
-
-
-def _same(a: ast.AST, b: ast.AST) -> bool:
-    return ast.dump(a) == ast.dump(b)
 
 
 def _searched_text(node: ast.AST, parent: Optional[ast.AST]) -> bool:

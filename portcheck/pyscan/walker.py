@@ -63,6 +63,7 @@ from portcheck.pyscan.context import (
     is_build_choice,
     is_built_once_class,
     is_collate_function,
+    is_copy_guard,
     is_copy_hint_assignment,
     is_cuda_check,
     is_cuda_precondition,
@@ -407,6 +408,7 @@ def _children(
             or is_cuda_precondition(node, imports)
             or is_extension_build(node, imports)
             or is_device_move_choice(node, imports)
+            or is_copy_guard(node)
             or is_load_location_choice(node, imports)
             or is_optional_library(node, imports)
             or is_implementation_choice(node, imports)
