@@ -434,9 +434,9 @@ STRING_NAME_ATTR = "_portcheck_string_name"  # on a read of a name like an index
 
 def mark_string_globals(module: ast.Module) -> None:
     """Mark (`STRING_NAME_ATTR`) the reads of a name read as an index (`RANKISH`) that the module's own statements
-    (not its functions' or classes') bind only to string constants, and that no `global` statement rebinds:
-    FlashFace's notebook sets `gpu = 'cuda'` at the top and moves tensors with `.to(gpu)` in its functions; a
-    device name, not an index."""
+    (not its functions' or classes') bind only to a device's name (`_names_a_device`), and that no `global`
+    statement rebinds: FlashFace's notebook sets `gpu = 'cuda'` at the top and moves tensors with `.to(gpu)` in
+    its functions; a device name, not an index."""
     values: Dict[str, List[ast.AST]] = {}
     stack: List[ast.AST] = list(module.body)
     while stack:
@@ -457,7 +457,7 @@ def mark_string_globals(module: ast.Module) -> None:
     # (only a name read as an index asks: `IntDeviceMatcher._index`)
     names = {
         name for name, bound in values.items()
-        if RANKISH.match(name) and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in bound)
+        if RANKISH.match(name) and all(_names_a_device(v) for v in bound)
     }
     if not names:
         return
@@ -467,6 +467,13 @@ def mark_string_globals(module: ast.Module) -> None:
     for node in ast.walk(module):
         if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
             setattr(node, STRING_NAME_ATTR, True)
+
+
+def _names_a_device(value: ast.AST) -> bool:
+    """A string constant (`'cuda'`), or a device's type (`DEVICE.type`, what `portcheck fix` writes for it)."""
+    return (isinstance(value, ast.Constant) and isinstance(value.value, str)) or (
+        isinstance(value, ast.Attribute) and value.attr == "type"
+    )
 
 
 def _binds(name: str, scope: ast.AST) -> bool:
