@@ -180,6 +180,8 @@ def _finding(
         # code that runs only with CUDA (the check before it raises; the CUDA branch of `if x.is_cuda:`, whose
         # `else` is the path other devices take) never runs on XLA or Neuron: it costs nothing there
         return None
+    if ctx.stop_decision and rule.category == "xla":
+        return None  # a stopping criterion's host sync is `generate`'s own, once per token (`is_stopping_criterion`)
     if is_import and ctx.probe:
         return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
     note = ""

@@ -158,6 +158,11 @@ class ModuleSummary:
     # `from ._roi_pooling import lib`, each symbol wrapped with `_wrap_function`): importing it imports the
     # compiled library, and what it binds at run time are the library's functions.
     ffi: bool = False
+    # Names bound from a loader in a module-level `try` whose handler binds them to `None` and carries on
+    # (rosinality's `op/fused_act.py`: `try: fused = load(...)` / `except: fused = None`), each with the
+    # `try`'s first and last line: the module has a path without the extension, and its importers ask
+    # `if fused is not None:` to pick the native op.
+    optional_loads: Tuple[Tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -541,7 +546,46 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         cuda_builds,
         _built_extensions(tree, imports) if "CUDAExtension" in text or "create_extension" in text else (),
         _wraps_ffi_library(bindings),
+        _optional_loads(tree, global_loads) if global_loads else (),
     )
+
+
+def _optional_loads(tree: ast.Module, loaded: Mapping[str, str]) -> Tuple[Tuple[str, int, int], ...]:
+    """The names of `loaded` (module-level names bound from a call) that a module-level `try` binds and
+    whose handler, catching what a failed build raises and carrying on, binds to `None`, with the `try`'s
+    lines (see `ModuleSummary.optional_loads`)."""
+    found: List[Tuple[str, int, int]] = []
+    stack: List[ast.stmt] = list(tree.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.If):
+            stack.extend(stmt.body)
+            stack.extend(stmt.orelse)
+            continue
+        if not (TRY_STATEMENTS and isinstance(stmt, TRY_STATEMENTS)):
+            continue
+        tried = {
+            target.id
+            for sub in stmt.body
+            if isinstance(sub, ast.Assign)
+            for target in sub.targets
+            if isinstance(target, ast.Name) and target.id in loaded
+        }
+        for handler in stmt.handlers:
+            if not (catches_runtime_error(handler) or catches_import_error(handler)):
+                continue
+            if not continues(handler) or _keeps_error(handler):
+                continue
+            for sub in handler.body:
+                if (
+                    isinstance(sub, ast.Assign)
+                    and isinstance(sub.value, ast.Constant)
+                    and sub.value.value is None
+                ):
+                    for target in sub.targets:
+                        if isinstance(target, ast.Name) and target.id in tried:
+                            found.append((target.id, stmt.lineno, stmt.end_lineno or stmt.lineno))
+    return tuple(sorted(set(found)))
 
 
 _CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
@@ -551,12 +595,24 @@ _FFI = "torch.utils.ffi"
 def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]:
     """The literal names given to `CUDAExtension(...)` calls (positional or `name=`), and to the old
     `torch.utils.ffi.create_extension(...)` calls that may build with CUDA (`with_cuda=` anything but a
-    literal False), sorted."""
+    literal False), sorted. A name the module binds to `CUDAExtension` builds one too (detectron2's and
+    DCNv4's `extension = CppExtension`, then `extension = CUDAExtension` where CUDA is, then
+    `extension("DCNv4.ext", sources, ...)`)."""
     found: Set[str] = set()
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))
+    aliases = {
+        target.id
+        for node in nodes
+        if isinstance(node, ast.Assign) and imports.resolve(node.value) == _CUDA_EXTENSION
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         callee = imports.resolve(node.func)
+        if isinstance(node.func, ast.Name) and node.func.id in aliases:
+            callee = _CUDA_EXTENSION
         with_cuda = next((k.value for k in node.keywords if k.arg == "with_cuda"), None)
         if callee == _CUDA_EXTENSION or (
             callee == f"{_FFI}.create_extension"
@@ -1212,6 +1268,8 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
             site = replace(site, guarded=True)
         imported_at = optional.get(site.ref.split(".", 1)[0])
         optional_detail = f"imported optionally, line {imported_at}" if imported_at and not site.guarded else ""
+        if not site.guarded and not optional_detail:
+            optional_detail = _loaded_optionally(project, module, target)
         if optional_detail:
             site = replace(site, guarded=True)
         head = site.ref.split(".", 1)[0]
@@ -1257,9 +1315,23 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         calls = through.get(binding.local, [])
         only_with_fallback = bool(calls) and all(calls) and binding.local not in summary.values
         guarded = binding.guarded or fallback(binding.statement) or only_with_fallback
+        if not guarded and not detail:
+            detail = _loaded_optionally(project, module, sym)
+            guarded = bool(detail)
         binds = tuple(b.local for b in summary.imports if b.statement == binding.statement)
         out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local, binds))
     return out
+
+
+def _loaded_optionally(project: Project, module: str, sym: Symbol) -> str:
+    """How `sym` is loaded when a `try` binds it from a loader and its handler to `None` (see
+    `ModuleSummary.optional_loads`): the code has a path without it; "" otherwise."""
+    summary = project.modules.get(sym[0])
+    for name, first, _ in summary.optional_loads if summary is not None else ():
+        if name == sym[1]:
+            where = f"line {first}" if sym[0] == module else f"{sym[0]} line {first}"
+            return f"loaded optionally, {where}"
+    return ""
 
 
 def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolved) -> FrozenSet[str]:
@@ -1278,6 +1350,7 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
                 summary.module in resolved.fallback_modules
                 or (summary.module, owner(summary, line) or "") in resolved.fallback_seen
                 or any(first <= line <= last for first, last in summary.cuda_builds)
+                or any(first <= line <= last for _, first, last in summary.optional_loads)
             )
             for candidate in {posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal)}:
                 named[candidate] = named.get(candidate, True) and fallback

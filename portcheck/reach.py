@@ -498,6 +498,47 @@ def _absolute(name: str, folder: Sequence[str]) -> Optional[str]:
     return ".".join([*folder[: len(folder) - level + 1], name[level:]]).strip(".")
 
 
+SWITCHED_OFF_NOTE = (
+    "lowered to info: it runs only when `{flag}` is on, a parameter off by default (`False` or `None`) that"
+    " nothing in this application turns on (no call, config or command-line option sets it); it is code a port"
+    " can leave as it is"
+)
+
+
+def switched_off(
+    sources: Sources, lines: Mapping[str, Iterable[int]], texts: Iterable[str] = ()
+) -> Dict[str, List[Tuple[int, int, str]]]:
+    """Of the `lines` of each Python module (an application's, with findings), those in a block that a
+    parameter off by default switches on (`if cuda_sync:` with `cuda_sync=False` in the signature, or in
+    its class's `__init__` for `if self.cuda_sync:`; `Sources.lone_definitions`' `?first:last:flag` facts)
+    which no file of the application, nor a config or script of `texts`, turns on (`turned_on`); each as a
+    one-line span with the note for its findings."""
+    held: Dict[str, List[Tuple[int, str]]] = {}
+    for path, numbers in lines.items():
+        blocks = [_switch_block(f) for f in sources.lone_definitions(path) if f.startswith(SWITCH)]
+        for number in sorted(numbers) if blocks else ():
+            holding = sorted({flag for first, last, flag in blocks if first <= number <= last})
+            held.setdefault(path, []).extend((number, flag) for flag in holding)
+    if not held:
+        return {}
+    all_paths = list(sources.paths())
+    words = {p: sources.words(p) for p in all_paths}
+    texts = list(texts)
+    flags = {flag for found in held.values() for _, flag in found}
+    off = {flag for flag in flags if not turned_on(flag, sources, all_paths, words, texts)}
+    out: Dict[str, List[Tuple[int, int, str]]] = {}
+    for path, found in held.items():
+        spans = {n: (n, n, SWITCHED_OFF_NOTE.format(flag=flag)) for n, flag in reversed(found) if flag in off}
+        if spans:
+            out[path] = [spans[n] for n in sorted(spans)]
+    return out
+
+
+def _switch_block(fact: str) -> Tuple[int, int, str]:
+    first, last, flag = fact[len(SWITCH) :].split(":", 2)
+    return int(first), int(last), flag
+
+
 def turned_on(
     flag: str, sources: Sources, paths: Iterable[str], words: Mapping[str, FrozenSet[str]], texts: Iterable[str]
 ) -> bool:
@@ -506,8 +547,13 @@ def turned_on(
     YAML or JSON (`use_actnorm: true`), or spells it as a command-line option (`--use_actnorm`). Reading it
     (`if not use_actnorm:`) turns nothing on."""
     pattern = re.compile(_SETS.format(flag=re.escape(flag)))
-    for text in [*(sources.text(p) for p in paths if flag in words[p]), *(t for t in texts if flag in t)]:
-        for found in pattern.finditer(text):
+    code = re.compile(_SETS_IN_CODE.format(flag=re.escape(flag)))
+    found_in = [
+        *((code, sources.text(p)) for p in paths if flag in words[p]),
+        *((pattern, t) for t in texts if flag in t),
+    ]
+    for searched, text in found_in:
+        for found in searched.finditer(text):
             value = found.group("value") or found.group("yaml")
             if found.group("option") or (value is not None and value.strip("'\"") not in _OFF_VALUES | {flag}):
                 return True
@@ -519,6 +565,14 @@ _SETS = (
     r"(?P<option>-)?(?<![\w])(?:self\.)?{flag}\b['\"]?(?:"
     r"[ \t]*(?::[ \t]*[\w.\[\], ]+?)?[ \t]*=(?!=)[ \t]*(?P<value>[^\s,)\]}}#]+)"  # `flag=False`, `flag: bool = None`
     r"|[ \t]*:[ \t]*(?P<yaml>[^\s,}}#]+)"  # `flag: true`, `"flag": false` (not `if not flag:`, nothing after it)
+    r")?"
+)
+# The same in Python, where `flag: value` is a dict's key only when quoted (`{"use_actnorm": True}`): `cuda_sync:
+# bool` is an annotation, `:param cuda_sync: whether to sync` a docstring's line.
+_SETS_IN_CODE = (
+    r"(?P<quote>['\"])?(?P<option>-)?(?<![\w])(?:self\.)?{flag}\b(?:"
+    r"(?(quote)(?!))[ \t]*(?::[ \t]*[\w.\[\], ]+?)?[ \t]*=(?!=)[ \t]*(?P<value>[^\s,)\]}}#]+)"
+    r"|(?(quote)['\"][ \t]*:[ \t]*(?P<yaml>[^\s,}}#]+)|(?!))"
     r")?"
 )
 _OFF_VALUES = frozenset({"False", "false", "None", "null", "~", "0", "no", "off"})

@@ -29,7 +29,14 @@ from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
 from portcheck.project_index import ProjectPass, project_findings
-from portcheck.reach import backup_copies, is_application, is_whole_repository, unreached, unused_definitions
+from portcheck.reach import (
+    backup_copies,
+    is_application,
+    is_whole_repository,
+    switched_off,
+    unreached,
+    unused_definitions,
+)
 from portcheck.scanner import (
     MAX_BYTES,
     Settings,
@@ -211,14 +218,16 @@ _MAX_OTHER_CONFIG_BYTES = 256 * 1024  # (a JSON file larger than this is data: a
 _MAX_OTHER_CONFIGS = 2000
 
 
-def _finding_lines(per_target: Sequence[Sequence[FileResult]], codes: FrozenSet[str]) -> Dict[str, Set[int]]:
-    """Per Python file, the lines of its findings of `codes`, for any target."""
+def _finding_lines(
+    per_target: Sequence[Sequence[FileResult]], codes: Optional[FrozenSet[str]] = None
+) -> Dict[str, Set[int]]:
+    """Per Python file, the lines of its findings of `codes` (of any code without), for any target."""
     out: Dict[str, Set[int]] = {}
     for found in per_target:
         for r in found:
             if r.kind == "python":
                 for f in r.findings:
-                    if f.code in codes:
+                    if codes is None or f.code in codes:
                         out.setdefault(r.path, set()).add(f.line)
     return out
 
@@ -324,9 +333,11 @@ def scan_paths_targets(
         )
         # `"dist_backend": "nccl"` in a dict literal nothing reads (HiFi-GAN's vocoder config in AudioLDM2)
         unread = unread_settings(shared.sources, _finding_lines(per_target, _SETTING_CODES), texts)
+        # `if self.cuda_sync: torch.cuda.synchronize()` with `cuda_sync=False` that nothing turns on
+        off = switched_off(shared.sources, _finding_lines(per_target), texts) if application else {}
         shared.unused = {
-            path: list(shared.unused.get(path, ())) + overridden.get(path, []) + unread.get(path, [])
-            for path in set(shared.unused) | set(overridden) | set(unread)
+            path: [*shared.unused.get(path, ()), *overridden.get(path, []), *unread.get(path, []), *off.get(path, [])]
+            for path in set(shared.unused) | set(overridden) | set(unread) | set(off)
         }
     shared.vendored = vendored_folders(zip(displays, (str(c.path) for c in candidates)), roots)
     shared.whole_folders = all(p.is_dir() for p in paths)

@@ -113,7 +113,14 @@ def _comment_free(lines: Sequence[str], kind: str) -> Iterator[Tuple[int, str]]:
     """(1-based line number, text without comments), skipping C-style block comments in C++/CUDA and shell
     lines that only print."""
     in_block = False
+    shown_until = ""  # the word that closes a here-document a shell line only prints
     for number, line in enumerate(lines, 1):
+        if shown_until:
+            if line.strip() == shown_until:
+                shown_until = ""
+            continue
+        if kind == "shell":
+            shown_until = _shown_heredoc(strip_comment(line, kind))
         if kind in _SLASH_COMMENTS:
             if in_block:
                 end = line.find("*/")
@@ -137,6 +144,17 @@ _PRINTS = re.compile(r"^\s*(?:echo|printf)\b[^>|]*$")
 
 def _prints_only(text: str) -> bool:
     return bool(_PRINTS.match(text))
+
+
+# `cat <<EOF` (or `cat >&2 <<'EOF'`) opening a usage text: the here-document is printed, prose like an `echo`.
+# One written to a file (`cat <<EOF > config.yaml`), piped on, or fed to a program (`python - <<'PY'`) stays.
+_SHOWN_HEREDOC = re.compile(r"""^\s*cat(?:\s+>&2)?\s+<<-?\s*(['"]?)(\w+)\1(?:\s+>&2)?\s*$""")
+
+
+def _shown_heredoc(text: str) -> str:
+    """The closing word of the here-document `text` opens when the line only prints it; "" otherwise."""
+    m = _SHOWN_HEREDOC.match(text)
+    return m.group(2) if m else ""
 
 
 class TextMatcher:

@@ -842,6 +842,45 @@ def test_calls_through_an_optional_import_are_lowered_with_it(tmp_path: Path):
     assert "first on line 3" in found[("core/corr.py", 9, "KRN009")].note, sorted(found)
 
 
+# rosinality's stylegan2 `op/fused_act.py` (vendored by DragGAN and others): the extension is built in a `try`
+# whose handler binds it to `None`, and the model asks `if fused is not None:` to pick the native op.
+OPTIONAL_LOAD = {
+    "op/fused_act.py": (
+        "import os\nfrom torch.utils.cpp_extension import load\n\ntry:\n    fused = load(\n        'fused',\n"
+        "        sources=[os.path.join('op', 'fused_bias_act.cpp'), os.path.join('op', 'fused_bias_act_kernel.cu')],\n"
+        "    )\nexcept:\n    fused = None\n\n\n"
+        "def fused_leaky_relu(x, bias):\n    return fused.fused_bias_act(x, bias)\n"
+    ),
+    "op/fused_bias_act.cpp": "int f() { return 0; }\n",
+    "op/fused_bias_act_kernel.cu": "__global__ void act(float* x) {}\n",
+    "model.py": (
+        "from op.fused_act import fused\n\nif fused is not None:\n    from op.fused_act import fused_leaky_relu\n"
+        "else:\n    from op.native import fused_leaky_relu\n\n\n"
+        "def act(x, bias):\n    return fused_leaky_relu(x, bias)\n"
+    ),
+    "op/native.py": "def fused_leaky_relu(x, bias):\n    return x + bias\n",
+    "train.py": "from model import act\n\ny = act(1, 2)\n",
+}
+
+
+def test_an_extension_a_handler_binds_to_none_is_optional_where_it_is_used(tmp_path: Path):
+    found = _fallback_findings(tmp_path, OPTIONAL_LOAD)
+    imported, called = found[("model.py", 1, "KRN009")], found[("op/fused_act.py", 14, "KRN009")]
+    assert imported.guarded and imported.severity.value == "major", imported
+    assert "loaded optionally, op.fused_act line 4" in imported.message, imported
+    assert called.guarded and called.severity.value == "major", called
+    assert "loaded optionally, line 4" in called.message, called
+    kernel = found[("op/fused_bias_act_kernel.cu", 1, "KRN002")]
+    assert kernel.severity.value == "major", kernel  # built only where the `try` carries on without it
+    # a handler that reports and re-raises leaves no path without the extension
+    texts = dict(OPTIONAL_LOAD)
+    texts["op/fused_act.py"] = texts["op/fused_act.py"].replace("    fused = None\n", "    fused = None\n    raise\n")
+    found = _fallback_findings(tmp_path / "raise", texts)
+    assert found[("model.py", 1, "KRN009")].severity.value == "blocker", sorted(found)
+    assert found[("op/fused_act.py", 15, "KRN009")].severity.value == "blocker", sorted(found)  # a line lower
+    assert found[("op/fused_bias_act_kernel.cu", 1, "KRN002")].severity.value == "blocker", sorted(found)
+
+
 def test_a_handler_that_imports_the_same_name_by_another_path_is_no_fallback(tmp_path: Path):
     """flownet2-pytorch's `models.py`: `try: from networks.resample2d import Resample2d` / `except: from
     .networks.resample2d import Resample2d`; the model needs the extension either way."""
@@ -1278,6 +1317,32 @@ def test_an_extension_built_below_its_setup_folder_is_a_cuda_one(tmp_path: Path)
     found = _fallback_findings(tmp_path, texts)
     assert ("train.py", 1, "KRN009") in found, sorted(found)  # `decode` runs only where the CUDA `_ext` does
     assert ("train.py", 2, "KRN009") not in found, sorted(found)
+
+
+def test_an_extension_built_through_a_name_bound_to_cuda_extension_is_a_cuda_one(tmp_path: Path):
+    """DCNv4's `setup.py` (and detectron2's): `extension = CppExtension`, `extension = CUDAExtension` where CUDA
+    is, then `extension("DCNv4.ext", sources, ...)`; its functions import `from DCNv4 import ext`."""
+    texts = {
+        "DCNv4/__init__.py": "",
+        "setup.py": (
+            "import torch\nfrom setuptools import setup\n"
+            "from torch.utils.cpp_extension import CppExtension, CUDAExtension, BuildExtension\n\n\n"
+            "def get_extensions():\n    extension = CppExtension\n    sources = ['src/vision.cpp']\n"
+            "    if torch.cuda.is_available():\n        extension = CUDAExtension\n"
+            "        sources += ['src/cuda/dcnv4_cuda.cu']\n"
+            "    return [extension('DCNv4.ext', sources)]\n\n\n"
+            "setup(name='DCNv4', ext_modules=get_extensions(), cmdclass={'build_ext': BuildExtension})\n"
+        ),
+        "DCNv4/functions.py": "from DCNv4 import ext\n\n\ndef dcnv4(x):\n    return ext.dcnv4_forward(x)\n",
+        "train.py": "from DCNv4.functions import dcnv4\n\ny = dcnv4(1)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    assert ("DCNv4/functions.py", 1, "KRN009") in found, sorted(found)
+    assert ("train.py", 1, "KRN009") in found, sorted(found)
+    # a name bound to `CppExtension` only builds C++: no CUDA extension
+    texts["setup.py"] = texts["setup.py"].replace("        extension = CUDAExtension\n", "")
+    found = _fallback_findings(tmp_path / "cpp", texts)
+    assert ("DCNv4/functions.py", 1, "KRN009") not in found, sorted(found)
 
 
 def test_a_model_class_that_calls_an_extension_outside_its_forward_is_no_wrapper(tmp_path: Path):

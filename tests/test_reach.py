@@ -14,9 +14,11 @@ from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
 from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, LOADS_NAMED, MAIN, RUNS, SYS_PATH, loading_facts
 from portcheck.reach import (
+    SWITCHED_OFF_NOTE,
     UNREACHED_NOTE,
     UNUSED_NOTE,
     is_application,
+    switched_off,
     unreached,
     unused_definitions,
 )
@@ -152,6 +154,12 @@ def test_per_file_facts():
         assert LOADS_ANY not in loading_facts(f"import importlib\nm = importlib.import_module({loaded})\n")
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(__name__.split('.')[0] + n)\n")
     assert LOADS_ANY in loading_facts("import importlib\nm = importlib.import_module(build_name)\n")
+    # a loader imported under another name (sail-sg/GP-Nerf's `impm(cfg.render.file)`); the alias spelt alone is no call
+    aliased = "from importlib import import_module as impm\n\nmodel = getattr(impm(cfg.render.file), 'build')(cfg)\n"
+    assert LOADS_ANY in loading_facts(aliased)
+    assert _loading(aliased.replace("impm(cfg.render.file)", "impm")) == set()
+    two = "from importlib import reload, import_module as im\nm = im('pkg.archs.' + n)\n"
+    assert _loading(two) == {"loads:pkg.archs."}
     # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`
     # (what a config or a string of the project names: `loads-named`, with each dotted string a `named:` fact)
     facts = loading_facts("from hyperpyyaml import load_hyperpyyaml\nconfigs = load_hyperpyyaml(f)\nm = 'a.b:C'\n")
@@ -638,6 +646,37 @@ def test_a_class_only_a_parameter_off_by_default_builds_is_unused():
     config = ["model:\n  params:\n    use_actnorm: true\n"]
     assert not unused_definitions(TextSources(files), ["pkg/util.py"], {}, config)
     assert unused_definitions(TextSources(files), ["pkg/util.py"], {}, ["model:\n  use_actnorm: false\n"])
+
+
+def test_code_a_parameter_off_by_default_switches_on_is_info_where_nothing_turns_it_on():
+    # nv-tlabs/XCube's `Timer(enabled=True, cuda_sync=False)`: `if self.cuda_sync: torch.cuda.synchronize()`, and no
+    # caller sets `cuda_sync` (an annotation, `cuda_sync: bool`, and a docstring's `:param cuda_sync:` set nothing)
+    exp = (
+        "import torch\n\n\nclass Timer:\n    def __init__(self, enabled=True, cuda_sync: bool = False):\n"
+        "        self.cuda_sync = cuda_sync\n\n    def toc(self):\n        if self.cuda_sync:\n"
+        "            torch.cuda.synchronize()\n\n\ndef step(x, sync=False):\n    if sync:\n"
+        "        torch.cuda.synchronize()\n    return x\n"
+    )
+    timers = (
+        "from exp import Timer\n\n\ndef enable(name, cuda_sync: bool):\n"
+        "    \"\"\":param cuda_sync: whether to sync cuda\"\"\"\n    return Timer(cuda_sync=cuda_sync)\n"
+    )
+    files = {"exp.py": exp, "timers.py": timers, "train.py": "from exp import step\nstep(1)\n"}
+    found = switched_off(TextSources(files), {"exp.py": {10, 15}})
+    assert {p: [(a, flag) for a, _, flag in spans] for p, spans in found.items()} == {
+        "exp.py": [(10, SWITCHED_OFF_NOTE.format(flag="cuda_sync")), (15, SWITCHED_OFF_NOTE.format(flag="sync"))]
+    }
+    # turned on by a call, a dict's key, or a command-line option; or set by a class line besides `__init__`
+    for path, text in (
+        ("train.py", "from exp import Timer, step\nstep(1, sync=True)\nTimer(cuda_sync=True)\n"),
+        ("train.py", "from exp import Timer, step\nopts = {'sync': 1, 'cuda_sync': True}\n"),
+        ("train.py", "import argparse\np = argparse.ArgumentParser()\np.add_argument('--sync')\n"
+         "p.add_argument('--cuda_sync')\n"),
+    ):
+        assert switched_off(TextSources({**files, path: text}), {"exp.py": {10, 15}}) == {}, text
+    moved = exp.replace("    def toc(self):", "    def on(self):\n        self.cuda_sync = True\n\n    def toc(self):")
+    found = switched_off(TextSources({**files, "exp.py": moved}), {"exp.py": {13, 18}})
+    assert [a for a, _, _ in found["exp.py"]] == [18]
 
 
 def test_a_name_only_its_modules_all_lists_is_unused():

@@ -188,6 +188,9 @@ def test_a_file_named_test_py_is_test_code_when_it_defines_tests(tmp_path, path,
         ("evaluate_model_card.md", True),
         ("ultralytics/yolo/v8/pose/val.py", True),  # a validator run over a dataset
         ("interval.py", False),
+        ("MedicalEval/Prefix_based_Score/mplug_owl/modeling_mplug_owl.py", True),  # Multi-Modality-Arena
+        ("Interval/x.py", False),
+        ("mmdet/ValidPath.py", False),  # a capitalised word inside the name, not its first
     ],
 )
 def test_evaluation_paths(path, expected):

@@ -138,6 +138,8 @@ class Ctx(NamedTuple):
     evaluation: bool = False
     # in a module of metrics (`metrics/pimo/_validate.py`, `utils/metrics.py`): computed once per evaluation
     metric: bool = False
+    # in a generation stopping criterion (a `StoppingCriteria` subclass): it decides on the host whether to stop
+    stop_decision: bool = False
     xla_branch: bool = False  # in a branch that only runs on an XLA device (`if x.device.type == "xla":`)
     cuda_required: bool = False  # after `if not torch.cuda.is_available(): raise ...`: runs only with CUDA
     complex_branch: bool = False  # in a branch that only runs for a complex tensor (`if torch.is_complex(x):`)
@@ -2049,14 +2051,20 @@ _PRECISION_DTYPES = frozenset({"bfloat16", "float16", "half", "float32", "float"
 
 def _precision_value(value: Optional[ast.AST]) -> bool:
     """`"bf16-mixed"`, `"16-true"`, `"fp16"` (Lightning's precision names), a floating-point dtype
-    (`torch.bfloat16`), or a ternary of them."""
+    (`torch.bfloat16`), or a ternary of them, or of one and `None`, the default precision (InternGPT's
+    `revision = 'fp16' if 'cuda' in device else None`, the half-precision weights of a diffusers model)."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return bool(_PRECISION_VALUE.match(value.value))
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
         return value.attr in _PRECISION_DTYPES
     if isinstance(value, ast.IfExp):
-        return _precision_value(value.body) and _precision_value(value.orelse)
+        sides = [side for side in (value.body, value.orelse) if not _is_none(side)]
+        return bool(sides) and all(_precision_value(side) for side in sides)
     return False
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def is_precision_branch(node: ast.AST) -> bool:
@@ -4633,6 +4641,14 @@ def is_dataset_class(node: ast.ClassDef) -> bool:
     MaskCollator:`: the data loader runs its methods (`__getitem__`, collaters, noising) on the host, usually
     in worker processes; so do the methods of the classes such a class builds (see `mark_loader_classes`)."""
     return getattr(node, LOADER_CLASS_ATTR, False) or _loads_data(node)
+
+
+def is_stopping_criterion(node: ast.ClassDef) -> bool:
+    """`class KeywordsStoppingCriteria(StoppingCriteria)` (LLaVA's, copied into most vision-language models) and
+    MiniGPT-4's `StoppingCriteriaSub`: what `generate` asks after each token whether to stop. Its answer is a host
+    bool by contract (`generate` reads it on the host, once per token, whatever the criterion does), so a sync
+    or a branch on a tensor there costs nothing `generate` does not pay already."""
+    return any(name.endswith("StoppingCriteria") for name in _base_names(node))
 
 
 def _loads_data(node: ast.ClassDef) -> bool:

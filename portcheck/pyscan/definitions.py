@@ -42,10 +42,12 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     and those whose name only other such definitions of the module spell, as `first:last:name:holders`
     (`holders` comma-separated: InstantMesh's `marching_tets_tetmesh`, which only the unused
     `DMTetGeometry` calls, is unused when every holder is). Tests (`test*`) are run by name, never named:
-    they are not here."""
-    if COMPUTED_LOOKUP.search(text):
-        return frozenset()
+    they are not here. Beside them, `?first:last:flag` for each block a parameter off by default switches on
+    (`switch_blocks`)."""
     lines = text.splitlines()
+    switched = {f"{SWITCH}{first}:{last}:{flag}" for first, last, flag in switch_blocks(lines)}
+    if COMPUTED_LOOKUP.search(text):
+        return frozenset(switched)
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
     definitions += top_level_constants(lines)
     names = {name for _, _, name in definitions}
@@ -88,7 +90,34 @@ def lone_definitions(text: str) -> FrozenSet[str]:
             out.add(f"{first}:{last}:{name}")
         elif None not in holders:
             out.add(f"{first}:{last}:{name}:{','.join(sorted(h for h in holders if h))}")
-    return frozenset(out)
+    return frozenset(out | switched)
+
+
+def switch_blocks(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
+    """The blocks a parameter off by default switches on (see `_Switches`): each body of `if flag:` (or
+    `if self.flag:`) and `else:` of `if not flag:` whose first line such a switch holds, as (first line, last
+    line, flag)."""
+    if not any("if " in line for line in lines):
+        return []
+    switches = _Switches(lines)
+    out: List[Tuple[int, int, str]] = []
+    for number, line in enumerate(lines, 1):
+        if not (_IF_FLAG.match(line) or line.strip() == "else:"):
+            continue
+        indent = _indent(line)
+        first = number + 1
+        while first <= len(lines) and not _code(lines[first - 1]):
+            first += 1
+        if first > len(lines) or _indent(lines[first - 1]) <= indent:
+            continue
+        holder = switches.of(first)
+        if not holder:
+            continue
+        last = first
+        while last < len(lines) and (not _code(lines[last]) or _indent(lines[last]) > indent):
+            last += 1
+        out.append((first, last, holder[len(SWITCH) :]))
+    return out
 
 
 def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
@@ -164,15 +193,42 @@ class _Switches:
                 found = _IF_NOT_FLAG.match(opening[1])
         if found is None:
             return None
-        flag = found.group(1)
-        signature = _signature_above(lines, at, _indent(text))
+        flag = found.group(2)
+        if found.group(1):  # `if self.cuda_sync:`: the class's `__init__` stores its parameter
+            signature = _stored_parameter(lines, at, _indent(text), flag)
+        else:
+            signature = _signature_above(lines, at, _indent(text))
         if signature is None or not re.search(rf"\b{flag}\s*(?::[^=,)]*)?=\s*(?:False|None)\b", signature):
             return None
         return SWITCH + flag
 
 
-_IF_FLAG = re.compile(r"\s*if\s+([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
-_IF_NOT_FLAG = re.compile(r"\s*if\s+not\s+([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+_IF_FLAG = re.compile(r"\s*if\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+_IF_NOT_FLAG = re.compile(r"\s*if\s+not\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+
+
+def _stored_parameter(lines: Sequence[str], number: int, indent: int, flag: str) -> Optional[str]:
+    """For `if self.flag:` at line `number` (indented `indent`) in a method: the signature of its class's
+    `__init__` when that stores its parameter of the same name (`self.flag = flag`) and no line of the class
+    sets `self.flag` otherwise (XCube's `Timer(enabled=True, cuda_sync=False)`); None else."""
+    method = _header_above(lines, number, indent)
+    while method is not None and not re.match(r"\s*(?:async\s+)?def\b", method[1]):
+        method = _header_above(lines, method[0], _indent(method[1]))
+    cls = _header_above(lines, method[0], _indent(method[1])) if method is not None else None
+    if cls is None or not cls[1].lstrip().startswith("class "):
+        return None
+    first, inner = cls[0], _indent(cls[1])
+    last = first
+    while last < len(lines) and (not _code(lines[last]) or _indent(lines[last]) > inner):
+        last += 1
+    sets = re.compile(rf"^\s*self\.{flag}\s*(?::[^=]*)?=(?!=)\s*(.*?)\s*(?:#.*)?$")
+    values = [m.group(1) for m in (sets.match(lines[i - 1]) for i in range(first + 1, last + 1)) if m]
+    if values != [flag]:
+        return None
+    for i in range(first + 1, last + 1):
+        if re.match(r"\s*def\s+__init__\s*\(", lines[i - 1]):
+            return _signature_above(lines, i + 1, _indent(lines[i - 1]) + 1)
+    return None
 
 
 def _indent(line: str) -> int:
@@ -230,7 +286,7 @@ def decode(facts: Iterable[str]) -> List[Tuple[int, int, str, Tuple[str, ...]]]:
     """`lone_definitions` as (first line, last line, name, holders), in line order."""
     out = []
     for fact in facts:
-        if fact.startswith("@"):
+        if fact.startswith(("@", SWITCH)):
             continue
         first, last, rest = fact.split(":", 2)
         name, _, holders = rest.partition(":")

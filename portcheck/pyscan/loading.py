@@ -108,6 +108,9 @@ def imported_names(statement: str) -> Set[str]:
 def loading_facts(text: str) -> FrozenSet[str]:
     """Text searches only (no parse), so the cache can keep them for every file it reads."""
     out: Set[str] = set()
+    facts_text = text
+    if _LOADER_HINT.search(text):
+        text = _unaliased(text)  # what follows reads loader calls by their own names
     # called, not only spelt: "# locate the cell of each box" loads nothing
     words = set(_LOADER_CALL.findall(text)) if _LOADER_HINT.search(text) else set()
     # a loader of what configs name loads what some text spells (`loads-named`), unless the module lists
@@ -137,6 +140,7 @@ def loading_facts(text: str) -> FrozenSet[str]:
                 out.add(LOADS_NAMED)
             else:
                 out.add(LOADS_ANY)  # `import_module(name)`: any module (a name typed on a command line too)
+    text = facts_text
     if "." in text:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
         out.update(NAMED + found for found in _TARGET_OVERRIDE.findall(text))
@@ -220,6 +224,20 @@ def _argument(text: str, start: int) -> str:
         elif char == "\n" and depth == 0:
             break
     return ""
+
+
+# `from importlib import import_module as impm` (sail-sg/GP-Nerf's `impm(cfg.render.file)`): a loader by another name.
+_LOADER_ALIAS = re.compile(
+    r"\bimport[ \t]+(?:[\w., \t]*,[ \t]*)?(" + "|".join(sorted(LOADER_WORDS)) + r")[ \t]+as[ \t]+(\w+)"
+)
+
+
+def _unaliased(text: str) -> str:
+    """`text` with each call of a loader imported under another name spelt with the loader's own name."""
+    for loader, alias in set(_LOADER_ALIAS.findall(text)):
+        if alias != loader:
+            text = re.sub(rf"(?<![\w.]){re.escape(alias)}(?=\s*\()", loader, text)
+    return text
 
 
 _PATH_LOADER_CALL = re.compile(r"\b(?:" + "|".join(sorted(ANY_LOADERS - NAMED_LOADERS)) + r")\s*\(")

@@ -161,13 +161,22 @@ def is_evaluation_path(path: str) -> bool:
     """A file of evaluation code, by a folder or file-name word (`dinov2/eval/linear.py`,
     `evaluations/th_evaluator.py`, `eval_retrieval.py`), or of post-processing (mmdet's
     `core/post_processing/bbox_nms.py`, `postprocess.py`): it scores a model on a dataset or turns its outputs
-    into results, off the training step."""
+    into results, off the training step. Capitalised words count too (Multi-Modality-Arena's `MedicalEval/`,
+    `LVLM_Eval`)."""
     parts = _parts(path)
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
-    return any(w in EVALUATION_WORDS for part in parts for w in name_words(part)) or any(
+    return any(w in EVALUATION_WORDS for part in parts for w in (*name_words(part), *_capitalised(part))) or any(
         POST_PROCESSING.match(part) for part in parts
     )
+
+
+_CAPITALISED = re.compile(r"(?<=[a-z])[A-Z][a-z]+")
+
+
+def _capitalised(name: str) -> List[str]:
+    """`MedicalEval` -> ["eval"]: the capitalised words inside a camel-case name, lower case."""
+    return [w.lower() for w in _CAPITALISED.findall(name)]
 
 
 _METRIC_WORDS = frozenset({"metric", "metrics"})

@@ -104,6 +104,7 @@ from portcheck.pyscan.context import (
     is_runtime_provider_choice,
     is_single_iteration,
     is_speedup_switch_assignment,
+    is_stopping_criterion,
     is_switched_alternative,
     is_test_assertion_call,
     is_test_function,
@@ -179,6 +180,12 @@ def _parameters(args: ast.arguments, ctx: Ctx, unread: FrozenSet[str] = frozense
     return out
 
 
+# detectron2's `collect_env.py` (copied into many projects): `test_nccl_ops()` spawns `_test_nccl_worker`, which
+# joins an NCCL group to check the GPUs talk; it runs when a person runs the report, and the product needs none of it
+ENV_SELF_TEST_NOTE = (
+    "lowered to info: a self-test of the environment report (a `test` function of a module that collects or"
+    " shows environment information), run only when a person runs it; the product does not depend on it"
+)
 UNREAD_OPTION_NOTE = (
     "lowered to info: nothing in this module reads the option, and the parsed arguments stay in it, so its"
     " default picks nothing"
@@ -546,6 +553,8 @@ def _children(
             ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
         if is_post_processing(node):
             ctx = ctx._replace(evaluation=True)
+        if is_stopping_criterion(node):
+            ctx = ctx._replace(stop_decision=True)
         return [(c, ctx) for c in live_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
@@ -566,6 +575,8 @@ def _children(
             inner = inner._replace(scope=node, switches=ctx.switches + (node,))
         if is_test_function(node):
             inner = inner._replace(in_test=True)
+            if ctx.display and not ctx.test_file:
+                inner = inner._replace(info_note=ENV_SELF_TEST_NOTE)
         if is_display_function(node):
             inner = inner._replace(display=True)
         if is_probe_function(node):
