@@ -644,18 +644,23 @@ ISLAND_IMPORT_NOTE = (
 IDLE_SCALER_NOTE = "lowered to info: used here only as `GradScaler(enabled=False)`, which does nothing on any device"
 
 
+def _imports_anywhere(entry: CompiledRule) -> bool:
+    return any(getattr(m, "imports_anywhere", False) for m in entry.matchers)
+
+
 def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[CompiledRule]) -> List:
     """Import hits of API rules (`from torch.cuda.amp import autocast, GradScaler` in a module that only
     uses `accelerator.autocast()`) whose names the module never uses: `info`, with a note. A package's
     import keeps its severity (importing it fails where it is missing) unless it is optional (FocalNet's
-    `try: import apex` / `except ImportError:`, whose only use is commented out), and so does a module that
-    re-exports (`__all__`)."""
+    `try: import apex` / `except ImportError:`, whose only use is commented out) or the package imports on any
+    machine (`imports_anywhere`: pynvml talks to NVML only when called); a module that re-exports (`__all__`)
+    keeps them all."""
     marked = [
         i
         for i, ((index, is_import), node, _label, ctx) in enumerate(hits)
         if is_import
         and isinstance(node, (ast.Import, ast.ImportFrom))
-        and (rules[index].rule.category != "package" or ctx.optional_import)
+        and (rules[index].rule.category != "package" or ctx.optional_import or _imports_anywhere(rules[index]))
     ]
     if not marked:
         return hits
@@ -815,8 +820,15 @@ def findings_for(
     if details:
         # `nvcc` flags and `.cu` entries (KRN007) of a setup.py that builds a CUDAExtension (KRN001): the
         # build's details, one port with it
+        # (a rule that names itself: its first finding in the file is the owner, the later ones its details, as
+        # a CUDA-only library's kernels after its import: NeuralRecon's `SourceModule` after `import pycuda`)
         first = _owners(findings)
-        findings = [_as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first]) for f in findings]
+        findings = [
+            _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first and first[c] < f.line])
+            if f.code in details.get(f.code, ())
+            else _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first])
+            for f in findings
+        ]
         # `if CUDA_HOME is not None:` read again and again around a setup.py's CUDAExtension: plumbing of
         # the one build its owner finding reports
         findings = [

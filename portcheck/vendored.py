@@ -17,8 +17,8 @@ too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`). A p
 `__version__` of its own below a folder with a licence is one too (mmcv 1.3.17 in ControlNet's
 `annotator/uniformer/mmcv/`, UniFormer's folder): it must sit strictly below the licensed folder, so a
 project's own package with its licence beside it is not. So is a folder named as a release (`22.02`,
-`v1.4.2`) that holds its own licence (safari's `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers and
-examples copied in beside the extension that includes them).
+`v1.4.2`, `cub-1.8.0`) that holds its own licence (safari's `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers
+and examples copied in beside the extension that includes them; NVIDIA's CUB in mlp_maps' `kilonerf_cuda/`).
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     return found if own else {}
 
 
-# a folder named as a release (`22.02`, `v1.4.2`), not a single number (`2`, a dataset split)
-_RELEASE_FOLDER = re.compile(r"^v?\d+(?:\.\d+)+$")
+# a folder named as a release (`22.02`, `v1.4.2`, `cub-1.8.0`), not a single number (`2`, a dataset split)
+_RELEASE_FOLDER = re.compile(r"^(?:[A-Za-z][\w+]*[-_])?v?\d+(?:\.\d+)+$")
 _VERSION_FILES = frozenset({"version.py", "_version.py", "__init__.py"})
 _SETS_VERSION = re.compile(r"^__version__\s*=\s*['\"]", re.MULTILINE)
 

@@ -74,3 +74,27 @@ def test_a_cmake_files_cuda_build_is_one_finding_its_sources_its_details():
     assert [line for line, _, _ in found] == [3, 4, 5], found
     assert found[0][1] is Severity.MAJOR and not found[0][2]
     assert all(sev is Severity.INFO and "KRN007 finding (line 3)" in note for _, sev, note in found[1:])
+
+
+# zju3dv/NeuralRecon's TSDF fusion, cut down: PyCUDA imported at the top, its kernel compiled in a method.
+FUSION = b"""class TSDFVolume:
+    def __init__(self, n):
+        import pycuda.driver as cuda
+        import pycuda.autoinit
+        from pycuda.compiler import SourceModule
+
+        self.cuda = cuda
+        self.buf = cuda.mem_alloc(n)
+        self.mod = SourceModule("__global__ void integrate(float* v) {}")
+"""
+
+
+def test_a_cuda_library_kernel_after_its_import_is_a_detail_of_the_import():
+    found = sorted(
+        (f.line, f.severity, f.note)
+        for f in scan_bytes(FUSION, "fusion.py", "python", Settings(target="neuron")).findings
+        if f.code == "KRN005"
+    )
+    assert [(line, sev) for line, sev, _ in found if sev is Severity.BLOCKER] == [(3, Severity.BLOCKER)], found
+    kernel = [f for f in found if f[0] == 9]
+    assert kernel and kernel[0][1] is Severity.INFO and "KRN005 finding (line 3)" in kernel[0][2], found

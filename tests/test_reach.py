@@ -679,6 +679,25 @@ def test_code_a_parameter_off_by_default_switches_on_is_info_where_nothing_turns
     assert [a for a, _, _ in found["exp.py"]] == [18]
 
 
+def test_a_switch_holds_the_blocks_inside_it_and_a_signature_black_spread_over_lines():
+    # IDEA-Research/Stable-DINO's `DINO`: `dn_select_min_noise_as_pos: bool = False` in an `__init__` whose `):` sits
+    # alone, and the use in an `else:` inside `if self.dn_select_min_noise_as_pos:`
+    dino = (
+        "import torch\n\n\nclass DINO:\n    def __init__(\n        self,\n        first: bool = False,\n"
+        "        pick_min: bool = False,\n    ):\n        self.first = first\n        self.pick_min = pick_min\n\n"
+        "    def prepare(\n        self,\n        x,\n    ):\n        if self.pick_min:\n            if self.first:\n"
+        "                return x\n            else:\n                return x.cuda()\n        return x\n"
+    )
+    files = {"dino.py": dino, "train.py": "from dino import DINO\nDINO().prepare(1)\n"}
+    found = switched_off(TextSources(files), {"dino.py": {21}})
+    assert [(a, note) for a, _, note in found["dino.py"]] == [(21, SWITCHED_OFF_NOTE.format(flag="pick_min"))]
+    # the `else:` of `if not self.first:` is switched by `first` too; a block no flag switches is not
+    flipped = dino.replace("            if self.first:\n", "            if not self.first:\n")
+    assert switched_off(TextSources({**files, "dino.py": flipped}), {"dino.py": {21}})["dino.py"][0][0] == 21
+    off_first = dino.replace("        if self.pick_min:\n", "        if True:\n")
+    assert switched_off(TextSources({**files, "dino.py": off_first}), {"dino.py": {21}}) == {}
+
+
 def test_a_name_only_its_modules_all_lists_is_unused():
     # ali-vilab/videocomposer's `artist/ops/utils.py`: `detect_duplicates` is exported and called nowhere
     utils = (

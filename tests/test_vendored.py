@@ -176,3 +176,23 @@ def test_a_release_folder_with_its_own_licence_is_a_copy(tmp_path: Path):
     # the project's own kernel keeps its finding; a release-named folder without a licence is the project's
     assert found[("csrc/fftconv/fftconv_cuda.cu", 1, "KRN002")].severity.value != "info", sorted(found)
     assert found[("models/v1.5/run.py", 3, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_folder_named_for_a_release_of_a_named_project_is_a_copy(tmp_path: Path):
+    # zju3dv/mlp_maps' `kilonerf_cuda/cub-1.8.0/`: NVIDIA's CUB headers, examples and tests beside the extension
+    files = {
+        "train.py": "import torch\n\n\ndef main(x):\n    return x.cuda()\n",
+        "csrc/kilonerf_cuda/integrate.cu": "#include <cub/cub.cuh>\n__global__ void k() {}\n",
+        "csrc/kilonerf_cuda/cub-1.8.0/LICENSE.TXT": "NVIDIA\n",
+        "csrc/kilonerf_cuda/cub-1.8.0/cub/block/block_reduce.cuh": (
+            "#pragma once\ntemplate <int N> __device__ int r();\n"
+        ),
+        "csrc/kilonerf_cuda/cub-1.8.0/examples/device/example_device_reduce.cu": "__global__ void a() {}\n",
+        "data/split-1.2/run.py": "import torch\n\nx = torch.zeros(1).cuda()\n",
+    }
+    found = _scan(tmp_path, files)
+    copied = [f for key, f in found.items() if key[0].startswith("csrc/kilonerf_cuda/cub-1.8.0/")]
+    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    assert found[("csrc/kilonerf_cuda/integrate.cu", 1, "KRN002")].severity.value != "info", sorted(found)
+    # a release-named folder without a licence is the project's own
+    assert found[("data/split-1.2/run.py", 3, "DEV002")].severity.value != "info", sorted(found)

@@ -176,6 +176,9 @@ class Ctx(NamedTuple):
 _PRINT_HELPER = re.compile(
     r"^print_?(?:0|rank_?0|once|master|main)$|^(?:rank_?0|master|main)_print$|^print_to_(?:log|console)\w*$"
     r"|^cprint$"
+    # the printer a function picked (`print_func = print` or `logger.info`: DETR's `MetricLogger.log_every` in
+    # Mask2Former and MP-Former)
+    r"|^(?:print|log)_?(?:func|fn|function)$"
 )
 
 
@@ -3206,6 +3209,8 @@ def _display_only(stmt: ast.AST) -> bool:
     if is_message_call(call):
         return True
     func = call.func
+    if isinstance(func, ast.Name) and _DISPLAY_FUNCTION.match(func.id):
+        return True  # `device_info()`, `print_env_info()`: a report of the machine (showlab/cosmo's GPUtil printout)
     if isinstance(func, ast.Attribute) and func.attr in _PROGRESS_TEXT:
         return True  # `iter_data.set_postfix_str("GPU RAM: " + get_gpu_usage(device))` (RecBole's trainer)
     return (
@@ -3927,7 +3932,7 @@ def is_test_assertion_call(node: ast.Call) -> bool:
 _DISPLAY_FUNCTION = re.compile(
     r"^_?(?:collect|print|show|dump|log|report|describe)_?(?:env|environment|system|sys|platform|versions?|cuda|gpu|hardware)\w*$"
     r"|^_?get_?(?:env|environment|system|platform|gpu|nvidia|cuda|hardware)_?info\w*$|^\w*_env_info$"
-    r"|^_?(?:env|environment|system|platform|hardware)_?(?:info|report|summary)$"
+    r"|^_?(?:env|environment|system|platform|hardware|device|gpu|cuda)_?(?:info|report|summary)$"
     # memory reports (DiffRL's `mem_report`, Megatron's `report_memory`)
     r"|^_?(?:gpu_?|cuda_?)?mem(?:ory)?_?(?:report|summary|usage|stats)$|^_?(?:print|show|dump|log|report)_?(?:gpu_?|cuda_?)?mem(?:ory)?\w*$",
     re.IGNORECASE,

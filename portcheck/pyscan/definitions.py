@@ -179,11 +179,22 @@ class _Switches:
         return self.found[number]
 
     def _switch(self, number: int) -> Optional[str]:
+        """The switch of the nearest block around line `number` that has one, up to its function (Stable-DINO's
+        `if self.dn_select_min_noise_as_pos:`, then `if ...: ... else:` inside it)."""
         lines = self.lines
-        header = _header_above(lines, number, _indent(lines[number - 1]))
-        if header is None:
-            return None
-        at, text = header
+        at, indent = number, _indent(lines[number - 1])
+        while True:
+            header = _header_above(lines, at, indent)
+            if header is None or _DEFINES.match(header[1]):
+                return None
+            found = self._switched_by(*header)
+            if found is not None:
+                return found
+            at, indent = header[0], _indent(header[1])
+
+    def _switched_by(self, at: int, text: str) -> Optional[str]:
+        """`?flag` when the block header `text` at line `at` is such a switch; None else."""
+        lines = self.lines
         found = _IF_FLAG.match(text)
         if found is None and text.strip() == "else:":
             # the `if not flag:` this `else:` closes, at its indentation and with no `elif` between
@@ -204,6 +215,7 @@ class _Switches:
 
 
 _IF_FLAG = re.compile(r"\s*if\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+_DEFINES = re.compile(r"\s*(?:async\s+)?(?:def|class)\b")
 _IF_NOT_FLAG = re.compile(r"\s*if\s+not\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
 
 
@@ -241,10 +253,11 @@ def _code(line: str) -> bool:
 
 
 def _header_above(lines: Sequence[str], number: int, indent: int) -> Optional[Tuple[int, str]]:
-    """The nearest code line above line `number` indented less than `indent` (the header of its block)."""
+    """The nearest code line above line `number` indented less than `indent` (the header of its block); not one
+    that closes a bracket (the `) -> None:` ending a signature black spread over lines)."""
     for at in range(number - 1, 0, -1):
         line = lines[at - 1]
-        if _code(line) and _indent(line) < indent:
+        if _code(line) and _indent(line) < indent and not line.lstrip().startswith(tuple(_CLOSING)):
             return at, line
     return None
 

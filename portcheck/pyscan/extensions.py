@@ -3,10 +3,10 @@ its path and text.
 
 YOLOX's `JitOp` builds `CppExtension`s from `glob("cocoeval/*.cpp")` and passes its generic
 `extra_cuda_cflags` to `cpp_extension.load`: with no `.cu` source nvcc never runs, so those flags
-and the loader are no CUDA lock-in. A module counts when it builds with `CppExtension` and never
-with `CUDAExtension`, `cuda_sources=` or `with_cuda=True`, and its literals name C++ sources but no
-CUDA source (`.cu`, `.cuh`). One `cpp_extension.load(...)` call is judged the same way from its arguments
-(`builds_cpu_only`).
+and the loader are no CUDA lock-in. A module counts when it builds with `CppExtension` (or setuptools'
+`Extension`, or `cythonize`) and never calls `CUDAExtension` nor passes `cuda_sources=` or `with_cuda=True`,
+and its literals name C, C++ or Cython sources but no CUDA source (`.cu`, `.cuh`). One
+`cpp_extension.load(...)` call is judged the same way from its arguments (`builds_cpu_only`).
 """
 
 from __future__ import annotations
@@ -42,9 +42,13 @@ def is_triton_kernel(node: ast.AST, imports: ImportTable) -> bool:
     return False
 
 
-_CPP_BUILD = re.compile(r"\bCppExtension\b")
-_CUDA_BUILD = re.compile(r"\bCUDAExtension\b|\bcuda_sources\b|\bwith_cuda\s*=\s*True\b|\.cuh?['\"]")
-_CPP_SOURCE = re.compile(r"\.(?:cpp|cc|cxx)['\"]")
+# (setuptools' own `Extension` and Cython's `cythonize`: zju3dv's NeRF repositories build C and `.pyx` extensions with
+# torch's `BuildExtension` as the command class, and import `CUDAExtension` without calling it)
+_CPP_BUILD = re.compile(r"\bCppExtension\b|\bExtension\s*\(|\bcythonize\s*\(")
+_CUDA_BUILD = re.compile(
+    r"\bCUDAExtension\s*\(|=\s*(?:\w+\.)*CUDAExtension\b|\bcuda_sources\b|\bwith_cuda\s*=\s*True\b|\.cuh?['\"]"
+)
+_CPP_SOURCE = re.compile(r"\.(?:cpp|cc|cxx|c|pyx)['\"]")
 
 CPP_ONLY_NOTE = (
     "lowered to info: this module builds C++ extensions only (`CppExtension`, C++ sources and no `.cu`), so"
@@ -53,7 +57,7 @@ CPP_ONLY_NOTE = (
 
 
 def builds_cpp_only(text: str) -> bool:
-    if "CppExtension" not in text:
+    if "Extension" not in text and "cythonize" not in text:
         return False
     return bool(_CPP_BUILD.search(text) and _CPP_SOURCE.search(text)) and not _CUDA_BUILD.search(text)
 

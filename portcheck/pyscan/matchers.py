@@ -794,7 +794,7 @@ class ImportMatcher(Matcher):
 
     kind = "import"
     node_types = (ast.Import, ast.ImportFrom)
-    allowed_keys = frozenset({"modules", "pattern", "names_not", "bare"})
+    allowed_keys = frozenset({"modules", "pattern", "names_not", "bare", "imports_anywhere"})
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__(params)
@@ -805,6 +805,9 @@ class ImportMatcher(Matcher):
         # `from m import a, b` where every name is one of these is not reported: other rules report
         # each use of those names, and the import goes when its uses are fixed.
         self.names_not = frozenset(_str_list(params, "names_not", required=False))
+        # `imports_anywhere = true`: the package imports on any machine (pynvml talks to NVML only when called),
+        # so an import nothing in the module uses is no lock-in, as an unused API import is not
+        self.imports_anywhere = _bool(params, "imports_anywhere", False)
         self._prefixes = tuple(m + "." for m in self.modules)
         pattern = params.get("pattern")
         try:
