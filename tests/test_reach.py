@@ -158,6 +158,9 @@ def test_per_file_facts():
     aliased = "from importlib import import_module as impm\n\nmodel = getattr(impm(cfg.render.file), 'build')(cfg)\n"
     assert LOADS_ANY in loading_facts(aliased)
     assert _loading(aliased.replace("impm(cfg.render.file)", "impm")) == set()
+    # detectron2's lazy configs (detrex, Stable-DINO): the Python config file a command line names runs, and its imports
+    lazy = "from detectron2.config import LazyConfig\ncfg = LazyConfig.load(args.config_file)\n"
+    assert LOADS_ANY in loading_facts(lazy)
     two = "from importlib import reload, import_module as im\nm = im('pkg.archs.' + n)\n"
     assert _loading(two) == {"loads:pkg.archs."}
     # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`

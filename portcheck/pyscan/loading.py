@@ -125,6 +125,10 @@ def loading_facts(text: str) -> FrozenSet[str]:
         out.add(LOADS_NAMED if given and not _LISTS_FILES.search(text) else LOADS_ANY)
     elif words & NAMED_LOADERS:
         out.add(LOADS_ANY if _LISTS_FILES.search(text) else LOADS_NAMED)
+    if _LAZY_CONFIG.search(text):
+        # detectron2's `LazyConfig.load(args.config_file)` (detrex, Stable-DINO, MP-Former): runs the Python config
+        # file a command line names, and what that file imports
+        out.add(LOADS_ANY)
     if words & PREFIXED_LOADERS:
         for found in _PREFIXED_CALL.finditer(text):
             quote, prefix = found.group(1), found.group(2)
@@ -240,6 +244,7 @@ def _unaliased(text: str) -> str:
     return text
 
 
+_LAZY_CONFIG = re.compile(r"\bLazyConfig\.load(?:_rel)?\s*\(")
 _PATH_LOADER_CALL = re.compile(r"\b(?:" + "|".join(sorted(ANY_LOADERS - NAMED_LOADERS)) + r")\s*\(")
 _LOADER_HINT = re.compile("|".join(sorted(LOADER_WORDS)))
 _LOADER_CALL = re.compile(r"\b(" + "|".join(sorted(LOADER_WORDS)) + r")\s*\(")
