@@ -46,7 +46,7 @@ from portcheck.scanner import (
     scan_one_targets,
     settings_from,
 )
-from portcheck.unread_settings import unread_settings
+from portcheck.unread_settings import unread_constants, unread_settings
 from portcheck.vendored import vendored_folders
 
 if TYPE_CHECKING:
@@ -208,6 +208,8 @@ _NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"}
 _DEFAULT_CODES = frozenset({"DEV001", "DEV013"})
 # Rules that report a backend named in a setting (`"dist_backend": "nccl"`).
 _SETTING_CODES = frozenset({"DIST001"})
+# Rules that report a device named or checked in a value (`device = torch.device("cuda" if ... else "cpu")`).
+_CONSTANT_CODES = frozenset({"DEV001", "DEV005"})
 
 
 # Config files the scan does not read for findings but whose names a run may look up (`model_class =
@@ -333,6 +335,9 @@ def scan_paths_targets(
         )
         # `"dist_backend": "nccl"` in a dict literal nothing reads (HiFi-GAN's vocoder config in AudioLDM2)
         unread = unread_settings(shared.sources, _finding_lines(per_target, _SETTING_CODES), texts)
+        # `device = torch.device("cuda" if ... else "cpu")` at module level that nothing reads
+        for path, spans in unread_constants(shared.sources, _finding_lines(per_target, _CONSTANT_CODES), texts).items():
+            unread[path] = [*unread.get(path, []), *spans]
         # `if self.cuda_sync: torch.cuda.synchronize()` with `cuda_sync=False` that nothing turns on
         off = switched_off(shared.sources, _finding_lines(per_target), texts) if application else {}
         shared.unused = {

@@ -1,7 +1,8 @@
 """Settings a project never reads: `"dist_backend": "nccl"` in a dict literal whose key nothing else spells
 (HiFi-GAN's vocoder config, copied as a Python dict into AudioLDM2 and tango, whose inference code never
-starts a process group). The backend named there is never what runs, and a porting engineer has nothing to
-change; its finding is `info` with a note.
+starts a process group), and a module-level `device = torch.device("cuda" if ... else "cpu")` that neither its
+module nor any other reads (`unread_constants`). The backend or device named there is never what runs, and a
+porting engineer has nothing to change; its finding is `info` with a note.
 
 Asked, as `portcheck.app_defaults` is, only where the scan covers the whole project: the key (or the key of a
 dict it sits in) must be spelt only as such an entry in every Python file, and in no notebook, config or
@@ -11,10 +12,12 @@ script. The answer per file is the lines of such entries with the note for their
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import AbstractSet, Dict, Iterable, List, Mapping, Set, Tuple
+from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from portcheck.project_index import Sources
+from portcheck.project_index import Sources, module_name
+from portcheck.pyscan.definitions import COMPUTED_LOOKUP
 from portcheck.pyscan.loading import IDENTIFIER
 
 UNREAD_SETTING_NOTE = (
@@ -88,3 +91,79 @@ def _read_outside_entries(text: str, keys: AbstractSet[str]) -> AbstractSet[str]
             entry = _ENTRY.match(line) or _OPENS.match(line)
             out |= words - ({entry.group(entry.lastindex or 1)} if entry else set())
     return out
+
+
+UNREAD_CONSTANT_NOTE = (
+    "lowered to info: nothing reads `{name}` (its module never uses it after this line, and no other module imports"
+    " it); the value is never what runs"
+)
+# A module-level assignment to one name: `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`.
+_MODULE_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def unread_constants(
+    sources: Sources, lines: Mapping[str, AbstractSet[int]], texts: Iterable[str] = ()
+) -> Dict[str, List[Tuple[int, int, str]]]:
+    """Of the module-level one-line assignments on `lines` (per path: the lines of findings there), those whose name
+    the module spells on no other line (nor looks names up by computed name), and that no other Python file can
+    reach: none imports the name, spells `stem.name` after the module's name, imports the module under another
+    name or star-imports it (nv-tlabs/DefTet's `check_condition_tetrahedron_base/utils.py`, whose tensors follow
+    their inputs' device), and no notebook, config or script of `texts` spells both. Per path, each such line with
+    the note for its findings."""
+    candidates: Dict[str, List[Tuple[int, str]]] = {}
+    for path, wanted in lines.items():
+        text = sources.text(path)
+        if COMPUTED_LOOKUP.search(text):
+            continue
+        text_lines = text.splitlines()
+        assigned: List[Tuple[int, str]] = []
+        for number in sorted(wanted):
+            found = _MODULE_ASSIGNMENT.match(text_lines[number - 1]) if 0 < number <= len(text_lines) else None
+            if found and not text_lines[number - 1].rstrip().endswith(("(", "[", "{", "\\", ",")):
+                assigned.append((number, found.group(1)))
+        if assigned:
+            read = _names_read(text)
+            candidates[path] = [(number, name) for number, name in assigned if read is not None and name not in read]
+    if not candidates:
+        return {}
+    out: Dict[str, List[Tuple[int, int, str]]] = {}
+    paths = list(sources.paths())
+    named = [set(IDENTIFIER.findall(text)) for text in texts]
+    for path, unread in candidates.items():
+        stem = module_name(path)[0].rsplit(".", 1)[-1]
+        others = [p for p in paths if p != path and stem in sources.words(p)]
+        for number, name in unread:
+            if any(_reaches(sources, other, stem, name) for other in others) or any(
+                stem in words and name in words for words in named
+            ):
+                continue
+            out.setdefault(path, []).append((number, number, UNREAD_CONSTANT_NOTE.format(name=name)))
+    return out
+
+
+def _names_read(text: str) -> Optional[Set[str]]:
+    """The names the module reads (`device` in `x.to(device)`, not in `device=` or `.device`) or declares
+    `global`; None when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    read: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            read.update(node.names)
+    return read
+
+
+def _reaches(sources: Sources, path: str, stem: str, name: str) -> bool:
+    """Whether the Python file at `path` (which spells `stem`) may read `name` of the module `stem`."""
+    if name in sources.import_words(path):
+        return True
+    text = sources.text(path)
+    return bool(
+        re.search(rf"\b{re.escape(stem)}\.{re.escape(name)}\b", text)
+        or re.search(rf"\b{re.escape(stem)}\s+as\s+\w+|\b{re.escape(stem)}\s+import\s+\*", text)
+    )
+

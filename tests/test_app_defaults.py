@@ -102,3 +102,29 @@ def test_a_backend_in_a_dict_nothing_reads_is_info(tmp_path: Path):
     )
     found = _scan(tmp_path / "read", files)
     assert found[("vocoder.py", 5, "DIST001")].severity.value != "info", sorted(found)
+
+
+@pytest.mark.parametrize(
+    "user,read",
+    [
+        ("from geom import check\n\nprint(check(1))\n", False),
+        ("from geom import check, device\n\nprint(check(1), device)\n", True),  # imported by name
+        ("import geom\n\nx = torch.zeros(1).to(geom.device)\n", True),  # read through the module
+        ("from geom import *\n\nprint(check(1))\n", True),  # a star import may read it
+    ],
+)
+def test_a_device_constant_nothing_reads_is_info(tmp_path: Path, user: str, read: bool):
+    """nv-tlabs/DefTet's `check_condition_tetrahedron_base/utils.py`: `device = torch.device("cuda" if
+    torch.cuda.is_available() else "cpu")` at module level, while its tensors follow their inputs' device
+    (`device=points.device` is a keyword and an attribute, no read of the name)."""
+    files = {
+        "geom.py": (
+            "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+            "def check(points):\n    return torch.ones(1, device=points.device)\n"
+        ),
+        "run.py": user,
+    }
+    found = _scan(tmp_path, files)
+    constant = found[("geom.py", 3, "DEV005")]
+    assert (constant.severity.value == "info") is not read, constant
+    assert read or "nothing reads `device`" in constant.note, constant

@@ -99,11 +99,13 @@ def test_a_long_expression_beside_the_helper_marks_is_analysed(tmp_path):
 
 
 CAPABILITY = "torch.cuda.get_device_capability()[0] >= 8"
+READ_OK = "\n\ndef use_bf16():\n    return ok\n"
 GUARDED_BY_A_CHECK = [
     # what comes after a CUDA check in `and` (or after a negative one in `or`) runs only where CUDA is
-    (f"import torch\nok = torch.cuda.is_available() and {CAPABILITY}\n", 2, "RT007", True),
-    (f"import torch\nok = not torch.cuda.is_available() or {CAPABILITY}\n", 2, "RT007", True),
-    (f"import torch\nok = {CAPABILITY} and torch.cuda.is_available()\n", 2, "RT007", False),
+    # (each read afterwards: a module-level name nothing reads is info, whatever guards it)
+    (f"import torch\nok = torch.cuda.is_available() and {CAPABILITY}\n{READ_OK}", 2, "RT007", True),
+    (f"import torch\nok = not torch.cuda.is_available() or {CAPABILITY}\n{READ_OK}", 2, "RT007", True),
+    (f"import torch\nok = {CAPABILITY} and torch.cuda.is_available()\n{READ_OK}", 2, "RT007", False),
     # a name bound once to a check is the check (MODNet's `GPU = True if ... device_count() > 0 else False`)
     (
         "import torch\nGPU = True if torch.cuda.device_count() > 0 else False\nif GPU:\n    x = x.cuda()\n",
