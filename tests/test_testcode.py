@@ -556,6 +556,10 @@ def test_a_training_loop_in_evaluation_code_is_a_training_step(tmp_path):
         ("tools/test_speed.py", True),
         ("models/speed.py", False),
         ("test_ops.py", False),
+        ("nets/fastlinear/develop_triton_ffn.py", True),  # showlab/DIM: times its Triton module against PyTorch's
+        ("autotune_matmul.py", True),
+        ("finetune_llama.py", False),
+        ("developer_tools.py", False),
     ],
 )
 def test_benchmark_files(path, expected):

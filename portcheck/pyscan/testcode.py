@@ -79,12 +79,16 @@ def is_collected_test(path: str) -> bool:
 # `bench.py` alone too (IST-DASLab/marlin's, timing its kernel at the repository's top)
 # `speed_test.py`, `test_speed.py` (LeViT's, timing CUDA and CPU throughput) too
 _BENCH_FILE = re.compile(
-    r"(?i)^(?:bench(?:mark)?s?(?:_\w+)?|\w+_bench(?:mark)?s?|(?:\w+_)?speed_?test\w*|test_speed\w*)\.py$"
+    r"(?i)^(?:bench(?:mark)?s?(?:_\w+)?|\w+_bench(?:mark)?s?|(?:\w+_)?speed_?test\w*|test_speed\w*"
+    # a kernel's development and tuning scripts (showlab/DIM's `develop_triton_ffn.py`, which times its Triton
+    # module against the PyTorch one; `autotune_matmul.py`)
+    r"|develop_triton\w*|autotune\w*)\.py$"
 )
 
 
 def is_benchmark_file(path: str) -> bool:
-    """A file named for timing code (`benchmark_cauchy.py`, `bench_matmul.py`)."""
+    """A file named for timing code (`benchmark_cauchy.py`, `bench_matmul.py`) or for developing or tuning a
+    kernel (`develop_triton_litemla.py`, `autotune_matmul.py`)."""
     parts = _parts(path)
     return bool(parts) and bool(_BENCH_FILE.match(parts[-1]))
 
