@@ -1948,6 +1948,20 @@ def is_build_choice(node: ast.AST, imports: ImportTable) -> bool:
     return builds_cpp_otherwise(node)
 
 
+def is_toolkit_build(node: ast.AST, imports: ImportTable) -> bool:
+    """`if CUDA_HOME:` (or `if CUDA_HOME is not None:`) around a `CUDAExtension(...)` and nothing else
+    (zju3dv/instant-nvr's vendored torchsearchsorted, whose `CppExtension` is built either way): the CUDA build is
+    made only where the toolkit is, and the package has a build without it."""
+    if not isinstance(node, ast.If) or node.orelse:
+        return False
+    test = node.test
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+        test = test.left
+    if imports.resolve(test) != "torch.utils.cpp_extension.CUDA_HOME":
+        return False
+    return _spells(node.body, "CUDAExtension")
+
+
 def builds_cpp_otherwise(node: Union[ast.If, ast.IfExp]) -> bool:
     """`if torch.cuda.is_available() or os.getenv('FORCE_CUDA') == '1': extension = CUDAExtension ...
     else: extension = CppExtension` (BasicSR's setup.py): a build choice whose other side builds the op

@@ -108,6 +108,7 @@ from portcheck.pyscan.context import (
     is_switched_alternative,
     is_test_assertion_call,
     is_test_function,
+    is_toolkit_build,
     is_xla_device_check,
     is_xla_probe,
     launches_raw_kernel,
@@ -384,7 +385,9 @@ def _children(
         return [(node.test, ctx)] + _block(node.body, typing_only, imports) + _block(node.orelse, ctx, imports)
     if isinstance(node, (ast.If, ast.IfExp)):
         test_ctx = ctx
-        cuda = is_cuda_check(node.test, imports)
+        # (`if CUDA_HOME: modules.append(CUDAExtension(...))` beside an unconditional CppExtension: the toolkit
+        # check picks the CUDA build where nvcc is, as a CUDA check would)
+        cuda = is_cuda_check(node.test, imports) or is_toolkit_build(node, imports)
         positive = cuda and not is_negative_cuda_check(node.test, imports)  # true where CUDA is there
         # The CUDA side of the check is guarded: the body of `if use_cuda:` (with or without `else`: elsewhere
         # the code skips it or takes the other branch), the `else` of `if not use_cuda:`. The other side is
