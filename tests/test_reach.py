@@ -194,6 +194,9 @@ def test_per_file_facts():
     assert LOADS_ANY in loading_facts(made)
     assert LOADS_ANY in loading_facts(mmcv + "names = os.listdir(here)\n")
     assert _loading("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
+    # sacred's `@ex.automain` (TencentARC/GVT's `run.py`): the script's entry point
+    sacred = "from sacred import Experiment\nex = Experiment('x')\n\n\n@ex.automain\ndef main(_config):\n    pass\n"
+    assert MAIN in _loading(sacred)
     assert _loading("import torch\n\n\ndef f(x):\n    return g(x)\n") == set()
     assert _loading("import sys\nsys.path.append('.')\nfor x in y:\n    pass\n") == {RUNS, SYS_PATH}
     # a loader's name in a comment loads nothing (yolo2-pytorch's "# locate the cell of each gt_boxe")

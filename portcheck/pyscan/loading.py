@@ -249,7 +249,10 @@ _PATH_LOADER_CALL = re.compile(r"\b(?:" + "|".join(sorted(ANY_LOADERS - NAMED_LO
 _LOADER_HINT = re.compile("|".join(sorted(LOADER_WORDS)))
 _LOADER_CALL = re.compile(r"\b(" + "|".join(sorted(LOADER_WORDS)) + r")\s*\(")
 _MAIN_GUARD = re.compile(
-    r"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__)", re.MULTILINE
+    r"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__)"
+    # sacred's `@ex.automain` runs the function when the module is the script (TencentARC/GVT's `run.py`)
+    r"|^@\w+\.automain\b",
+    re.MULTILINE,
 )
 # A statement at column 0 that does work when the module runs: a loop, a `with`, or a call that is not
 # assigned (`main()`, `app.run()`, `sys.path.append(...)`). A line of a string at column 0 may look like
