@@ -589,23 +589,36 @@ def _optional_loads(tree: ast.Module, loaded: Mapping[str, str]) -> Tuple[Tuple[
 
 
 _CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
+_CPP_EXTENSION = "torch.utils.cpp_extension.CppExtension"
 _FFI = "torch.utils.ffi"
 
 
 def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]:
     """The literal names given to `CUDAExtension(...)` calls (positional or `name=`), and to the old
     `torch.utils.ffi.create_extension(...)` calls that may build with CUDA (`with_cuda=` anything but a
-    literal False), sorted. A name the module binds to `CUDAExtension` builds one too (detectron2's and
-    DCNv4's `extension = CppExtension`, then `extension = CUDAExtension` where CUDA is, then
-    `extension("DCNv4.ext", sources, ...)`)."""
+    literal False), sorted. A name the module binds to `CUDAExtension` builds one too (DCNv4's `extension =
+    CppExtension`, then `extension = CUDAExtension` where CUDA is, else `raise NotImplementedError`, then
+    `extension("DCNv4.ext", sources, ...)`), unless the module builds it with `CppExtension` where CUDA is not
+    (detectron2's `_C`, whose COCOeval and CPU ops build without CUDA): then the name is no CUDA-only build."""
     found: Set[str] = set()
     nodes = list(ast.walk(tree))
-    aliases = {
-        target.id
+    bound: Dict[str, Set[str]] = {}  # name -> what the module binds it to
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, set()).add(imports.resolve(node.value) or "")
+    # `if torch.cuda.is_available() ...: extension = CUDAExtension ... else: raise NotImplementedError(...)`
+    raises = any(
+        isinstance(node, ast.If)
+        and any(isinstance(s, ast.Assign) and imports.resolve(s.value) == _CUDA_EXTENSION for s in node.body)
+        and any(isinstance(sub, ast.Raise) for s in node.orelse for sub in ast.walk(s))
         for node in nodes
-        if isinstance(node, ast.Assign) and imports.resolve(node.value) == _CUDA_EXTENSION
-        for target in node.targets
-        if isinstance(target, ast.Name)
+    )
+    aliases = {
+        name
+        for name, values in bound.items()
+        if _CUDA_EXTENSION in values and (raises or _CPP_EXTENSION not in values)
     }
     for node in nodes:
         if not isinstance(node, ast.Call):

@@ -1330,6 +1330,7 @@ def test_an_extension_built_through_a_name_bound_to_cuda_extension_is_a_cuda_one
             "def get_extensions():\n    extension = CppExtension\n    sources = ['src/vision.cpp']\n"
             "    if torch.cuda.is_available():\n        extension = CUDAExtension\n"
             "        sources += ['src/cuda/dcnv4_cuda.cu']\n"
+            "    else:\n        raise NotImplementedError('Cuda is not available')\n"
             "    return [extension('DCNv4.ext', sources)]\n\n\n"
             "setup(name='DCNv4', ext_modules=get_extensions(), cmdclass={'build_ext': BuildExtension})\n"
         ),
@@ -1340,8 +1341,15 @@ def test_an_extension_built_through_a_name_bound_to_cuda_extension_is_a_cuda_one
     assert ("DCNv4/functions.py", 1, "KRN009") in found, sorted(found)
     assert ("train.py", 1, "KRN009") in found, sorted(found)
     # a name bound to `CppExtension` only builds C++: no CUDA extension
-    texts["setup.py"] = texts["setup.py"].replace("        extension = CUDAExtension\n", "")
-    found = _fallback_findings(tmp_path / "cpp", texts)
+    cpp = dict(texts, **{"setup.py": texts["setup.py"].replace("        extension = CUDAExtension\n", "")})
+    found = _fallback_findings(tmp_path / "cpp", cpp)
+    assert ("DCNv4/functions.py", 1, "KRN009") not in found, sorted(found)
+    # detectron2's `_C`: built with `CppExtension` where CUDA is not (its COCOeval and CPU ops), so the name is
+    # no CUDA-only build (an `ext` no name pattern knows is then no extension)
+    raising = "    else:\n        raise NotImplementedError('Cuda is not available')\n"
+    without_raise = texts["setup.py"].replace(raising, "")
+    dual = dict(texts, **{"setup.py": without_raise})
+    found = _fallback_findings(tmp_path / "dual", dual)
     assert ("DCNv4/functions.py", 1, "KRN009") not in found, sorted(found)
 
 
