@@ -215,8 +215,9 @@ class _Switches:
 
 
 _IF_FLAG = re.compile(r"\s*if\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
-_DEFINES = re.compile(r"\s*(?:async\s+)?(?:def|class)\b")
 _IF_NOT_FLAG = re.compile(r"\s*if\s+not\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+_FUNCTION_HEADER = re.compile(r"\s*(?:async\s+)?def\b")
+_DEFINES = re.compile(r"\s*(?:async\s+)?(?:def|class)\b")
 
 
 def _stored_parameter(lines: Sequence[str], number: int, indent: int, flag: str) -> Optional[str]:
@@ -224,7 +225,7 @@ def _stored_parameter(lines: Sequence[str], number: int, indent: int, flag: str)
     `__init__` when that stores its parameter of the same name (`self.flag = flag`) and no line of the class
     sets `self.flag` otherwise (XCube's `Timer(enabled=True, cuda_sync=False)`); None else."""
     method = _header_above(lines, number, indent)
-    while method is not None and not re.match(r"\s*(?:async\s+)?def\b", method[1]):
+    while method is not None and not _FUNCTION_HEADER.match(method[1]):
         method = _header_above(lines, method[0], _indent(method[1]))
     cls = _header_above(lines, method[0], _indent(method[1])) if method is not None else None
     if cls is None or not cls[1].lstrip().startswith("class "):
@@ -280,7 +281,7 @@ def _signature_above(lines: Sequence[str], number: int, indent: int) -> Optional
             return None
         at, text = header
         indent = _indent(text)
-        if re.match(r"\s*(?:async\s+)?def\b", text):
+        if _FUNCTION_HEADER.match(text):
             end = at
             while end < len(lines) and not re.search(r"\)\s*(?:->[^:]*)?:\s*(?:#.*)?$", lines[end - 1]):
                 end += 1
