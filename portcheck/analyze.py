@@ -824,9 +824,7 @@ def findings_for(
         # a CUDA-only library's kernels after its import: NeuralRecon's `SourceModule` after `import pycuda`)
         first = _owners(findings)
         findings = [
-            _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first and first[c] < f.line])
-            if f.code in details.get(f.code, ())
-            else _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first])
+            _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first and _owns(c, first[c], f)])
             for f in findings
         ]
         # `if CUDA_HOME is not None:` read again and again around a setup.py's CUDAExtension: plumbing of
@@ -842,6 +840,12 @@ def findings_for(
 
 # Reads of where the CUDA toolkit is: the build's plumbing, not a build of their own.
 TOOLKIT_READS = frozenset({"torch.utils.cpp_extension.CUDA_HOME"})
+
+
+def _owns(code: str, line: int, finding: Finding) -> bool:
+    """Whether the first finding of `code` (at `line`) stands for `finding`: another rule's always, the finding's own
+    rule only for its later findings."""
+    return code != finding.code or line < finding.line
 
 
 def _owners(findings: Sequence[Finding]) -> Dict[str, int]:

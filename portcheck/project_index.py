@@ -256,8 +256,7 @@ class _Collector:
         while stack:
             node, inside, conditional, optional = stack.pop()
             if TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS) and any(
-                catches_runtime_error(h) and continues(h) and not _keeps_error(h) and not imports_again(node, h)
-                for h in node.handlers
+                catches_runtime_error(h) and _carries_on(h) and not imports_again(node, h) for h in node.handlers
             ):
                 # `try: return dtw_cuda(x) except RuntimeError: warnings.warn(...)`, then the CPU path: what
                 # the `try` calls has a fallback, as under a CUDA check.
@@ -267,8 +266,7 @@ class _Collector:
                 continue
             if fallbacks and TRY_STATEMENTS and isinstance(node, TRY_STATEMENTS):
                 if any(
-                    catches_import_error(h) and continues(h) and not _keeps_error(h) and not imports_again(node, h)
-                    for h in node.handlers
+                    catches_import_error(h) and _carries_on(h) and not imports_again(node, h) for h in node.handlers
                 ):
                     tried: List[ast.AST] = [*reached_statements(node.body), *reached_statements(node.orelse)]
                     rest: List[ast.AST] = [*node.handlers, *reached_statements(node.finalbody)]
@@ -366,6 +364,12 @@ def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bo
         first, last = site_range[name]  # what the fast path calls has the reference path beside it
         collector.sites[first:last] = [replace(site, guarded=True) for site in collector.sites[first:last]]
     return out, loads
+
+
+def _carries_on(handler: ast.ExceptHandler) -> bool:
+    """The handler goes on without what its `try` made: it neither stops (`raise`, an exit) nor keeps the error to
+    raise later (`_keeps_error`)."""
+    return continues(handler) and not _keeps_error(handler)
 
 
 def _keeps_error(handler: ast.ExceptHandler) -> bool:
@@ -572,9 +576,7 @@ def _optional_loads(tree: ast.Module, loaded: Mapping[str, str]) -> Tuple[Tuple[
             if isinstance(target, ast.Name) and target.id in loaded
         }
         for handler in stmt.handlers:
-            if not (catches_runtime_error(handler) or catches_import_error(handler)):
-                continue
-            if not continues(handler) or _keeps_error(handler):
+            if not (catches_runtime_error(handler) or catches_import_error(handler)) or not _carries_on(handler):
                 continue
             for sub in handler.body:
                 if (

@@ -528,9 +528,12 @@ def switched_off(
     off = {flag for flag in flags if not turned_on(flag, sources, all_paths, words, texts)}
     out: Dict[str, List[Tuple[int, int, str]]] = {}
     for path, found in held.items():
-        spans = {n: (n, n, SWITCHED_OFF_NOTE.format(flag=flag)) for n, flag in reversed(found) if flag in off}
+        spans: Dict[int, Tuple[int, int, str]] = {}  # each line once, with the first of its flags that is off
+        for number, flag in found:
+            if flag in off:
+                spans.setdefault(number, (number, number, SWITCHED_OFF_NOTE.format(flag=flag)))
         if spans:
-            out[path] = [spans[n] for n in sorted(spans)]
+            out[path] = list(spans.values())
     return out
 
 

@@ -105,7 +105,7 @@ def unread_constants(
     sources: Sources, lines: Mapping[str, AbstractSet[int]], texts: Iterable[str] = ()
 ) -> Dict[str, List[Tuple[int, int, str]]]:
     """Of the module-level one-line assignments on `lines` (per path: the lines of findings there), those whose name
-    the module spells on no other line (nor looks names up by computed name), and that no other Python file can
+    the module never reads (`_names_read`; nor looks names up by computed name), and that no other Python file can
     reach: none imports the name, spells `stem.name` after the module's name, imports the module under another
     name or star-imports it (nv-tlabs/DefTet's `check_condition_tetrahedron_base/utils.py`, whose tensors follow
     their inputs' device), and no notebook, config or script of `texts` spells both. Per path, each such line with

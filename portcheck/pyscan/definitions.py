@@ -113,10 +113,7 @@ def switch_blocks(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
         holder = switches.of(first)
         if not holder:
             continue
-        last = first
-        while last < len(lines) and (not _code(lines[last]) or _indent(lines[last]) > indent):
-            last += 1
-        out.append((first, last, holder[len(SWITCH) :]))
+        out.append((first, _block_end(lines, first, indent), holder[len(SWITCH) :]))
     return out
 
 
@@ -230,10 +227,8 @@ def _stored_parameter(lines: Sequence[str], number: int, indent: int, flag: str)
     cls = _header_above(lines, method[0], _indent(method[1])) if method is not None else None
     if cls is None or not cls[1].lstrip().startswith("class "):
         return None
-    first, inner = cls[0], _indent(cls[1])
-    last = first
-    while last < len(lines) and (not _code(lines[last]) or _indent(lines[last]) > inner):
-        last += 1
+    first = cls[0]
+    last = _block_end(lines, first, _indent(cls[1]))
     sets = re.compile(rf"^\s*self\.{flag}\s*(?::[^=]*)?=(?!=)\s*(.*?)\s*(?:#.*)?$")
     values = [m.group(1) for m in (sets.match(lines[i - 1]) for i in range(first + 1, last + 1)) if m]
     if values != [flag]:
@@ -251,6 +246,15 @@ def _indent(line: str) -> int:
 def _code(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not stripped.startswith("#")
+
+
+def _block_end(lines: Sequence[str], first: int, indent: int) -> int:
+    """The last line of the block from line `first` under a header indented `indent`: the lines after it that are
+    blank, comments or indented more than the header."""
+    last = first
+    while last < len(lines) and (not _code(lines[last]) or _indent(lines[last]) > indent):
+        last += 1
+    return last
 
 
 def _header_above(lines: Sequence[str], number: int, indent: int) -> Optional[Tuple[int, str]]:
