@@ -50,9 +50,11 @@ UNREACHED_NOTE = (
     " through others; it is vendored or unused code a port can leave as it is"
 )
 
-# Packaging metadata: a folder holding one of these is a library's top, whose modules are public.
-_PACKAGING_FILES = ("setup.py", "setup.cfg")
+# Packaging metadata: a folder holding one of these is a library's top, whose modules are public. A
+# `setup.cfg` or `pyproject.toml` only when it holds a packaging table: many hold only linters' settings
+# (`[flake8]`, `[yapf]`, `[tool.black]`) in an application (RelightableAvatar's `[pdbr]`).
 _PYPROJECT_TABLES = re.compile(r"^\s*\[(?:project|build-system|tool\.poetry)\]", re.MULTILINE)
+_SETUP_CFG_TABLES = re.compile(r"^\s*\[(?:metadata|options)(?:\.[\w.-]+)?\]", re.MULTILINE)
 # Files whose name says they run as scripts or are loaded by a tool, not imported.
 _ENTRY_NAMES = frozenset({"__main__", "setup", "conftest", "hubconf", "manage", "app", "main"})
 # Entry files whose module-level names a tool looks up by name (pytest's fixtures, torch.hub's entry points,
@@ -86,16 +88,22 @@ def is_whole_repository(paths: Sequence[Path]) -> bool:
 
 
 def _packaging(folder: Path) -> bool:
-    if any((folder / name).is_file() for name in _PACKAGING_FILES):
+    if (folder / "setup.py").is_file():
         return True
-    pyproject = folder / "pyproject.toml"
-    if not pyproject.is_file():
+    return any(
+        _holds(folder / name, tables)
+        for name, tables in (("setup.cfg", _SETUP_CFG_TABLES), ("pyproject.toml", _PYPROJECT_TABLES))
+    )
+
+
+def _holds(path: Path, tables: re.Pattern) -> bool:
+    if not path.is_file():
         return False
     try:
-        text = pyproject.read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return True  # unreadable: assume a library
-    return bool(_PYPROJECT_TABLES.search(text))
+    return bool(tables.search(text))
 
 
 def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[str] = ()) -> Dict[str, str]:

@@ -104,6 +104,7 @@ def test_a_notebook_or_a_script_that_imports_the_op_reaches_it(tmp_path: Path):
     [
         pytest.param({"pyproject.toml": "[project]\nname = 'vendor'\n"}, id="a library"),
         pytest.param({"setup.py": "from setuptools import setup\nsetup()\n"}, id="a library with setup.py"),
+        pytest.param({"setup.cfg": "[metadata]\nname = vendor\n"}, id="a library with setup.cfg"),
         pytest.param({"vendor/utils.py": "import importlib\nload = lambda name: importlib.import_module(name)\n"},
                      id="a computed import"),
         pytest.param({"vendor/utils.py": "from hydra.utils import instantiate\nload = lambda c: instantiate(c)\n",
@@ -119,6 +120,20 @@ def test_a_notebook_or_a_script_that_imports_the_op_reaches_it(tmp_path: Path):
 def test_nothing_is_called_unreached_where_any_module_may_be_imported(tmp_path: Path, change):
     found = _scan(tmp_path, {**APP, **change})
     assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) - {"info"}
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param({"setup.cfg": "[flake8]\nmax-line-length = 120\n\n[yapf]\nbased_on_style = pep8\n"},
+                     id="setup.cfg"),
+        pytest.param({"pyproject.toml": "[tool.black]\nline-length = 120\n"}, id="pyproject.toml"),
+    ],
+)
+def test_a_file_of_linter_settings_is_no_packaging_metadata(tmp_path: Path, settings):
+    # RelightableAvatar's `setup.cfg` holds only `[pdbr]`, ArcNerf's `[flake8]` and `[yapf]`: applications
+    found = _scan(tmp_path, {**APP, **settings})
+    assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) == {"info"}
 
 
 def test_a_scan_of_single_files_sees_part_of_the_project_only(tmp_path: Path):
