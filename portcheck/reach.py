@@ -33,6 +33,7 @@ from portcheck.pyscan.loading import (
     IMPORTS,
     LOADS,
     LOADS_ANY,
+    LOADS_CONFIG,
     LOADS_NAMED,
     MAIN,
     NAMED,
@@ -233,7 +234,7 @@ def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[s
         except NotebookError:
             source = ""
         facts = loading_facts(source)
-        if source and SYS_PATH not in facts and LOADS_ANY not in facts and LOADS_NAMED not in facts:
+        if source and not facts & {SYS_PATH, LOADS_ANY, LOADS_CONFIG, LOADS_NAMED}:
             reach_imports("", facts)
             for fact in facts:
                 if fact.startswith(LOADS):
@@ -247,7 +248,7 @@ def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[s
             path = names[module]
             facts = sources.loading_facts(path)
             reach_imports(module, facts)
-            if LOADS_ANY in facts:
+            if LOADS_ANY in facts or LOADS_CONFIG in facts:
                 return {}
             if LOADS_NAMED in facts and not named_reached:
                 named_reached = True

@@ -12,7 +12,7 @@ from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
-from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, LOADS_NAMED, MAIN, RUNS, SYS_PATH, loading_facts
+from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, LOADS_CONFIG, LOADS_NAMED, MAIN, RUNS, SYS_PATH, loading_facts
 from portcheck.reach import (
     SWITCHED_OFF_NOTE,
     UNREACHED_NOTE,
@@ -175,7 +175,13 @@ def test_per_file_facts():
     assert _loading(aliased.replace("impm(cfg.render.file)", "impm")) == set()
     # detectron2's lazy configs (detrex, Stable-DINO): the Python config file a command line names runs, and its imports
     lazy = "from detectron2.config import LazyConfig\ncfg = LazyConfig.load(args.config_file)\n"
-    assert LOADS_ANY in loading_facts(lazy)
+    assert LOADS_CONFIG in loading_facts(lazy) and LOADS_ANY not in loading_facts(lazy)
+    # a loader of what configs name beside a listing of data files (SparseTrack's `track.py` globs its result
+    # files) loads what configs name; beside a listing of Python files, any module
+    named = "from hydra.utils import instantiate\nmodel = instantiate(cfg.model)\n"
+    assert _loading(named + "files = glob.glob('results/*.txt')\n") == {LOADS_NAMED}
+    assert LOADS_ANY in loading_facts(named + "files = glob.glob('plugins/*.py')\n")
+    assert LOADS_ANY in loading_facts(named + "mods = pkgutil.iter_modules(path)\n")
     two = "from importlib import reload, import_module as im\nm = im('pkg.archs.' + n)\n"
     assert _loading(two) == {"loads:pkg.archs."}
     # HyperPyYAML builds `!new:pkg.mod.Class` from a YAML file, as Hydra's `instantiate` does `_target_`
@@ -285,6 +291,17 @@ def test_a_function_that_may_be_used_keeps_its_findings(tmp_path: Path, change):
     found = _scan(tmp_path, {**UNUSED_APP, **change})
     assert found[("pkg/model.py", 10, "DEV002")].severity.value != "info", sorted(found)
     assert any(p == "pkg/model.py" and line == 9 and code.startswith("XLA") for p, line, code in found), sorted(found)
+
+
+def test_a_lazy_config_runs_any_module_but_looks_up_no_definition_by_name(tmp_path: Path):
+    # SparseTrack's `train.py`: `LazyConfig.load(args.config_file)` runs a Python config and what it imports (no
+    # module is unreached), and the config spells what it builds (`L(Model)(...)`); `DataPrefetcher`, which
+    # nothing spells, stays unused
+    lazy = ("train.py", "from detectron2.config import LazyConfig\n\ncfg = LazyConfig.load(args.config_file)\n")
+    found = _scan(tmp_path, {**UNUSED_APP, **dict([lazy])})
+    assert found[("pkg/model.py", 10, "DEV002")].note == UNUSED_NOTE.format(name="normalize_kp"), sorted(found)
+    found = _scan(tmp_path / "app", {**APP, **dict([lazy])})
+    assert "info" not in _severities(found, "vendor/ops/fused_act/fused_act.py").values()
 
 
 def test_top_level_definitions():

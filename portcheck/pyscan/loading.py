@@ -4,7 +4,9 @@ facts; the project cache keeps them per file.
 
 The facts are strings, so a frozenset of them fits the cache: `runs`, `main` (an `if __name__ ==
 "__main__":` guard), `loads-any` (a computed import
-without a literal package, or a loader that may load anything: Hydra's `instantiate`), and
+without a literal package, or a loader that may load anything: Hydra's `instantiate`), `loads-config` (a
+Python config file run by path, detectron2's `LazyConfig.load`: any module may be one, and what it imports
+runs; the names it uses it spells), and
 `loads:<prefix>` for each literal prefix (`import_module(f"basicsr.archs.{name}")` gives
 `loads:basicsr.archs.`), `imports:<name>` for each dotted name an import statement spells (`from utils
 import torch_utils` gives `imports:utils` and `imports:utils.torch_utils`; a relative one keeps its dots:
@@ -20,6 +22,7 @@ from typing import FrozenSet, Set
 RUNS = "runs"
 MAIN = "main"
 LOADS_ANY = "loads-any"
+LOADS_CONFIG = "loads-config"
 LOADS_NAMED = "loads-named"
 LOADS = "loads:"
 NAMED = "named:"
@@ -62,6 +65,10 @@ _DOTTED_LITERAL = re.compile(r"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[A-Za-
 _TARGET_OVERRIDE = re.compile(r"""_target_['"]?\s*[=:]\s*['"]?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)""")
 # Lists a folder: modules loaded by computed names may be every file there, spelt nowhere.
 _LISTS_FILES = re.compile(r"\b(?:listdir|iterdir|scandir|glob|iglob|walk_packages|iter_modules|rglob)\s*\(")
+# A listing of Python modules: `pkgutil`'s, or a listing of files in a module that spells a `'.py'` string.
+_LISTS_MODULES = re.compile(
+    r"\b(?:walk_packages|iter_modules)\s*\(|\b(?:listdir|iterdir|scandir|glob|iglob|rglob)\s*\((?=[\s\S]*[\"'][^\"'\n]*\.py[\"'])"
+)
 # A Python identifier, as the project pass and `portcheck.reach` split texts into names.
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # An import statement, from its first line (with the names of a parenthesised or backslash-continued list:
@@ -124,11 +131,13 @@ def loading_facts(text: str) -> FrozenSet[str]:
         )
         out.add(LOADS_NAMED if given and not _LISTS_FILES.search(text) else LOADS_ANY)
     elif words & NAMED_LOADERS:
-        out.add(LOADS_ANY if _LISTS_FILES.search(text) else LOADS_NAMED)
+        # (Python modules listed: a listing of data files, SparseTrack's `glob` of result files beside its
+        # `instantiate(cfg.model)`, loads nothing a config does not name)
+        out.add(LOADS_ANY if _LISTS_MODULES.search(text) else LOADS_NAMED)
     if _LAZY_CONFIG.search(text):
         # detectron2's `LazyConfig.load(args.config_file)` (detrex, Stable-DINO, MP-Former): runs the Python config
-        # file a command line names, and what that file imports
-        out.add(LOADS_ANY)
+        # file a command line names, and what that file imports; the names it uses it spells, as any module
+        out.add(LOADS_CONFIG)
     if words & PREFIXED_LOADERS:
         for found in _PREFIXED_CALL.finditer(text):
             quote, prefix = found.group(1), found.group(2)
