@@ -52,6 +52,7 @@ LIBRARY = {"pyproject.toml": "[project]\nname = 'mixup'\n"}
 KEEPS = {
     "a call that uses the default": {"eval.py": "from mixup import mixup_target\nmixup_target(t, 10)\n"},
     "a call through **kwargs": {"eval.py": "from mixup import mixup_target\nmixup_target(t, 10, **kw)\n"},
+    "a *args before its position": {"eval.py": "from mixup import mixup_target\nmixup_target(t, *a, dev)\n"},
     "the function handed on": {"eval.py": "from mixup import mixup_target\nrun(callback=mixup_target)\n"},
     "a library that exports it": {**LIBRARY, "__init__.py": "from .mixup import (\n    mixup_target,\n)\n"},
     "a notebook that calls it": {"demo.ipynb": NOTEBOOK},
@@ -62,6 +63,12 @@ KEEPS = {
 def test_a_default_that_may_be_used_keeps_its_finding(tmp_path: Path, change):
     found = _scan(tmp_path, {**APP, **change})
     assert found[("mixup.py", 4, "DEV001")].severity.value != "info", sorted(found)
+
+
+def test_a_value_by_position_before_kwargs_overrides_the_default(tmp_path: Path):
+    # UniWorld's `self.prepare_scoremodel(model, device, cache_dir, **kwargs)`: `**kwargs` cannot pass `device` again
+    found = _scan(tmp_path, {**APP, "eval.py": "from mixup import mixup_target\nmixup_target(t, 10, dev, **kw)\n"})
+    assert found[("mixup.py", 4, "DEV001")].severity.value == "info", sorted(found)
 
 
 def test_in_a_library_scanned_whole_a_default_of_a_name_it_does_not_export_is_info(tmp_path: Path):

@@ -88,10 +88,12 @@ def _callee(node: ast.AST) -> Optional[str]:
 
 
 def passes(call: ast.Call, param: str, index: Optional[int]) -> bool:
-    """Whether `call` gives `param` a value of its own: by keyword, or by position (no `*args`/`**kwargs`
-    that might or might not)."""
+    """Whether `call` gives `param` a value of its own: by keyword, or by a position before any `*args`
+    (`self.prepare_scoremodel(model, device, cache_dir, **kwargs)` passes `device`; a `*args` or `**kwargs`
+    might or might not pass what no argument before it does)."""
     if any(k.arg == param for k in call.keywords):
         return True
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+    if index is None:
         return False
-    return index is not None and len(call.args) > index
+    leading = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))
+    return leading > index
