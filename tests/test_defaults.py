@@ -79,6 +79,8 @@ SCRIPT = (
     "body,unread",
     [
         ("    return model", True),  # VideoLLaMA2's eval scripts: `--device` declared, never read
+        ("    return model.to(accelerator.device)", True),  # VGT's: another object's `device` (accelerate's)
+        ("    return model.to(cfg.device if cfg else accelerator.device)", False),
         ("    return model.to(cfg.device)", False),
         ("    return build(model, cfg)", False),  # the parsed arguments go to another module's function
         ("    return model, vars(cfg)", False),

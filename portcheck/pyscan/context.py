@@ -648,11 +648,6 @@ def _mark_unread_options(nodes: Sequence[ast.AST]) -> None:
             parsed.add(first.id)
     if not parsed:
         return
-    spelt = {n.attr for n in nodes if isinstance(n, ast.Attribute)}
-    spelt |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    unread = set(options) - spelt
-    if not unread:
-        return
     defined: Dict[str, List[str]] = {}
     for n in nodes:
         if isinstance(n, _FUNCTION_DEFS):
@@ -679,9 +674,18 @@ def _mark_unread_options(nodes: Sequence[ast.AST]) -> None:
         if isinstance(node, ast.Name) and node.id in parsed and isinstance(node.ctx, ast.Load):
             if id(node) not in handled:
                 return
+    # read: an attribute of the parsed arguments (or of any name they are handed as), or a string (`getattr`);
+    # not another object's attribute of the same name (VGT's `--device` beside `accelerator.device`)
+    spelt = {n.attr for n in nodes if isinstance(n, ast.Attribute) and _name_in(n.value, parsed)}
+    spelt |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    unread = set(options) - spelt
     for dest in unread:
         for call in options[dest]:
             setattr(call, UNREAD_OPTION_ATTR, True)
+
+
+def _name_in(node: ast.expr, names: Set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names
 
 
 def defaulted_parameters(args: ast.arguments) -> List[Tuple[ast.arg, ast.expr]]:
@@ -3991,12 +3995,31 @@ def is_host_factory(node: ast.Call, imports: ImportTable) -> bool:
 
 def is_fp32_island(call: ast.Call) -> bool:
     """`autocast(..., enabled=False)`, or the legacy `torch.cuda.amp.autocast(False)` (its first parameter is
-    `enabled`; `torch.autocast`'s is a device type): autocast turned off for a region that must run in fp32."""
+    `enabled`; `torch.autocast`'s is a device type): autocast turned off for a region that must run in fp32.
+    Or `autocast("cuda", dtype=torch.float32)` (ImgEdit's YOLO-World inference): the region's ops are cast to
+    fp32, or autocast is disabled with a warning where the dtype is not supported, fp32 either way."""
+    return fp32_island_spelling(call) is not None
+
+
+_FULL_PRECISION = frozenset({"float32", "float", "float64", "double"})
+
+
+def fp32_island_spelling(call: ast.Call) -> Optional[str]:
+    """How `call` makes an fp32 island (`enabled=False`, `dtype=torch.float32`), or None."""
     if call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False:
-        return True
-    return any(
-        k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
-    )
+        return "False"
+    for k in call.keywords:
+        if k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False:
+            return "enabled=False"
+        if (
+            k.arg == "dtype"
+            and isinstance(k.value, ast.Attribute)
+            and k.value.attr in _FULL_PRECISION
+            and isinstance(k.value.value, ast.Name)
+            and k.value.value.id == "torch"
+        ):
+            return f"dtype=torch.{k.value.attr}"
+    return None
 
 
 _HOST_NAMES_ATTR = "_portcheck_host_names"

@@ -16,7 +16,7 @@ import ast
 import re
 from typing import Any, Iterator, List, Mapping, Optional
 
-from portcheck.pyscan.context import defaulted_parameters, is_fp32_island
+from portcheck.pyscan.context import defaulted_parameters, fp32_island_spelling
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Label, Matcher, MatcherError, _str_list, call_argument, register, value_role
 
@@ -126,14 +126,15 @@ class AutocastOffMatcher(Matcher):
         name = imports.resolved(node.func)
         if name not in _AUTOCASTS:
             return
-        if not is_fp32_island(node):
+        spelling = fp32_island_spelling(node)
+        if spelling is None:
             return
         if name == "torch.cuda.amp.autocast":
             yield node, Label(name, "", name)
             return
         device = call_argument(node, "device_type", 0)
         if isinstance(device, ast.Constant) and device.value in self.devices:
-            yield device, Label(f"{name}({device.value!r}, enabled=False)", value_role(node, name, device), name)
+            yield device, Label(f"{name}({device.value!r}, {spelling})", value_role(node, name, device), name)
 
 
 for _cls in (KeywordMatcher, AutocastOffMatcher):
