@@ -1696,7 +1696,7 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
         sides = [node.body, node.orelse]
     else:
         if len(node.body) != 1 or len(node.orelse) != 1:
-            return False
+            return _binds_implementation(node, imports)
         if _imports_or_none(node.body[0], node.orelse[0]):
             return True
         first, second = _single_assignment(node.body[0]), _single_assignment(node.orelse[0])
@@ -1706,6 +1706,11 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
     if all(isinstance(side, ast.Call) for side in sides):
         calls = cast(List[ast.Call], sides)
         return _calls_one_of_two(calls, imports) or _replicates_or_runs(calls)
+    return _two_implementations(sides, imports)
+
+
+def _two_implementations(sides: Sequence[ast.expr], imports: ImportTable) -> bool:
+    """Two names, neither one that may hold a device nor torch's own, for what each side of a check binds."""
     # `self.cuda_config if is_cuda else self.cpu_config` (lucidrains' attention): settings named for the
     # device they suit are settings, not a device
     names = [
@@ -1719,6 +1724,26 @@ def is_implementation_choice(node: ast.AST, imports: ImportTable) -> bool:
         and not any(_DEVICE_HOLDER.search(name) and not _SETTINGS_NAME.search(name) for name in names)
         and not any((imports.resolve(side) or "").startswith("torch.") for side in sides)
     )
+
+
+def _binds_implementation(node: ast.If, imports: ImportTable) -> bool:
+    """`if torch.cuda.is_available() and pred.is_cuda: ...; calculate = sigmoid_focal_loss` / `else: ...;
+    calculate = py_sigmoid_focal_loss` (mmseg's focal loss): arms of several statements that bind one name to
+    two functions, and pick no device besides."""
+    if _picks_device(node.body) or _picks_device(node.orelse):
+        return False
+
+    def bound(stmts: Sequence[ast.stmt]) -> Dict[str, ast.expr]:
+        return {
+            t.id: s.value
+            for s in stmts
+            if isinstance(s, ast.Assign) and isinstance(s.value, (ast.Name, ast.Attribute))
+            for t in s.targets
+            if isinstance(t, ast.Name)
+        }
+
+    body, other = bound(node.body), bound(node.orelse)
+    return any(_two_implementations([body[n], other[n]], imports) for n in body.keys() & other.keys())
 
 
 _MOVING_CALLEES = frozenset({"cuda", "cpu", "to", "device", "Tensor", "FloatTensor", "LongTensor", "tensor"})
@@ -3265,6 +3290,15 @@ def _skips(stmt: ast.AST) -> bool:
     return False
 
 
+def _asserts_version(stmt: ast.AST) -> bool:
+    """`assert digit_version(mmcv.__version__) >= ...`: an assert on a library's version."""
+    return isinstance(stmt, ast.Assert) and any(
+        "version" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
+        for n in ast.walk(stmt.test)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    )
+
+
 def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     """An `if` on a CUDA check whose CUDA branch only runs CUDA-only code, only prints, or only skips
     (`if torch.cuda.is_available(): torch.cuda.synchronize()`, `if not x.is_cuda: return ...`): the
@@ -3280,8 +3314,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         # `if not torch.cuda.is_available(): return`: an early exit before CUDA-only work; `print("pip install
         # torch_npu if ...")` (wenet's `is_torch_npu_available`): a hint, and nothing is picked
         # (`logger.info("CUDA unavailable. Not attaching OOM observer."); return`, torchtnt: both)
+        # (`assert digit_version(mmcv.__version__) >= digit_version("1.4.4"), "... for CPU training!"`, mmseg's
+        # `train_segmentor`: a library version the other path needs, which picks nothing either)
         return bool(node.body) and all(
-            (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) for s in node.body
+            (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) or _asserts_version(s) for s in node.body
         )
     if _in_cuda_context(branch, other) or _names_files_only(branch, other) or _adds_device_ids(branch, other):
         return True
