@@ -54,7 +54,7 @@ from portcheck.pyscan.environ import reads_environment
 from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only, is_triton_kernel
 from portcheck.pyscan.fallbacks import continues, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
-from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, TORCH_IMPORT, loading_facts
+from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, TORCH_IMPORT, loading_facts, without_comments
 from portcheck.pyscan.testcode import (
     cuda_only_spans,
     early_cuda_exit,
@@ -1488,7 +1488,7 @@ def import_only_words(text: str) -> FrozenSet[str]:
     imported under another (`import X as Y`) is used wherever that one is: never among them."""
     lines = IMPORT_STATEMENT.findall(text)
     aliased = {w for line in lines for w in _ALIASED.findall(line)}
-    rest = set(IDENTIFIER.findall(IMPORT_STATEMENT.sub("", text)))
+    rest = set(IDENTIFIER.findall(without_comments(IMPORT_STATEMENT.sub("", text))))
     return frozenset(w for line in lines for w in IDENTIFIER.findall(line) if w not in rest and w not in aliased)
 
 
@@ -1525,7 +1525,8 @@ class Sources:
         return import_words(self.text(path))
 
     def words(self, path: str) -> FrozenSet[str]:
-        return frozenset(IDENTIFIER.findall(self.text(path)))
+        """The names the file's code and strings spell (not its comments)."""
+        return frozenset(IDENTIFIER.findall(without_comments(self.text(path))))
 
     def import_only(self, path: str) -> FrozenSet[str]:
         """The names the file spells on its import lines only (`import_only_words`)."""

@@ -41,7 +41,7 @@ from portcheck.pyscan.loading import (
     SYS_PATH,
     loading_facts,
 )
-from portcheck.pyscan.testcode import is_collected_test, is_test_path
+from portcheck.pyscan.testcode import is_collected_test, is_named_test_only, is_test_path
 
 # A dotted name in a config, script or `.env` file (`_target_: src.models.sequence.SequenceModel`).
 _DOTTED_WORD = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
@@ -141,7 +141,11 @@ def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[s
         # In no package (a namespace folder inside one is a package too); a package's `__init__` is imported.
         parts = module.split(".")
         outside = not any(".".join(parts[:i]) in holders for i in range(1, len(parts) + 1))
-        if outside or module.rsplit(".", 1)[-1] in _ENTRY_NAMES or is_test_path(path):
+        if outside or module.rsplit(".", 1)[-1] in _ENTRY_NAMES:
+            return True
+        # (a package's `test.py` with no `__main__` block is a module others import: NeuSample's copy of
+        # mmdetection's `apis/test.py`, which nothing imports once its `__init__` comments the import out)
+        if is_test_path(path) and not is_named_test_only(path):
             return True
         return MAIN in sources.loading_facts(path)
 

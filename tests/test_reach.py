@@ -136,6 +136,28 @@ def test_a_file_of_linter_settings_is_no_packaging_metadata(tmp_path: Path, sett
     assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) == {"info"}
 
 
+def test_a_package_module_named_test_and_commented_out_imports_reach_nothing(tmp_path: Path):
+    # NeuSample: mmdetection's `apis/test.py` (a module of helpers, no `__main__` block) and `apis/inference.py`,
+    # whose imports `apis/__init__.py` comments out, and a class whose only use is commented out
+    files = {
+        "train.py": "from pkg.apis import train\n\ntrain()\n",
+        "pkg/__init__.py": "",
+        "pkg/apis/__init__.py": "# from .test import single_gpu_test\nfrom .train import train\n",
+        "pkg/apis/train.py": (
+            "import torch\n\n\nclass Rotary:\n    def f(self, x):\n        return x.cuda()\n\n\n"
+            "def train():\n    # r = Rotary()\n    return 1\n"
+        ),
+        "pkg/apis/test.py": OP.replace("fused", "single_gpu_test"),
+    }
+    found = _scan(tmp_path, files)
+    assert set(_severities(found, "pkg/apis/test.py").values()) == {"info"}, sorted(found)
+    assert found[("pkg/apis/train.py", 6, "DEV002")].note == UNUSED_NOTE.format(name="Rotary")
+    # imported, it is reached
+    files["pkg/apis/__init__.py"] = "from .test import single_gpu_test\nfrom .train import train\n"
+    found = _scan(tmp_path / "b", files)
+    assert "info" not in _severities(found, "pkg/apis/test.py").values()
+
+
 def test_a_scan_of_single_files_sees_part_of_the_project_only(tmp_path: Path):
     found = _scan(tmp_path, APP, paths=("vendor/ops/fused_act/fused_act.py", "inference.py"))
     severities = _severities(found, "vendor/ops/fused_act/fused_act.py")
@@ -225,6 +247,9 @@ def test_per_file_facts():
     # calls that only configure libraries are no work (YOLOv4's `utils/utils.py`); `print(...)` is
     assert _loading("import torch, cv2\ntorch.set_printoptions(linewidth=320)\ncv2.setNumThreads(0)\n") == set()
     assert _loading("print('building')\n") == {RUNS}
+    # `async def` defines (NeuSample's copy of mmdetection's `apis/inference.py`); `async with` at the top runs
+    assert _loading("import asyncio\n\n\nasync def infer(model, img):\n    return await model(img)\n") == set()
+    assert _loading("async with lock:\n    pass\n") == {RUNS}
     # what the import statements name, relative ones with their dots; none of PyTorch's own
     imports = {f[len(IMPORTS) :] for f in loading_facts(
         "from utils import torch_utils\nfrom . import x as y\nimport a.b as c, d\nfrom torch.nn import functional\n"

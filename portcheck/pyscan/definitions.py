@@ -17,7 +17,7 @@ import keyword
 import re
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
-from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT
+from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, without_comments
 
 # A module-level `def` or `class` statement, and what may start one of its lines at column 0 without ending
 # it (the `):` of a signature or a call black spread over lines).
@@ -51,8 +51,8 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
     definitions += top_level_constants(lines)
     names = {name for _, _, name in definitions}
-    spelt: Dict[str, List[int]] = {}  # name -> the lines that spell it
-    for number, line in enumerate(lines, 1):
+    spelt: Dict[str, List[int]] = {}  # name -> the lines that spell it (in code or a string, not a comment)
+    for number, line in enumerate(without_comments(text).splitlines(), 1):
         for word in names.intersection(IDENTIFIER.findall(line)):
             spelt.setdefault(word, []).append(number)
 
@@ -131,7 +131,7 @@ def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
     if not imported:
         return set()
     where: Dict[str, Set[Optional[str]]] = {}
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(without_comments(text).splitlines(), 1):
         if number in import_lines:
             continue
         for word in imported.intersection(IDENTIFIER.findall(line)):

@@ -71,6 +71,14 @@ _LISTS_MODULES = re.compile(
 )
 # A Python identifier, as the project pass and `portcheck.reach` split texts into names.
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# A comment, where no quote comes before it on its line (`# from .test import single_gpu_test`, `x = f()  # g`):
+# commented-out code names nothing the program uses.
+_COMMENT = re.compile(r"^([^'\"#\n]*)#.*$", re.MULTILINE)
+
+
+def without_comments(text: str) -> str:
+    """`text` with its comments blanked (those no quote precedes on their line); lines keep their places."""
+    return _COMMENT.sub(r"\1", text) if "#" in text else text
 # An import statement, from its first line (with the names of a parenthesised or backslash-continued list:
 # giraffe's `from im2scene.giraffe.models import (` then `decoder, generator, ...)` on the next line).
 IMPORT_STATEMENT = re.compile(
@@ -266,7 +274,8 @@ _MAIN_GUARD = re.compile(
 # A statement at column 0 that does work when the module runs: a loop, a `with`, or a call that is not
 # assigned (`main()`, `app.run()`, `sys.path.append(...)`). A line of a string at column 0 may look like
 # one: the answer then leans to "runs", which only keeps code reached.
-_MODULE_LEVEL_WORK = re.compile(r"^(?:(?:for|while|with|async)\b|[A-Za-z_][\w.]*\s*\()", re.MULTILINE)
+# (`async for`/`async with` at module level; `async def` defines, as `def` does)
+_MODULE_LEVEL_WORK = re.compile(r"^(?:(?:for|while|with|async(?![ \t]+def\b))\b|[A-Za-z_][\w.]*\s*\()", re.MULTILINE)
 # A call that only configures a library for whoever imports the module: YOLOv4's `utils/utils.py` opens
 # with `torch.set_printoptions(...)`, `matplotlib.rc(...)` and `cv2.setNumThreads(0)` and runs nothing.
 _SETTING = re.compile(

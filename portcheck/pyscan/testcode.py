@@ -66,6 +66,14 @@ def is_test_path(path: str) -> bool:
 
 
 _TEST_MODULE = re.compile(r"(?i)^(?:test_\w+|\w+_test)\.py$")
+_NAMED_TEST = re.compile(r"(?i)^(?:tests?|testing)\.py$")
+
+
+def is_named_test_only(path: str) -> bool:
+    """`test.py`, `tests.py`, `testing.py` outside every test folder: a test by name only, which no test runner
+    collects (mmdetection's `apis/test.py` holds `single_gpu_test` for its tools to import)."""
+    parts = _parts(path)
+    return bool(parts) and bool(_NAMED_TEST.match(parts[-1])) and not any(_TEST_DIR.match(p) for p in parts[:-1])
 
 
 def is_collected_test(path: str) -> bool:
