@@ -3267,6 +3267,25 @@ def _display_only(stmt: ast.AST) -> bool:
 _WARNING_FILTERS = frozenset({"simplefilter", "filterwarnings", "resetwarnings"})
 
 
+def _kernel_workaround(stmt: ast.AST) -> bool:
+    """`x = x.contiguous()` (the same values, laid out for a CUDA kernel), or `causal_mask =
+    AttentionMaskConverter._unmask_unattended(causal_mask, min_dtype)` (HF's fix for CUDA's memory-efficient
+    SDPA path on fully masked rows)."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return False
+    value, target = stmt.value, stmt.targets[0].id
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    if value.func.attr == "_unmask_unattended":
+        return True
+    return (
+        value.func.attr == "contiguous"
+        and not value.args
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == target
+    )
+
+
 def _filters_warnings(stmt: ast.AST) -> bool:
     """`warnings.simplefilter("ignore", category=UserWarning)`, `warnings.filterwarnings(...)`."""
     return (
@@ -3320,6 +3339,11 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
             (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) or _asserts_version(s) for s in node.body
         )
     if _in_cuda_context(branch, other) or _names_files_only(branch, other) or _adds_device_ids(branch, other):
+        return True
+    if branch and not other and all(_kernel_workaround(s) for s in branch):
+        # `if query_states.device.type == "cuda" and causal_mask is not None: query_states =
+        # query_states.contiguous()` (HF's SDPA attention and its copies): a CUDA kernel's bug worked around;
+        # the values are the same on every device, and another device needs nothing
         return True
     if branch and not other and all(_filters_warnings(s) for s in branch):
         # `if is_RNN and torch.cuda.is_available(): warnings.simplefilter("ignore", UserWarning)` (higher): which

@@ -915,6 +915,10 @@ def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
                 setattr(node, OWN_METHOD_ATTR, True)
 
 
+# Names that stand for a library by convention, whatever the import table holds.
+_MODULE_ALIASES = frozenset({"np", "numpy", "jnp", "pd", "cv2", "scipy", "math", "tf"})
+
+
 class MethodMatcher(Matcher):
     """A method call `<expr>.name(...)` on a value that is not an imported module."""
 
@@ -963,6 +967,10 @@ class MethodMatcher(Matcher):
             return
         if imports.resolved(func.value) is not None:
             return  # `torch.cuda.foo()` is an API call, not a method on a tensor
+        if isinstance(func.value, ast.Name) and func.value.id in _MODULE_ALIASES:
+            # `np.argwhere(...)` where `np` comes in through `from .utils import *` (TotalSelfScan's renderer): a
+            # library's function under its usual name, not a tensor's method
+            return
         if isinstance(func.value, ast.Constant) or getattr(node, OWN_METHOD_ATTR, False):
             return  # `"a,b".split()`: a method of a literal; `self.to_sparse()`: the class's own method
         if func.attr == "numpy" and numpy_of_host_tensor(node):
