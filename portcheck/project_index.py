@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from portcheck.analyze import KERNEL_KEEPS, TEST_NOTE, apply_suppressions, lower_finding
+from portcheck.analyze import KERNEL_KEEPS, REQUIREMENT_NOTE, TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
 from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.parts import folders_above
@@ -2194,8 +2194,11 @@ def platform_code(summary: ModuleSummary) -> List[Tuple[int, int, str]]:
 def _in_wrappers(findings: List[Finding], spans: List[Tuple[int, int, str]]) -> List[Finding]:
     """`findings` inside an extension's wrappers or a kernel's launchers at `info` with their note, but for
     the kinds a wrapper keeps (`KERNEL_KEEPS`); how the wrapper would run on an XLA-like device is moot,
-    since the port replaces it with the op (torchao's `as_strided` output buffers for a Triton launch)."""
-    return _in_spans(findings, spans, keeps=KERNEL_KEEPS, drops=_COSTS_OF_RUNNING)
+    since the port replaces it with the op (torchao's `as_strided` output buffers for a Triton launch). A
+    CUDA check there that raises or asserts (`assert q.is_cuda` before MPT's Triton flash-attention launch) is
+    the kernel's own precondition: not reported."""
+    kept = [f for f in findings if not (REQUIREMENT_NOTE in f.note and any(a <= f.line <= b for a, b, _ in spans))]
+    return _in_spans(kept, spans, keeps=KERNEL_KEEPS, drops=_COSTS_OF_RUNNING)
 
 
 # Findings about how code behaves when it runs on an XLA-like device, not about what it is bound to.

@@ -805,6 +805,12 @@ def test_a_function_that_launches_a_kernel_under_any_condition_but_a_cuda_check_
     guarded = kernels.replace("    if chunks == 1:", "    if logits.is_cuda:")
     found = _fallback_findings(tmp_path / "b", {"ops/kernels.py": guarded, "run.py": run})
     assert "launches the Triton kernel" not in found[("ops/kernels.py", 16, "DEV003")].note
+    # an assert of a CUDA check in the launcher (MPT's Triton flash attention, `assert q.is_cuda`) is the kernel's own
+    # precondition: not reported; the device the launcher picks still is
+    asserted = kernels.replace("    losses = torch.empty", "    assert logits.is_cuda\n    losses = torch.empty")
+    found = _fallback_findings(tmp_path / "c", {"ops/kernels.py": asserted, "run.py": run})
+    assert not [k for k in found if k[0] == "ops/kernels.py" and k[1] == 16], sorted(found)
+    assert "launches the Triton kernel `one`" in found[("ops/kernels.py", 17, "DEV003")].note
 
 
 # RAFT's layout: an extension built by its own setup.py, imported optionally (`except: pass`) by the module

@@ -2408,12 +2408,20 @@ def mark_flash_attention_code(module: ast.Module, imports: ImportTable) -> None:
     `flashattn_forward`), and the module's functions only they use (their `_get_unpad_data`): code that runs
     only with flash-attn, a CUDA-only package; its devices, syncs and autocast queries are its workings."""
     definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITIONS)}
+    # In a module that imports flash-attn unconditionally (FastChat's `llama_flash_attn_monkey_patch.py`, copied
+    # into LLaVA and its descendants), one named for it runs only with it, calling it or installing what does
+    # (`replace_llama_attn_with_flash_attn`, which asks for the GPU's compute capability first).
+    needs_flash = any(
+        isinstance(s, ast.ImportFrom) and (s.module or "").split(".", 1)[0] == "flash_attn" and not s.level
+        or isinstance(s, ast.Import) and any(a.name.split(".", 1)[0] == "flash_attn" for a in s.names)
+        for s in module.body
+    )
     marked = {
         name
         for name, stmt in definitions.items()
         if _FLASH_NAME.search(name)
         and not getattr(stmt, RAW_KERNEL_ATTR, "")
-        and any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt))
+        and (needs_flash or any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt)))
     }
     # A function or method that calls flash-attn whatever it is given (flash-linear-attention's
     # `BitAttention._upad_input`, whose first statements call `index_first_axis` of `flash_attn.bert_padding`)
