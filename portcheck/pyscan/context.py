@@ -1297,6 +1297,18 @@ def _accelerators_tested(test: ast.AST) -> List[str]:
     return found
 
 
+def is_other_accelerator_only(test: ast.AST) -> bool:
+    """`if is_npu_available():`, `if torch.backends.mps.is_available() and ...:`, `if device.type == "xpu":` (a
+    term of an `and` asking for one accelerator that is neither a target nor CUDA): the branch runs on that
+    accelerator only, another platform's code a port keeps as it is (FlashI2V's `freqs.to(torch.complex64)`
+    for Ascend)."""
+    asked = _accelerators_tested(test)
+    return bool(asked) and not _TARGET_ACCELERATORS.intersection(asked)
+
+
+_TARGET_ACCELERATORS = frozenset({"xla", "neuron"})
+
+
 def is_xla_probe(test: ast.AST) -> bool:
     """`if is_torch_tpu_available():`, `if is_torch_xla_available() and ...:`, or a term that selects the XLA
     option (`if self.args.tpu_num_cores:`, `elif args.optim == OptimizerNames.ADAMW_TORCH_XLA:`,

@@ -91,6 +91,7 @@ from portcheck.pyscan.context import (
     is_negated_xla_option,
     is_negative_cuda_check,
     is_optional_library,
+    is_other_accelerator_only,
     is_periodic,
     is_post_processing,
     is_precision_branch,
@@ -507,8 +508,9 @@ def _children(
             body_ctx = body_ctx._replace(periodic=True)
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
-        elif isinstance(node, ast.If) and is_rocm_check(node.test):
-            # `if SYSTEM == "rocm": torch.cuda.tunable.enable()` (text-generation-inference): HIP's calls, on AMD
+        elif isinstance(node, ast.If) and (is_rocm_check(node.test) or is_other_accelerator_only(node.test)):
+            # `if SYSTEM == "rocm": torch.cuda.tunable.enable()` (text-generation-inference): HIP's calls, on AMD;
+            # `if is_npu_available(): freqs = freqs.to(torch.complex64)` (FlashI2V): Ascend's
             body_ctx = body_ctx._replace(skipped=True)
         complex_side = asks_complex(node.test)
         if complex_side is True:
