@@ -341,3 +341,16 @@ def test_a_launchers_gpu_variable_is_lowered_unless_the_script_counts_the_gpus_i
 def test_lower_unless_needs_lower():
     with pytest.raises(MatcherError):
         build_text({"kind": "line", "files": ["shell"], "pattern": "x", "lower-unless": "y"})
+
+
+def test_a_build_script_is_one_build_configuration_reported_at_its_first_line():
+    # detectron2's `dev/packaging/pkg_helpers.bash` (copied into BoxTeacher): one `CUDA_HOME` per CUDA release
+    script = (
+        "setup_cuda() {\n  case \"$CU_VERSION\" in\n    cu102)\n      export CUDA_HOME=/usr/local/cuda-10.2/\n"
+        "      export TORCH_CUDA_ARCH_LIST=\"3.7;5.0\"\n      ;;\n    cu100)\n      export CUDA_HOME=/usr/local/cuda-10.0/\n"
+        "      ;;\n  esac\n}\n"
+    )
+    found = [f for f in scan_snippet(script, "dev/packaging/pkg_helpers.bash", "neuron") if f.code == "KRN007"]
+    assert [f.line for f in found] == [4, 5, 8], found
+    assert found[0].severity.value != "info" and not found[0].note
+    assert all(f.severity.value == "info" and "(line 4)" in f.note for f in found[1:]), found
