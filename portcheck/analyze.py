@@ -757,6 +757,17 @@ def _opted_into(reported: Reported, ctx: Ctx) -> str:
     return ""
 
 
+def _inside(inner: Finding, outer: Finding) -> bool:
+    """`inner` is `outer`'s rule on a strictly smaller part of `outer`'s one-line span."""
+    return (
+        inner.code == outer.code
+        and inner.line == outer.line == inner.end_line == outer.end_line
+        and outer.column <= inner.column
+        and inner.end_column <= outer.end_column
+        and (outer.column, outer.end_column) != (inner.column, inner.end_column)
+    )
+
+
 def findings_for(
     matches: Sequence[Match], rules: Sequence[CompiledRule], target: Target, path: str, lines: Sequence[str]
 ) -> List[Finding]:
@@ -807,6 +818,12 @@ def findings_for(
             for f in findings
             if id(f) not in imported or f.fixable or f.category == "package" or (f.code, imported[id(f)]) not in uses
         ]
+    # One finding per rule and token, also where two matchers of a rule see it from either side: `device_ids=[rank]`
+    # by its name (`[rank]`) and by where `rank` came from (`rank` inside it) is one device index.
+    by_line: Dict[Tuple[str, int], List[Finding]] = {}
+    for f in findings:
+        by_line.setdefault((f.code, f.line), []).append(f)
+    findings = [f for f in findings if not any(_inside(f, g) for g in by_line[(f.code, f.line)] if g is not f)]
     specific = list(findings) + declined  # a fallback yields to specific rules only, not to another fallback
     for fb in fallbacks:
         if not any(_overlaps(fb, f) for f in specific):
