@@ -347,7 +347,8 @@ def test_a_build_script_is_one_build_configuration_reported_at_its_first_line():
     # detectron2's `dev/packaging/pkg_helpers.bash` (copied into BoxTeacher): one `CUDA_HOME` per CUDA release
     script = (
         "setup_cuda() {\n  case \"$CU_VERSION\" in\n    cu102)\n      export CUDA_HOME=/usr/local/cuda-10.2/\n"
-        "      export TORCH_CUDA_ARCH_LIST=\"3.7;5.0\"\n      ;;\n    cu100)\n      export CUDA_HOME=/usr/local/cuda-10.0/\n"
+        "      export TORCH_CUDA_ARCH_LIST=\"3.7;5.0\"\n      ;;\n"
+        "    cu100)\n      export CUDA_HOME=/usr/local/cuda-10.0/\n"
         "      ;;\n  esac\n}\n"
     )
     found = [f for f in scan_snippet(script, "dev/packaging/pkg_helpers.bash", "neuron") if f.code == "KRN007"]
