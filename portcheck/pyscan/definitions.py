@@ -51,8 +51,9 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
     definitions += top_level_constants(lines)
     names = {name for _, _, name in definitions}
+    code_lines = without_comments(text).splitlines()  # a comment spells nothing
     spelt: Dict[str, List[int]] = {}  # name -> the lines that spell it (in code or a string, not a comment)
-    for number, line in enumerate(without_comments(text).splitlines(), 1):
+    for number, line in enumerate(code_lines, 1):
         for word in names.intersection(IDENTIFIER.findall(line)):
             spelt.setdefault(word, []).append(number)
 
@@ -75,7 +76,7 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     # a use in a branch a parameter off by default switches on (`if not use_actnorm: ... else: norm_layer =
     # ActNorm`) is held by that switch, `?use_actnorm`: used only where something turns it on
     switches = _Switches(lines)
-    out = _held_imports(text, lines, lambda number: switches.of(number) or function_holder(number))
+    out = _held_imports(text, code_lines, lambda number: switches.of(number) or function_holder(number))
     # the module's `__all__` lists what `import *` brings in: no use (videocomposer's `detect_duplicates`)
     exported = _export_lines(lines)
     for first, last, name in definitions:
@@ -117,9 +118,10 @@ def switch_blocks(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
     return out
 
 
-def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
-    """`@name:holders` for each name the module's import statements bind that its other lines spell only
-    inside module-level definitions (`holder` of a line: the one holding it, or None)."""
+def _held_imports(text: str, code_lines: Sequence[str], holder) -> Set[str]:
+    """`@name:holders` for each name the module's import statements bind that its other lines (`code_lines`: the
+    text's lines without their comments) spell only inside module-level definitions (`holder` of a line: the one
+    holding it, or None)."""
     import_lines: Set[int] = set()
     imported: Set[str] = set()
     first, counted = 1, 0  # the line at offset `counted`, counted on from the last statement (once over the text)
@@ -131,7 +133,7 @@ def _held_imports(text: str, lines: Sequence[str], holder) -> Set[str]:
     if not imported:
         return set()
     where: Dict[str, Set[Optional[str]]] = {}
-    for number, line in enumerate(without_comments(text).splitlines(), 1):
+    for number, line in enumerate(code_lines, 1):
         if number in import_lines:
             continue
         for word in imported.intersection(IDENTIFIER.findall(line)):

@@ -63,11 +63,14 @@ _DOTTED_LITERAL = re.compile(r"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[A-Za-
 # A Hydra override naming what to build, inside a longer string (SAM 2's `build_sam2_video_predictor`:
 # `"++model._target_=sam2.sam2_video_predictor.SAM2VideoPredictor"`).
 _TARGET_OVERRIDE = re.compile(r"""_target_['"]?\s*[=:]\s*['"]?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)""")
+# Calls that list a folder's files, and `pkgutil`'s that list its Python modules.
+_FILE_LISTINGS = "listdir|iterdir|scandir|glob|iglob|rglob"
+_MODULE_LISTINGS = "walk_packages|iter_modules"
 # Lists a folder: modules loaded by computed names may be every file there, spelt nowhere.
-_LISTS_FILES = re.compile(r"\b(?:listdir|iterdir|scandir|glob|iglob|walk_packages|iter_modules|rglob)\s*\(")
+_LISTS_FILES = re.compile(rf"\b(?:{_FILE_LISTINGS}|{_MODULE_LISTINGS})\s*\(")
 # A listing of Python modules: `pkgutil`'s, or a listing of files in a module that spells a `'.py'` string.
 _LISTS_MODULES = re.compile(
-    r"\b(?:walk_packages|iter_modules)\s*\(|\b(?:listdir|iterdir|scandir|glob|iglob|rglob)\s*\((?=[\s\S]*[\"'][^\"'\n]*\.py[\"'])"
+    rf"\b(?:{_MODULE_LISTINGS})\s*\(|\b(?:{_FILE_LISTINGS})\s*\((?=[\s\S]*[\"'][^\"'\n]*\.py[\"'])"
 )
 # A Python identifier, as the project pass and `portcheck.reach` split texts into names.
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
