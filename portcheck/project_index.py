@@ -289,7 +289,10 @@ class _Collector:
                 then = node.body
                 branches: List[ast.AST] = [*reached_statements(then)] if isinstance(then, list) else [then]
                 branches += reached_statements(node.orelse) if isinstance(node.orelse, list) else [node.orelse]
-                stack.extend((c, inside or cuda, True, switched) for c in reversed(branches))
+                # the body of `while True:` runs (HAIS's `BallQueryBatchP` grows its buffers and calls the
+                # extension again until the result fits): as unconditional as the code around it
+                forever = isinstance(node, ast.While) and _always_true(node.test)
+                stack.extend((c, inside or cuda, conditional if forever else True, switched) for c in reversed(branches))
                 stack.append((node.test, inside or cuda, conditional, optional))
                 continue
             if isinstance(node, ast.Call):
@@ -323,6 +326,11 @@ class _Collector:
             # (the code left behind a `raise NotImplementedError` in its block never runs: qserve's VLM loader)
             stack.extend((c, inside, conditional, optional) for c in reversed(live_children(node)))
         return out, loads
+
+
+def _always_true(test: ast.AST) -> bool:
+    """`while True:` / `while 1:`: a loop whose body runs at least once."""
+    return isinstance(test, ast.Constant) and bool(test.value) and not isinstance(test.value, str)
 
 
 def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bool]:

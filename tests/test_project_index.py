@@ -761,6 +761,30 @@ def test_details_inside_an_extensions_wrapper_are_info_and_the_extension_is_repo
     assert ("train.py", 1, "KRN009") in found, sorted(found)
 
 
+def test_a_wrapper_that_calls_its_extension_in_a_while_true_loop_is_a_wrapper(tmp_path: Path):
+    # HAIS's `BallQueryBatchP`: asserts its inputs are on CUDA, then calls the extension in `while True:` until
+    # the buffers it allocated are large enough; the body of `while True:` runs, so the class wraps the op
+    texts = dict(WRAPPER_PROJECT)
+    texts["raymarching/raymarching.py"] = (
+        "import torch\nfrom torch.autograd import Function\n\ntry:\n    import _raymarching as _backend\n"
+        "except ImportError:\n    from .backend import _backend\n\n\nclass _NearFar(Function):\n"
+        "    @staticmethod\n    def forward(ctx, rays, n):\n        assert rays.is_cuda\n"
+        "        while True:\n            out = torch.cuda.IntTensor(n).zero_()\n"
+        "            if _backend.near_far(rays, out) <= n:\n                break\n            n *= 2\n"
+        "        return out\n\n\nnear_far = _NearFar.apply\n"
+    )
+    found = _fallback_findings(tmp_path, texts)
+    # the assert is the extension's own precondition (not reported); the buffer's CUDA type a detail at info
+    assert not [k for k in found if k[0] == "raymarching/raymarching.py" and k[1] == 13], sorted(found)
+    buffer = [f for k, f in found.items() if k[0] == "raymarching/raymarching.py" and k[1] == 15]
+    assert buffer and all(f.severity.value == "info" and "wrapper of the CUDA extension" in f.note for f in buffer)
+    # a loop that may not run is no such proof: `while n < 8:` leaves the class a path without the extension
+    texts["raymarching/raymarching.py"] = texts["raymarching/raymarching.py"].replace("while True:", "while n < 8:")
+    found = _fallback_findings(tmp_path / "maybe", texts)
+    buffer = [f for k, f in found.items() if k[0] == "raymarching/raymarching.py" and k[1] == 15]
+    assert buffer and all("wrapper of the CUDA extension" not in f.note for f in buffer), buffer
+
+
 # GPTQ-for-LLaMa's kernel modules: the kernels are defined inside `try: import triton`, and the layer that
 # launches them moves its own weights with `.cuda()` for them.
 TRY_KERNEL_PROJECT = {
