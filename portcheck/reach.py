@@ -469,7 +469,7 @@ def unused_definitions(
     return out
 
 
-_LOOKUP_WORDS = frozenset({"globals", "locals", "vars", "eval", "exec"})
+_LOOKUP_WORDS = frozenset({"globals", "locals", "vars", "eval", "exec", "modules"})
 _STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\*", re.MULTILINE)
 
 

@@ -308,6 +308,10 @@ MAY_BE_USED = {
         "from ml_collections.config_flags import config_flags\n\nconfig_flags.DEFINE_config_file('config')\n",
     ),
     "globals": ("pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nf = globals()['normalize_kp']\n"),
+    "globals by a computed name": ("pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nf = globals()[name]\n"),
+    "the module by a computed name": (
+        "pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nimport sys\nf = getattr(sys.modules[__name__], name)\n"
+    ),
 }
 
 
@@ -316,6 +320,21 @@ def test_a_function_that_may_be_used_keeps_its_findings(tmp_path: Path, change):
     found = _scan(tmp_path, {**UNUSED_APP, **change})
     assert found[("pkg/model.py", 10, "DEV002")].severity.value != "info", sorted(found)
     assert any(p == "pkg/model.py" and line == 9 and code.startswith("XLA") for p, line, code in found), sorted(found)
+
+
+# What looks no definition up by a computed name: another object's attributes, a key the string spells, the
+# namespace handed to `timeit` for a statement that spells its names (EfficientPose's latency helper).
+NO_LOOKUP = {
+    "vars of another object": "\n\nsettings = vars(args)\n",
+    "a literal key": "\n\nglobals()['model'] = run\n",
+    "timeit's namespace": "\n\nimport timeit\nt = timeit.timeit('run(1)', globals=globals(), number=3)\n",
+}
+
+
+@pytest.mark.parametrize("tail", list(NO_LOOKUP.values()), ids=list(NO_LOOKUP))
+def test_a_namespace_use_that_looks_up_no_name_leaves_a_function_unused(tmp_path: Path, tail):
+    found = _scan(tmp_path, {**UNUSED_APP, "pkg/model.py": UNUSED_APP["pkg/model.py"] + tail})
+    assert found[("pkg/model.py", 10, "DEV002")].note == UNUSED_NOTE.format(name="normalize_kp"), sorted(found)
 
 
 def test_a_lazy_config_runs_any_module_but_looks_up_no_definition_by_name(tmp_path: Path):
@@ -335,6 +354,28 @@ def test_top_level_definitions():
         "class C:\n    x = '''\ndoc at column 0\n'''\n\n\nif __name__ == '__main__':\n    f(1)\n"
     ).splitlines()
     assert top_level_definitions(lines) == [(4, 7, "f"), (15, 16, "C")]
+    # a decorator that only wraps the function (`@triton.autotune(...)` over `@triton.jit`) is part of it
+    kernel = (
+        "import triton\n\n\n@triton.autotune(\n    configs=[],\n    key=['n'],\n)\n@triton.jit\ndef k(x):\n    pass\n"
+    )
+    assert top_level_definitions(kernel.splitlines()) == [(4, 10, "k")]
+
+
+def test_a_triton_kernel_nothing_launches_is_unused_and_one_launched_keeps_its_severity(tmp_path: Path):
+    # flash-linear-attention's `ops/utils.py` (copied into mmMamba): the `recurrent_*cumsum*` kernels, autotuned,
+    # which nothing launches, beside the chunked kernels the wrappers launch
+    kernels = (
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.autotune(\n    configs=[triton.Config({'BS': 16})],\n    key=['S'],\n)\n@triton.jit\n"
+        "def recurrent_kernel(s, z, S: tl.constexpr):\n    pass\n\n\n"
+        "@triton.jit\ndef chunk_kernel(s, z):\n    pass\n\n\n"
+        "def cumsum(s):\n    z = torch.empty_like(s)\n    chunk_kernel[(1,)](s, z)\n    return z\n"
+    )
+    files = {"train.py": "from ops.utils import cumsum\n\ncumsum(1)\n", "ops/__init__.py": "", "ops/utils.py": kernels}
+    found = _scan(tmp_path, files)
+    unused = found[("ops/utils.py", 10, "KRN003")]
+    assert unused.severity.value == "info" and unused.note == UNUSED_NOTE.format(name="recurrent_kernel"), unused
+    assert found[("ops/utils.py", 15, "KRN003")].severity.value == "blocker", sorted(found)
 
 
 def test_a_definition_naming_itself_is_still_unused():

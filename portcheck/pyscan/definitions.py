@@ -32,8 +32,16 @@ _CONSTANT = re.compile(
 # A module-level alias of a dotted name on one line: `triangular_toeplitz_multiply = TriangularToeplitzMult.apply`
 # (H3's `toeplitz.py`). Reading an attribute runs nothing; the alias holds what it names.
 _ALIAS = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z]\w*)[ \t]*(?:#.*)?$")
-# Names a module may look up by computed name among its own: `globals()[name]`, `eval(expr)`.
-COMPUTED_LOOKUP = re.compile(r"(?<![.\w])(?:globals|locals|vars|eval|exec)[ \t]*\(")
+# Names a module may look up by computed name among its own: `globals()[name]`, `eval(expr)`,
+# `getattr(sys.modules[__name__], name)`. Not: `vars(args)` (another object's attributes), `globals()['model'] =
+# model` (a name the string spells), `timeit.timeit(stmt, globals=globals())` (EfficientPose's latency helper:
+# names the statement spells).
+COMPUTED_LOOKUP = re.compile(
+    r"(?<![.\w])(?:eval|exec)[ \t]*\("
+    r"|(?<![.\w])(?<!globals=)(?<!globals = )(?:globals|locals|vars)[ \t]*\([ \t]*\)"
+    r"(?![ \t]*\[[ \t]*[rRbBuU]{0,2}['\"])"
+    r"|\bsys\.modules[ \t]*\[[ \t]*__name__"
+)
 
 
 def lone_definitions(text: str) -> FrozenSet[str]:
@@ -315,9 +323,10 @@ def decode(facts: Iterable[str]) -> List[Tuple[int, int, str, Tuple[str, ...]]]:
 
 
 def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
-    """The module-level `def` and `class` statements of a module's `lines` that carry no decorator, each
-    as (first line, last line, name). A statement ends before the next line that starts at column 0 (a
-    line of a multi-line string there ends it early: fewer lines, never more)."""
+    """The module-level `def` and `class` statements of a module's `lines` that carry no decorator but those
+    that only wrap them, each as (first line, last line, name), from its first decorator. A statement ends
+    before the next line that starts at column 0 (a line of a multi-line string there ends it early: fewer
+    lines, never more)."""
     out: List[Tuple[int, int, str]] = []
     open_at: Optional[Tuple[int, str]] = None
     for number, line in enumerate(lines, 1):
@@ -328,7 +337,7 @@ def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
             open_at = None
         match = _DEFINITION.match(line)
         if match and not _decorated(lines, number):
-            open_at = (number, match.group(1))
+            open_at = (_wrapped_from(lines, number), match.group(1))
     if open_at is not None:
         out.append((open_at[0], _last_code_line(lines, len(lines)), open_at[1]))
     return out
@@ -364,7 +373,19 @@ def _last_code_line(lines: Sequence[str], upto: int) -> int:
 _WRAPPING = re.compile(
     r"@(?:torch\.)?(?:jit\.(?:script|ignore|unused)|no_grad|inference_mode|enable_grad|compile)\b"
     r"|@(?:functools\.)?(?:lru_cache|cache|wraps)\b|@(?:numba\.)?n?jit\b|@(?:contextlib\.)?contextmanager\b"
+    r"|@triton\.(?:jit|autotune|heuristics)\b"
 )
+
+
+def _wrapped_from(lines: Sequence[str], number: int) -> int:
+    """The line of the first decorator that wraps the definition on line `number` (`@triton.autotune(...)`
+    above `@triton.jit`, where the kernel is reported), or `number` when it has none."""
+    first = above = number
+    while above > 1 and lines[above - 2].strip():
+        above -= 1
+        if lines[above - 1].startswith("@"):
+            first = above
+    return first
 
 
 def _decorated(lines: Sequence[str], number: int) -> bool:
