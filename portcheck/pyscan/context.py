@@ -4662,6 +4662,55 @@ def returns_usage_figure(node: ast.Return, scope: Optional[ast.AST]) -> bool:
     )
 
 
+_UNREAD_LOCALS_ATTR = "_portcheck_unread_locals"
+
+
+def unread_locals(scope: ast.AST) -> FrozenSet[str]:
+    """Names a function binds once, by a plain assignment, and never reads, in its body or a function inside it
+    (ChronoPhyBench's `quant_config = BitsAndBytesConfig(load_in_4bit=True, ...)`, then `from_pretrained(...)`
+    without it); none in a function that reads names by string (`locals()`) or declares them global."""
+    known = getattr(scope, _UNREAD_LOCALS_ATTR, None)
+    if known is not None:
+        return known
+    found: FrozenSet[str] = frozenset()
+    if isinstance(scope, _FUNCTION_DEFS):
+        bound: Dict[str, int] = {}
+        read: Set[str] = set()
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    read.add(node.id)
+                else:
+                    bound[node.id] = bound.get(node.id, 0) + 1
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                read.update(node.names)
+        if not read & READS_NAMES_BY_STRING:
+            found = frozenset(name for name, count in bound.items() if count == 1 and name not in read)
+    try:
+        setattr(scope, _UNREAD_LOCALS_ATTR, found)
+    except AttributeError:  # pragma: no cover - ast nodes accept attributes
+        pass
+    return found
+
+
+def builds_value_only(node: ast.AST) -> bool:
+    """A value whose making runs nothing on a device: a literal, `torch.device(...)`, a settings object
+    (`BitsAndBytesConfig(...)`, `SomethingConfig(...)`) from arguments that call nothing (`getattr(torch,
+    "float16")` aside)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+    if name != "device" and not name.endswith("Config"):
+        return False
+    return not any(
+        isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id == "getattr")
+        for value in [*node.args, *(k.value for k in node.keywords)]
+        for n in ast.walk(value)
+    )
+
+
 def shown_names(scope: ast.AST) -> FrozenSet[str]:
     """Names of a function (or module) bound by plain assignments only and only ever shown: every read
     sits in a print or log call, an f-string, a `%` format, a `.format()`, `round(x, n)` or a memory usage

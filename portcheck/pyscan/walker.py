@@ -51,6 +51,7 @@ from portcheck.pyscan.context import (
     asks_for_accelerator_api,
     asks_off_cuda,
     builds_cpp_otherwise,
+    builds_value_only,
     catches_import_error,
     catches_runtime_error,
     choice_checks,
@@ -127,6 +128,7 @@ from portcheck.pyscan.context import (
     shows_command_output,
     skips_without_cuda,
     torch_call_on_host,
+    unread_locals,
 )
 from portcheck.pyscan.fallbacks import continues, ends_the_run, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
@@ -191,6 +193,9 @@ ENV_SELF_TEST_NOTE = (
 UNREAD_OPTION_NOTE = (
     "lowered to info: nothing in this module reads the option, and the parsed arguments stay in it, so its"
     " default picks nothing"
+)
+UNREAD_LOCAL_NOTE = (
+    "lowered to info: the function binds this value to a name it never reads, so it picks or loads nothing"
 )
 UNREAD_PARAMETER_NOTE = (
     "lowered to info: the function never reads this parameter, so its default picks nothing (callers that pass"
@@ -622,6 +627,15 @@ def _children(
         ):
             # `peak = torch.cuda.max_memory_allocated()`, then only `print(f"{peak / 2**30:.1f} GB")`: shown.
             return [(target, ctx), (node.value, ctx._replace(display=True))]
+        if (
+            len(node.targets) == 1
+            and isinstance(target, ast.Name)
+            and ctx.scope is not None
+            and target.id in unread_locals(ctx.scope)
+            and builds_value_only(node.value)
+        ):
+            # `quant_config = BitsAndBytesConfig(load_in_4bit=True)` that the function never hands on
+            return [(target, ctx), (node.value, ctx._replace(info_note=UNREAD_LOCAL_NOTE))]
         # `os.environ["CUDA_VISIBLE_DEVICES"] = ""`: the key's matchers may ask what it is set to.
         given: List[Tuple[ast.AST, Ctx]] = [(t, ctx._replace(assigned=node.value)) for t in node.targets]
         if getattr(node, GUARD_FLAG_ATTR, False):
