@@ -846,7 +846,7 @@ def findings_for(
         # a CUDA-only library's kernels after its import: NeuralRecon's `SourceModule` after `import pycuda`)
         first = _owners(findings)
         findings = [
-            _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c in first and _owns(c, first[c], f)])
+            _as_detail(f, [(c, first[c]) for c in details.get(f.code, ()) if c != f.code and c in first])
             for f in findings
         ]
         # `if CUDA_HOME is not None:` read again and again around a setup.py's CUDAExtension: plumbing of
@@ -857,17 +857,20 @@ def findings_for(
             else f
             for f in findings
         ]
-    return _one_per_list(_one_per_line(findings), lines)
+    findings = _one_per_list(_one_per_line(findings), lines)
+    if any(f.code in details.get(f.code, ()) for f in findings):
+        # (after the lists: one list of flags is one finding, and the later ones its file's details)
+        first = _owners(findings)
+        findings = [
+            _as_detail(f, [(f.code, first[f.code])]) if f.code in details.get(f.code, ()) and first[f.code] < f.line
+            else f
+            for f in findings
+        ]
+    return findings
 
 
 # Reads of where the CUDA toolkit is: the build's plumbing, not a build of their own.
 TOOLKIT_READS = frozenset({"torch.utils.cpp_extension.CUDA_HOME"})
-
-
-def _owns(code: str, line: int, finding: Finding) -> bool:
-    """Whether the first finding of `code` (at `line`) stands for `finding`: another rule's always, the finding's own
-    rule only for its later findings."""
-    return code != finding.code or line < finding.line
 
 
 def _owners(findings: Sequence[Finding]) -> Dict[str, int]:

@@ -163,6 +163,11 @@ class ModuleSummary:
     # `try`'s first and last line: the module has a path without the extension, and its importers ask
     # `if fused is not None:` to pick the native op.
     optional_loads: Tuple[Tuple[str, int, int], ...] = ()
+    # Dotted names of the extensions the module builds with `CppExtension` and, where CUDA is, with
+    # `CUDAExtension` (detectron2's `setup.py`: `extension = CppExtension`, then `extension = CUDAExtension` under
+    # a CUDA check, then `extension("detectron2._C", ...)`): built without CUDA too, with the ops that have a CPU
+    # kernel.
+    dual_built: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,7 @@ class ProjectSite:
     name: str = ""  # the name the module binds and uses it through (`fp8_silu_forward`, `alt_cuda_corr`)
     binds: Tuple[str, ...] = ()  # of an import: every name its statement binds (the site stands for them all)
     defined_here: bool = False  # of a launch: the kernel is defined in the same module
+    dual: bool = False  # of an extension the project builds without CUDA too (`Project.dual`)
 
 
 # -- step 1: one module ------------------------------------------------------------------------
@@ -292,7 +298,8 @@ class _Collector:
                 # the body of `while True:` runs (HAIS's `BallQueryBatchP` grows its buffers and calls the
                 # extension again until the result fits): as unconditional as the code around it
                 forever = isinstance(node, ast.While) and _always_true(node.test)
-                stack.extend((c, inside or cuda, conditional if forever else True, switched) for c in reversed(branches))
+                then_conditional = conditional if forever else True
+                stack.extend((c, inside or cuda, then_conditional, switched) for c in reversed(branches))
                 stack.append((node.test, inside or cuda, conditional, optional))
                 continue
             if isinstance(node, ast.Call):
@@ -559,6 +566,7 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
         _built_extensions(tree, imports) if "CUDAExtension" in text or "create_extension" in text else (),
         _wraps_ffi_library(bindings),
         _optional_loads(tree, global_loads) if global_loads else (),
+        _dual_built_extensions(tree, imports) if "CppExtension" in text and "CUDAExtension" in text else (),
     )
 
 
@@ -642,6 +650,32 @@ def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]
             and with_cuda is not None
             and not (isinstance(with_cuda, ast.Constant) and with_cuda.value is False)
         ):
+            given = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
+            if isinstance(given, ast.Constant) and isinstance(given.value, str) and given.value:
+                found.add(given.value)
+    return tuple(sorted(found))
+
+
+def _dual_built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]:
+    """The literal names given to calls of a name the module binds to `CppExtension` and to `CUDAExtension`,
+    with no `raise` where CUDA is not (see `ModuleSummary.dual_built`), sorted."""
+    bound: Dict[str, Set[str]] = {}
+    raises = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, set()).add(imports.resolve(node.value) or "")
+        elif isinstance(node, ast.If) and any(
+            isinstance(s, ast.Assign) and imports.resolve(s.value) == _CUDA_EXTENSION for s in node.body
+        ):
+            raises = raises or any(isinstance(sub, ast.Raise) for s in node.orelse for sub in ast.walk(s))
+    aliases = {name for name, values in bound.items() if {_CUDA_EXTENSION, _CPP_EXTENSION} <= values}
+    if raises or not aliases:
+        return ()
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in aliases:
             given = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
             if isinstance(given, ast.Constant) and isinstance(given.value, str) and given.value:
                 found.add(given.value)
@@ -817,7 +851,27 @@ class Project:
             for s in self.modules.values()
             for n in s.built
         )
+        # extensions built without CUDA too (`ModuleSummary.dual_built`), by name and below the script's folder,
+        # each with that folder (as a module path: `pkg.sub`); `dual` holds those with CPU kernels (`confirm_dual`)
+        self.dual_folders: Dict[str, str] = {
+            name: s.module if s.package else s.module.rpartition(".")[0]
+            for s in self.modules.values()
+            for n in s.dual_built
+            for name in (n, f"{s.module if s.package else s.module.rpartition('.')[0]}.{n}".lstrip("."))
+        }
+        self.dual: FrozenSet[str] = frozenset()
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
+
+    def confirm_dual(self, native: Sequence[str]) -> None:
+        """Of the extensions built without CUDA too, those whose build script's folder holds a CPU kernel
+        among the C++ sources `native` (display paths): `ROIAlign/ROIAlign_cpu.cpp`, `csrc/cpu/nms.cpp`. An
+        extension whose CPU build only raises (RND-SCI's `roll_optim`: `vision.cpp` and one `.cu`) has none."""
+        kernels = [p.replace("\\", "/") for p in native if _CPU_KERNEL.search(p.replace("\\", "/"))]
+        self.dual = frozenset(
+            name
+            for name, folder in self.dual_folders.items()
+            if any(not folder or k.startswith(folder.replace(".", "/") + "/") for k in kernels)
+        )
 
     def find_module(self, name: str, near: str = "") -> Optional[str]:
         """The module an absolute dotted name refers to. `pkg.ops` is `src/pkg/ops.py` or `pkg/ops.py`,
@@ -1308,7 +1362,8 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
                 )
             continue
         if target in resolved.extensions and "." in site.ref:
-            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail, head))
+            dual = target[0] == "<ext>" and target[1] in project.dual
+            out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail, head, dual=dual))
         elif through_import and target[0] != module:
             out.append(ProjectSite(module, site.span, site.ref, "call", site.guarded, optional_detail, head))
             if head_target is not None and head_target[1] == "" and "." in site.ref:
@@ -1342,7 +1397,8 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
             detail = _loaded_optionally(project, module, sym)
             guarded = bool(detail)
         binds = tuple(b.local for b in summary.imports if b.statement == binding.statement)
-        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local, binds))
+        dual = sym[0] == "<ext>" and sym[1] in project.dual
+        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local, binds, dual=dual))
     return out
 
 
@@ -1703,6 +1759,10 @@ DEFINER_PATTERN = re.compile(
     r"\btriton\b|cpp_extension|import_module|torch\.utils\.ffi|\bimport\s+(?:[\w.]+\s*,\s*)*(?:_C|_ext|\w+_cuda\w*|\w+_C)\b"
 )
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))")
+DUAL_NOTE = (
+    "lowered one level: the project builds this extension without CUDA too (`CppExtension` where CUDA is not), so"
+    " its ops with a CPU kernel run on the host there; those with a CUDA kernel only need a port"
+)
 GUARD_NOTE = (
     "lowered one level: it sits in a branch of a CUDA check, behind a check that the module is there, or in a"
     " `try` that carries on without it, or only such code reaches it"
@@ -1809,12 +1869,14 @@ class ProjectPass:
     def site_findings(self, settings) -> SiteFindings:
         return self.sources.site_findings(settings)
 
-    def sites(self) -> Dict[str, List[ProjectSite]]:
-        """The sites of every indexed file that has any, by display path: the same for every target."""
+    def sites(self, native: Sequence[str] = ()) -> Dict[str, List[ProjectSite]]:
+        """The sites of every indexed file that has any, by display path: the same for every target. `native`:
+        the project's C++ sources (display paths), for the CPU kernels of extensions built without CUDA too."""
         if self._sites is None:
             self._sites = {}
             if self.index is not None:
                 project, resolved, summaries = self.index
+                project.confirm_dual(native)
                 for path, summary in summaries.items():
                     found = sites(summary, project, resolved)
                     if found:
@@ -1848,7 +1910,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     details = {e.rule.code: e.detail_of for e in prepared.rules if e.detail_of and e.rule.category in _BUILD_CATEGORIES}
     unbuilt: FrozenSet[str] = frozenset()
     if details and state.whole_folders and not any(c.kind == "cuda" for c in candidates):
-        owners = {c for codes in details.values() for c in codes}
+        owners = {c for code, codes in details.items() for c in codes if c != code}  # (not the settings themselves)
         if not any(f.code in owners for r in results for f in r.findings):
             unbuilt = frozenset(details)
     if not files:
@@ -1856,6 +1918,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     added: Dict[str, List[Finding]] = {}
     reached: Set[str] = set()  # kernel modules the project imports only from code with a fallback
     built: FrozenSet[str] = frozenset()  # sources it builds only there
+    twinned: Dict[str, str] = {}  # CUDA sources of an extension built without CUDA too -> their CPU twin
     spans: Dict[str, List[Tuple[int, int]]] = {}  # functions it calls only there
     other: Dict[str, str] = {}  # modules it imports only from another platform's code, and from where
     legacy_native: FrozenSet[str] = frozenset()  # C++/CUDA files beside modules kept for an old torch only
@@ -1878,6 +1941,13 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         built = built_with_fallback(summaries, resolved)
         if built:
             built |= headers_of(built, (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")))
+        dual_folders = [posixpath.dirname(p.replace("\\", "/")) for p, s in summaries.items() if s.dual_built]
+        if dual_folders:
+            twinned = cpu_twinned(
+                [d for c, d in zip(candidates, displays) if c.kind == "cuda"],
+                [d for c, d in zip(candidates, displays) if c.kind == "cpp"],
+                dual_folders,
+            )
         spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
     # test files that call the project's kernels, and tests and benchmarks that sit beside its CUDA sources
     kernel_tests = kernel_test_paths(
@@ -1890,7 +1960,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     )
     if entries and state.index is not None:
         kept = state.site_findings(settings)
-        for path, found in state.sites().items():
+        for path, found in state.sites([d for c, d in zip(candidates, displays) if c.kind == "cpp"]).items():
             if is_display_module(project_path(path, settings.roots)):
                 continue  # `collect_env.py` reads the extension's version to show it: no lock-in
             if is_test_path(path) or is_benchmark_file(path):
@@ -1982,6 +2052,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             extra = [f if f.note else _reached_with_fallback(f) for f in extra]
         elif result.path in built:
             findings = [lower_finding(f, BUILT_NOTE) if f.category == "kernel" else f for f in findings]
+        elif result.path in twinned:
+            note = TWIN_NOTE.format(twin=posixpath.basename(twinned[result.path]))
+            findings = [lower_finding(f, note) if f.code == "KRN002" else f for f in findings]
         elif result.path in spans:
             ranges = spans[result.path]
             findings = [
@@ -2087,6 +2160,38 @@ BUILT_NOTE = (
     "lowered one level: the project builds this file only in code it reaches under a CUDA check or with a"
     " fallback; elsewhere its reference path runs"
 )
+
+
+TWIN_NOTE = (
+    "lowered one level: the project builds this extension without CUDA too, and `{twin}` beside it implements the"
+    " op for the CPU: on the target it runs on the host, and this kernel is its speed path"
+)
+# A C++ source that holds a CPU kernel: `nms_rotated_cpu.cpp`, `csrc/cpu/roi_align.cpp`.
+_CPU_KERNEL = re.compile(r"(?:_cpu\.(?:cpp|cc|cxx)|/cpu/[^/]+\.(?:cpp|cc|cxx))$")
+# How the CUDA source of an op is named beside its CPU twin: `nms_rotated_cuda.cu` / `nms_rotated_cpu.cpp`.
+_CUDA_SOURCE_SUFFIXES = ("_cuda_kernel", "_cuda", "_gpu", "_kernel")
+_CPP_SUFFIXES = ("cpp", "cc", "cxx")
+
+
+def cpu_twinned(cuda: Sequence[str], cpp: Sequence[str], folders: Sequence[str]) -> Dict[str, str]:
+    """The CUDA sources below one of `folders` (of build scripts that build their extension without CUDA too)
+    with a CPU twin in the same folder (detectron2's `ROIAlign/ROIAlign_cuda.cu` beside `ROIAlign_cpu.cpp`;
+    not `deformable/deform_conv_cuda.cu`, which has none), each with its twin's path."""
+    sources = set(cpp)
+    out: Dict[str, str] = {}
+    for path in cuda:
+        if not any(folder in ("", ".") or path.startswith(folder + "/") for folder in folders):
+            continue
+        head, _, name = path.rpartition("/")
+        stem = name.rsplit(".", 1)[0]
+        suffix = next((s for s in _CUDA_SOURCE_SUFFIXES if stem.endswith(s)), None)
+        if suffix is None:
+            continue
+        base = f"{head}/{stem[: -len(suffix)]}_cpu" if head else f"{stem[: -len(suffix)]}_cpu"
+        twin = next((f"{base}.{ext}" for ext in _CPP_SUFFIXES if f"{base}.{ext}" in sources), None)
+        if twin is not None:
+            out[path] = twin
+    return out
 
 
 WRAPPER_NOTE = (
@@ -2322,6 +2427,9 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             continue
         for site in found:
             sev, note = (severity.lowered(), GUARD_NOTE) if site.guarded else (severity, "")
+            if site.dual and not site.guarded:
+                # detectron2's `_C`, copied into detection projects: `roi_align` and `nms_rotated` run on the host
+                sev, note = severity.lowered(), DUAL_NOTE
             if test_file:
                 sev, note = sev.lowered(), f"{note}; {TEST_NOTE}" if note else TEST_NOTE
             if site.kind == "import" and path.endswith("__init__.py") and site.label.startswith(site.module + "."):

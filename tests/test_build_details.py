@@ -98,3 +98,38 @@ def test_a_cuda_library_kernel_after_its_import_is_a_detail_of_the_import():
     assert [(line, sev) for line, sev, _ in found if sev is Severity.BLOCKER] == [(3, Severity.BLOCKER)], found
     kernel = [f for f in found if f[0] == 9]
     assert kernel and kernel[0][1] is Severity.INFO and "KRN005 finding (line 3)" in kernel[0][2], found
+
+
+# py-faster-rcnn's `setup.py` (copied as hustvl/EfficientPose's `lib/nms/setup_linux.py`), cut down: `locate_cuda()`
+# looks `nvcc` up in two branches, then the compiler hook and the extension's flags and `.cu` source; no
+# `CUDAExtension`, so the file's first KRN007 line stands for its build configuration.
+FASTER_RCNN_SETUP = b"""import os
+from os.path import join as pjoin
+from distutils.extension import Extension
+
+
+def locate_cuda():
+    if 'CUDAHOME' in os.environ:
+        nvcc = pjoin(os.environ['CUDAHOME'], 'bin', 'nvcc')
+    else:
+        nvcc = find_in_path('nvcc', os.environ['PATH'])
+    return nvcc
+
+
+ext = Extension('gpu_nms', ['nms_kernel.cu', 'gpu_nms.pyx'],
+                extra_compile_args={'gcc': ['-Wno-unused-function'],
+                                    'nvcc': ['-arch=sm_35', '--ptxas-options=-v', '-c']})
+"""
+
+
+def test_a_python_build_script_without_an_extension_is_one_build_configuration():
+    found = scan_bytes(FASTER_RCNN_SETUP, "lib/nms/setup_linux.py", "python", Settings(target="neuron")).findings
+    found = sorted((f.line, f.severity, f.note) for f in found if f.code == "KRN007")
+    assert found[0][:2] == (8, Severity.MAJOR) and not found[0][2], found
+    assert len(found) > 2 and all(
+        sev is Severity.INFO and "a detail of what this file's KRN007 finding (line 8)" in note
+        for _, sev, note in found[1:]
+    ), found
+    # one list of flags is still one finding (a detail now, standing for its entries)
+    assert [note for line, _, note in found if "entries of one list" in note] == [found[-1][2]], found
+    assert "stands for 2 entries" in found[-1][2], found

@@ -1471,3 +1471,50 @@ def test_the_triton_of_before_its_mlir_rewrite_defines_kernels_whose_launcher_de
     found = _fallback_findings(tmp_path / "b", {"mpt/flash_attn_triton.py": kernels, "run.py": run})
     moved = found[("mpt/flash_attn_triton.py", 11, "DEV002")]
     assert moved.severity.value == "info" and "launches the Triton kernel `_fwd_kernel`" in moved.note, moved
+
+
+# detectron2's layout (copied into BMaskR-CNN, SparseR-CNN, RegionCLIP): `setup.py` builds `_C` with `CppExtension`
+# and with `CUDAExtension` where CUDA is; `ROIAlign` has a CPU kernel beside its CUDA one, `deform_conv` has none.
+DUAL_BUILD_PROJECT = {
+    "setup.py": (
+        "import glob\nimport torch\nfrom setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension\n\n\n"
+        "def get_extensions():\n    sources = glob.glob('det/layers/csrc/**/*.cpp')\n    extension = CppExtension\n"
+        "    if torch.cuda.is_available() and CUDA_HOME is not None:\n        extension = CUDAExtension\n"
+        "        sources += glob.glob('det/layers/csrc/**/*.cu')\n"
+        "    return [extension('det._C', sources)]\n\n\nsetup(name='det', ext_modules=get_extensions())\n"
+    ),
+    "det/__init__.py": "",
+    "det/layers/__init__.py": "",
+    "det/layers/roi_align.py": (
+        "from det import _C\n\n\ndef roi_align(x, boxes):\n    return _C.roi_align_forward(x, boxes)\n"
+    ),
+    "det/layers/csrc/ROIAlign/ROIAlign_cuda.cu": "__global__ void roi_align_kernel(float* x) {}\n",
+    "det/layers/csrc/ROIAlign/ROIAlign_cpu.cpp": "#include <ATen/ATen.h>\nat::Tensor roi_align_cpu(at::Tensor x);\n",
+    "det/layers/csrc/deformable/deform_conv_cuda.cu": "__global__ void deform_kernel(float* x) {}\n",
+    "det/layers/csrc/vision.cpp": "#include <torch/extension.h>\n",
+}
+
+
+def test_an_extension_built_without_cuda_too_is_one_level_lower_and_a_kernel_with_a_cpu_twin_too(tmp_path: Path):
+    found = scan_tree(tmp_path, DUAL_BUILD_PROJECT, top=True)
+    twin = found[("det/layers/csrc/ROIAlign/ROIAlign_cuda.cu", 1, "KRN002")]
+    assert twin.severity.value == "major" and "`ROIAlign_cpu.cpp` beside it" in twin.note, twin
+    # a kernel with no CPU twin still needs its port
+    assert found[("det/layers/csrc/deformable/deform_conv_cuda.cu", 1, "KRN002")].severity.value == "blocker"
+    imported = found[("det/layers/roi_align.py", 1, "KRN009")]
+    assert imported.severity.value == "major" and "without CUDA too" in imported.note, imported
+    # a build script that raises where CUDA is not builds nothing there: as it was
+    raising = dict(DUAL_BUILD_PROJECT)
+    raising["setup.py"] = raising["setup.py"].replace(
+        "        sources += glob.glob('det/layers/csrc/**/*.cu')\n",
+        "        sources += glob.glob('det/layers/csrc/**/*.cu')\n"
+        "    else:\n        raise NotImplementedError('CUDA')\n",
+    )
+    found = scan_tree(tmp_path / "raising", raising, top=True)
+    assert found[("det/layers/csrc/ROIAlign/ROIAlign_cuda.cu", 1, "KRN002")].severity.value == "blocker"
+    assert found[("det/layers/roi_align.py", 1, "KRN009")].severity.value == "blocker"
+    # a CPU build with no CPU kernel (RND-SCI's `roll_optim`: `vision.cpp` and one `.cu`) runs no op there
+    stub = {p: text for p, text in DUAL_BUILD_PROJECT.items() if not p.endswith("_cpu.cpp")}
+    found = scan_tree(tmp_path / "stub", stub, top=True)
+    assert found[("det/layers/roi_align.py", 1, "KRN009")].severity.value == "blocker"
