@@ -1552,11 +1552,14 @@ def import_only_words(text: str) -> FrozenSet[str]:
     imported under another (`import X as Y`) is used wherever that one is: never among them."""
     lines = IMPORT_STATEMENT.findall(text)
     aliased = {w for line in lines for w in _ALIASED.findall(line)}
-    rest = set(IDENTIFIER.findall(without_comments(IMPORT_STATEMENT.sub("", text))))
+    # (a package's `__all__` lists what it re-exports: no use either, det3d's `"parallel_test"`)
+    rest = set(IDENTIFIER.findall(without_comments(_EXPORT_LIST.sub("", IMPORT_STATEMENT.sub("", text)))))
     return frozenset(w for line in lines for w in IDENTIFIER.findall(line) if w not in rest and w not in aliased)
 
 
 _ALIASED = re.compile(r"\b(\w+)\s+as\b")
+# `__all__ = ["a", "b"]` (over several lines too), `__all__ += ("c",)`
+_EXPORT_LIST = re.compile(r"^__all__[ \t]*\+?=[ \t]*[\[(][^\])]*[\])]", re.MULTILINE)
 
 
 class SiteFindings:

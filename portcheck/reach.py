@@ -355,6 +355,12 @@ def unused_definitions(
     import_only = {p: sources.import_only(p) for p in all_paths}
     imported = {p: sources.import_words(p) for p in all_paths}
     importers = Counter(w for p in all_paths for w in imported[p])  # word -> files importing it
+    # a module named like a test that the product imports is a module (det3d's `trainer/parallel_test.py`)
+    product_imports = {w for p in all_paths if not is_test_path(p) for w in imported[p]}
+
+    def named_test(path: str) -> bool:
+        return is_collected_test(path) and module_name(path)[0].rsplit(".", 1)[-1] not in product_imports
+
     for path in all_paths:
         module, package = module_name(path)
         last = module.rsplit(".", 1)[-1]
@@ -378,7 +384,8 @@ def unused_definitions(
         if path not in lone_facts:
             continue
         module = module_name(path)[0].rsplit(".", 1)[-1]
-        if path in skipped or is_test_path(path) or module in _NAMES_LOOKED_UP or module == "__init__":
+        test = is_test_path(path) and (named_test(path) or not is_collected_test(path))
+        if path in skipped or test or module in _NAMES_LOOKED_UP or module == "__init__":
             continue
         if any(path.startswith(folder) for folder in loading):
             continue
@@ -435,7 +442,7 @@ def unused_definitions(
 
     # (a test runner's modules, `test_fftconv.py`: a `test.py` at the top evaluates a model, and
     # `tests/inference.py` is a script kept beside the tests)
-    tests = {p for p in all_paths if is_collected_test(p)}
+    tests = {p for p in all_paths if named_test(p)}
 
     # unused: named by no other file, or only inside unused definitions of others, nor by a notebook, config
     # or script; and, in its own, nowhere or only inside definitions that are unused

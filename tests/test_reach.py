@@ -309,6 +309,8 @@ MAY_BE_USED = {
     ),
     "globals": ("pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nf = globals()['normalize_kp']\n"),
     "globals by a computed name": ("pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nf = globals()[name]\n"),
+    # zju3dv's `run.py`: `globals()['run_' + args.type]()`
+    "globals by a built name": ("pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nf = globals()['normal' + kind]\n"),
     "the module by a computed name": (
         "pkg/model.py", UNUSED_APP["pkg/model.py"] + "\n\nimport sys\nf = getattr(sys.modules[__name__], name)\n"
     ),
@@ -335,6 +337,31 @@ NO_LOOKUP = {
 def test_a_namespace_use_that_looks_up_no_name_leaves_a_function_unused(tmp_path: Path, tail):
     found = _scan(tmp_path, {**UNUSED_APP, "pkg/model.py": UNUSED_APP["pkg/model.py"] + tail})
     assert found[("pkg/model.py", 10, "DEV002")].note == UNUSED_NOTE.format(name="normalize_kp"), sorted(found)
+
+
+def test_a_module_named_like_a_test_that_the_product_imports_and_re_exports_has_unused_definitions(tmp_path: Path):
+    # det3d's `torchie/trainer/parallel_test.py` (CenterPoint, copied into FocalsConv): `parallel_test` and its
+    # `worker_func`, imported and listed in `__all__` by the package's `__init__.py`, and called by nothing
+    files = {
+        "tools/train.py": "from det.trainer import load\n\nload(1)\n",
+        "det/__init__.py": "",
+        "det/trainer/__init__.py": (
+            "from .checkpoint import load\nfrom .parallel_test import parallel_test\n\n"
+            "__all__ = [\n    'load',\n    'parallel_test',\n]\n"
+        ),
+        "det/trainer/checkpoint.py": "def load(x):\n    return x\n",
+        "det/trainer/parallel_test.py": (
+            "import torch\n\n\ndef worker_func(gpu_id):\n    torch.cuda.set_device(gpu_id)\n\n\n"
+            "def parallel_test(gpus):\n    return [worker_func(g) for g in gpus]\n"
+        ),
+    }
+    found = _scan(tmp_path, files)
+    inside = found[("det/trainer/parallel_test.py", 5, "DIST002")]
+    assert inside.severity.value == "info" and inside.note == UNUSED_NOTE.format(name="worker_func"), inside
+    # called by the product: used
+    files["tools/train.py"] = "from det.trainer import load, parallel_test\n\nparallel_test(load([0]))\n"
+    found = _scan(tmp_path / "used", files)
+    assert found[("det/trainer/parallel_test.py", 5, "DIST002")].severity.value != "info", sorted(found)
 
 
 def test_a_lazy_config_runs_any_module_but_looks_up_no_definition_by_name(tmp_path: Path):

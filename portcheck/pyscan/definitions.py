@@ -39,7 +39,7 @@ _ALIAS = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)
 COMPUTED_LOOKUP = re.compile(
     r"(?<![.\w])(?:eval|exec)[ \t]*\("
     r"|(?<![.\w])(?<!globals=)(?<!globals = )(?:globals|locals|vars)[ \t]*\([ \t]*\)"
-    r"(?![ \t]*\[[ \t]*[rRbBuU]{0,2}['\"])"
+    r"(?![ \t]*\[[ \t]*[rRbBuU]{0,2}(?:'[^'\\\n]*'|\"[^\"\\\n]*\")[ \t]*\])"
     r"|\bsys\.modules[ \t]*\[[ \t]*__name__"
 )
 
