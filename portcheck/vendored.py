@@ -16,7 +16,9 @@ folder (in a monorepo of such folders, each is the product). A folder kept in a 
 too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`). A package that sets a literal
 `__version__` of its own below a folder with a licence is one too (mmcv 1.3.17 in ControlNet's
 `annotator/uniformer/mmcv/`, UniFormer's folder): it must sit strictly below the licensed folder, so a
-project's own package with its licence beside it is not. So is a folder named as a release (`22.02`,
+project's own package with its licence beside it is not. When that licensed folder also holds packaging, it is
+a copied distribution, and its own `examples/`, `tests/`, `docs/`, `scripts/` and `benchmarks/` came with it
+(diffusers 0.22 as LLMGA's `llmga/diffusers/`); files the project added beside them stay its own. So is a folder named as a release (`22.02`,
 `v1.4.2`, `cub-1.8.0`) that holds its own licence (safari's `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers
 and examples copied in beside the extension that includes them; NVIDIA's CUB in mlp_maps' `kilonerf_cuda/`).
 """
@@ -68,6 +70,7 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     # ControlNet's `annotator/uniformer/` (UniFormer's folder, whose `__init__.py` is ControlNet's own glue)
     # (the folders' licences are looked up once each, and a file is read only below a licensed folder)
     versioned = set()
+    distributions = set()  # licensed folders with packaging that hold such a library: another distribution
     licences: Dict[str, bool] = {}
     for display, disk in pairs:
         if posixpath.basename(display) not in _VERSION_FILES:
@@ -82,8 +85,22 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
                     candidates.setdefault(library, True)
                     disk_of.setdefault(library, os.path.dirname(disk))
                     versioned.add(library)
+                    if folder in packaged:
+                        distributions.add(folder)
                 break
             folder, disk_folder = posixpath.dirname(folder), os.path.dirname(disk_folder)
+    # that distribution's own examples, tests and scripts came with it (diffusers 0.22 copied as LLMGA's
+    # `llmga/diffusers/`, whose `examples/` and `tests/` are upstream's; LLMGA's trainers beside them are its own)
+    for distribution in distributions:
+        for display, disk in pairs:
+            if display.startswith(distribution + "/"):
+                part = display[len(distribution) + 1 :].split("/", 1)[0]
+                if part in _DISTRIBUTION_EXTRAS and "/" in display[len(distribution) + 1 :]:
+                    folder = f"{distribution}/{part}"
+                    depth = display.count("/") - folder.count("/") - 1  # folders between it and the file
+                    candidates.setdefault(folder, True)
+                    disk_of.setdefault(folder, _up(os.path.dirname(disk), depth))
+                    versioned.add(folder)
     # a release copied in under its version number, with its licence (safari's
     # `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers and examples): no packaging needed
     for display, disk in pairs:
@@ -108,6 +125,8 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     return found if own else {}
 
 
+# the folders a distribution carries beside its library: upstream's own examples, tests, docs and scripts
+_DISTRIBUTION_EXTRAS = frozenset({"examples", "tests", "docs", "scripts", "benchmarks"})
 # a folder named as a release (`22.02`, `v1.4.2`, `cub-1.8.0`), not a single number (`2`, a dataset split)
 _RELEASE_FOLDER = re.compile(r"^(?:[A-Za-z][\w+]*[-_])?v?\d+(?:\.\d+)+$")
 _VERSION_FILES = frozenset({"version.py", "_version.py", "__init__.py"})

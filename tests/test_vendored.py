@@ -148,6 +148,35 @@ def test_a_versioned_library_below_a_licensed_folder_is_a_copy_but_the_glue_besi
     assert ("gradio_seg.py", 3, "DEV002") in found, sorted(found)
 
 
+# LLMGA's layout: diffusers 0.22 copied into its own package as `llmga/diffusers/` (packaging, licence, the
+# versioned `src/diffusers`), with upstream's `examples/` and `tests/`, and LLMGA's trainer added beside them.
+LLMGA = {
+    "llmga/__init__.py": "",
+    "llmga/serve/cli.py": "from llmga.diffusers.train import main\n\nmain()\n",
+    "llmga/diffusers/setup.py": "from setuptools import setup\nsetup(name='diffusers')\n",
+    "llmga/diffusers/LICENSE": "Apache\n",
+    "llmga/diffusers/src/diffusers/__init__.py": "__version__ = '0.22.0.dev0'\n",
+    "llmga/diffusers/src/diffusers/pipeline.py": "import torch\n\n\ndef run(x):\n    return x.cuda()\n",
+    "llmga/diffusers/examples/controlnet/train.py": (
+        "import torch\n\ntorch.cuda.empty_cache()\nx = torch.ones(1).cuda()\n"
+    ),
+    "llmga/diffusers/tests/test_memory.py": (
+        "import torch\n\n\ndef test_mem():\n    assert torch.cuda.max_memory_allocated() < 1\n"
+    ),
+    "llmga/diffusers/train.py": "import torch\n\n\ndef main():\n    return torch.ones(1).cuda()\n",
+}
+
+
+def test_a_copied_distributions_own_examples_and_tests_are_the_copy_but_files_added_beside_them_are_not(
+    tmp_path: Path,
+):
+    found = _scan(tmp_path, LLMGA)
+    examples = [f for key, f in found.items() if key[0].startswith("llmga/diffusers/examples/")]
+    assert len(examples) == 1 and "is a copy of another project" in examples[0].note, sorted(found)
+    # the trainer LLMGA added at the copy's top is its own code
+    assert found[("llmga/diffusers/train.py", 5, "DEV002")].severity.value != "info", sorted(found)
+
+
 def test_a_package_with_its_own_version_and_licence_is_the_project(tmp_path: Path):
     files = {
         "mypkg/LICENSE": "MIT\n",
