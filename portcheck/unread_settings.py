@@ -21,11 +21,14 @@ from portcheck.pyscan.definitions import COMPUTED_LOOKUP
 from portcheck.pyscan.loading import IDENTIFIER
 
 UNREAD_SETTING_NOTE = (
-    "lowered to info: nothing in this project reads `{key}` (every file spells it only as an entry of a dict"
-    " literal); the setting never takes effect"
+    "lowered to info: nothing in this project reads `{key}` (every file spells it only where it is set: an"
+    " entry of a dict literal, or a config's top-level name); the setting never takes effect"
 )
 # A dict literal's entry on one line: `"dist_backend": "nccl",`.
 _ENTRY = re.compile(r"""^\s*["']([A-Za-z_]\w*)["']\s*:\s*["'][^"']*["']\s*,?\s*(?:#.*)?$""")
+# A config module's top-level setting on one line: `dist_params = dict(backend="nccl", init_method="env://")`
+# (CenterPoint's configs, which `Config.fromfile` loads; its `train.py` then hard-codes its own backend).
+_TOP_SETTING = re.compile(r"""^([A-Za-z_]\w*)[ \t]*=[ \t]*(?:dict\([^()]*\)|\{[^{}]*\})[ \t]*(?:#.*)?$""")
 
 
 def unread_settings(
@@ -39,9 +42,12 @@ def unread_settings(
     for path, wanted in lines.items():
         text_lines = sources.text(path).splitlines()
         for number in sorted(wanted):
-            found = _ENTRY.match(text_lines[number - 1]) if 0 < number <= len(text_lines) else None
+            line = text_lines[number - 1] if 0 < number <= len(text_lines) else ""
+            found = _ENTRY.match(line)
             if found:
                 entries.setdefault(path, []).append((number, (found.group(1),) + _enclosing(text_lines, number)))
+            elif (top := _TOP_SETTING.match(line)) is not None:
+                entries.setdefault(path, []).append((number, (top.group(1),)))
     if not entries:
         return {}
     keys = {key for found in entries.values() for _, chain in found for key in chain}
@@ -83,12 +89,16 @@ def _enclosing(lines: List[str], number: int) -> Tuple[str, ...]:
 
 
 def _read_outside_entries(text: str, keys: AbstractSet[str]) -> AbstractSet[str]:
-    """Those of `keys` the text spells on a line that is no dict entry of a literal value nor opens one."""
+    """Those of `keys` the text spells on a line that is no dict entry of a literal value nor opens one, nor sets
+    a top-level name to a dict (another config's own `dist_params = dict(...)`). A module that looks names up
+    by computed name reads them all."""
+    if COMPUTED_LOOKUP.search(text):
+        return set(keys) & set(IDENTIFIER.findall(text))
     out: Set[str] = set()
     for line in text.splitlines():
         words = keys & set(IDENTIFIER.findall(line))
         if words:
-            entry = _ENTRY.match(line) or _OPENS.match(line)
+            entry = _ENTRY.match(line) or _OPENS.match(line) or _TOP_SETTING.match(line)
             out |= words - ({entry.group(entry.lastindex or 1)} if entry else set())
     return out
 

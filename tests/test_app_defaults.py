@@ -111,6 +111,24 @@ def test_a_backend_in_a_dict_nothing_reads_is_info(tmp_path: Path):
     assert found[("vocoder.py", 5, "DIST001")].severity.value != "info", sorted(found)
 
 
+def test_a_config_setting_nothing_reads_is_info(tmp_path: Path):
+    """CenterPoint's configs (copied into FocalsConv): `dist_params = dict(backend="nccl", ...)` at the top of each
+    config `Config.fromfile` loads, which nothing reads (its `train.py` starts NCCL itself); mmdet's `train.py`
+    reads `cfg.dist_params`."""
+    config = "total_epochs = 20\ndist_params = dict(backend='nccl', init_method='env://')\nlog_level = 'INFO'\n"
+    files = {
+        "configs/a.py": config,
+        "configs/b.py": config,
+        "tools/train.py": "import sys\nfrom det.config import Config\n\ncfg = Config.fromfile(sys.argv[1])\n",
+    }
+    found = _scan(tmp_path, files)
+    entry = found[("configs/a.py", 2, "DIST001")]
+    assert entry.severity.value == "info" and "nothing in this project reads `dist_params`" in entry.note, entry
+    files["tools/train.py"] += "init_dist('pytorch', **cfg.dist_params)\n"
+    found = _scan(tmp_path / "read", files)
+    assert found[("configs/a.py", 2, "DIST001")].severity.value != "info", sorted(found)
+
+
 @pytest.mark.parametrize(
     "user,read",
     [
