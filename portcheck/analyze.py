@@ -183,6 +183,10 @@ def _finding(
         return None
     if ctx.stop_decision and rule.category == "xla":
         return None  # a stopping criterion's host sync is `generate`'s own, once per token (`is_stopping_criterion`)
+    if rule.category == "xla" and ctx.switches and _switched_for_cuda_library(ctx):
+        # `if optimizer_cls.__name__ == "Adam8bit":` (HF Trainer's `create_optimizer`, copied into LLaVA-style
+        # trainers): code that runs only with bitsandbytes, which has no Neuron or XLA backend, costs nothing there
+        return None
     if is_import and ctx.probe:
         return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
     if ctx.requirement_test and ctx.kernel_driver == FLASH_ONLY_NOTE and rule.category == "device":
@@ -729,6 +733,15 @@ def _exported(module: ast.Module) -> Optional[Set[str]]:
     ):
         return None  # `__all__.extend(...)`, `__all__ += helpers.__all__`
     return names
+
+
+# Libraries with no Neuron or XLA backend, as an `if` test or a function's name spells them.
+_CUDA_LIBRARY_SWITCHES = frozenset({"bitsandbytes", "xformers", "apex"})
+
+
+def _switched_for_cuda_library(ctx: Ctx) -> bool:
+    """Whether an enclosing `if` test or function name names a library with no Neuron or XLA backend."""
+    return any(switch_words(node) & _CUDA_LIBRARY_SWITCHES for node in ctx.switches)
 
 
 def _opted_into(reported: Reported, ctx: Ctx) -> str:
