@@ -24,7 +24,14 @@ from typing import (
     cast,
 )
 
-from portcheck.backends import SEVERAL_BACKENDS, device_generic, device_type_of, name_words, probed_backend
+from portcheck.backends import (
+    DEPLOYMENT_WORDS,
+    SEVERAL_BACKENDS,
+    device_generic,
+    device_type_of,
+    name_words,
+    probed_backend,
+)
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
@@ -2008,6 +2015,51 @@ def builds_cpp_otherwise(node: Union[ast.If, ast.IfExp]) -> bool:
     else: extension = CppExtension` (BasicSR's setup.py): a build choice whose other side builds the op
     for the CPU. Nothing runs on a device here: the check picks what to compile."""
     return _spells(node.body, "CUDAExtension") and _spells(node.orelse, "CppExtension")
+
+
+DEPLOYMENT_CODE_NOTE = (
+    "lowered to info: in `{name}`, TensorRT deployment code (NVIDIA-only by design); a port replaces that path"
+    " (torch-neuronx, ONNX Runtime) rather than changing it"
+)
+
+
+def deployment_definition(node: ast.AST) -> str:
+    """The name of a class or function named for TensorRT (`TrtContextWrapper`, `build_trt_engine`), or ""."""
+    name = getattr(node, "name", "")
+    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
+    return name if any(w in DEPLOYMENT_WORDS for w in name_words(snake)) else ""
+
+
+_BUILD_INPUT = re.compile(r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hpp|o|so|a)$|^WITH_CUDA$")
+
+
+def is_source_selection(node: ast.AST, imports: ImportTable) -> bool:
+    """`if torch.cuda.is_available(): Sources += ['src/corr_cuda.c']; Defines += [('WITH_CUDA', None)]` (an old
+    `torch.utils.ffi` build script, flownet2's correlation package): the check picks what to compile, adding
+    sources, headers, objects or the `WITH_CUDA` macro to the build's lists; it chooses no device."""
+    if not isinstance(node, ast.If) or node.orelse or not is_cuda_check(node.test, imports):
+        return False
+    if is_negative_cuda_check(node.test, imports):
+        return False
+    named = False
+    for stmt in node.body:
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            value: ast.AST = stmt.value
+        elif (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)
+            and stmt.value.func.attr in ("append", "extend")
+            and len(stmt.value.args) == 1
+        ):
+            value = stmt.value.args[0]
+        else:
+            return False
+        constants = [n for n in ast.walk(value) if isinstance(n, ast.Constant)]
+        if any(isinstance(n, (ast.Call, ast.Name, ast.Attribute)) for n in ast.walk(value)):
+            return False
+        named = named or any(isinstance(c.value, str) and _BUILD_INPUT.search(c.value) for c in constants)
+    return named
 
 
 def is_extension_build(node: ast.AST, imports: ImportTable) -> bool:

@@ -31,6 +31,7 @@ from portcheck.pyscan.context import (
     ALTERNATIVE_NOTE,
     COPY_HINTS,
     CUDA_SIDE_ATTR,
+    DEPLOYMENT_CODE_NOTE,
     GUARD_FLAG_ATTR,
     HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
@@ -57,6 +58,7 @@ from portcheck.pyscan.context import (
     choice_checks,
     default_after_privateuse1,
     defaulted_parameters,
+    deployment_definition,
     dispatch_arms,
     formatted_text,
     in_units,
@@ -105,6 +107,7 @@ from portcheck.pyscan.context import (
     is_rocm_check,
     is_runtime_provider_choice,
     is_single_iteration,
+    is_source_selection,
     is_speedup_switch_assignment,
     is_stopping_criterion,
     is_switched_alternative,
@@ -423,6 +426,7 @@ def _children(
             or is_device_exit(node, imports)
             or is_cuda_precondition(node, imports)
             or is_extension_build(node, imports)
+            or is_source_selection(node, imports)
             or is_device_move_choice(node, imports)
             or is_copy_guard(node)
             or is_load_location_choice(node, imports)
@@ -561,6 +565,9 @@ def _children(
             ctx = ctx._replace(kernel_driver=getattr(node, RAW_KERNEL_ATTR))
         if _XLA_CLASS_NAME.search(node.name):
             ctx = ctx._replace(xla_branch=True)  # catalyst's `DistributedXLAEngine`: the XLA path of a choice
+        if deployment_definition(node) and not ctx.info_note:
+            # CosyVoice's `TrtContextWrapper`: its CUDA streams and default device are TensorRT's workings
+            ctx = ctx._replace(info_note=DEPLOYMENT_CODE_NOTE.format(name=node.name))
         if is_post_processing(node):
             ctx = ctx._replace(evaluation=True)
         if is_stopping_criterion(node):
@@ -583,6 +590,8 @@ def _children(
             inner = inner._replace(kernel_driver=getattr(node, RAW_KERNEL_ATTR))
         if not isinstance(node, ast.Lambda):
             inner = inner._replace(scope=node, switches=ctx.switches + (node,))
+            if deployment_definition(node) and not inner.info_note:
+                inner = inner._replace(info_note=DEPLOYMENT_CODE_NOTE.format(name=node.name))
         if is_test_function(node):
             inner = inner._replace(in_test=True)
             if ctx.display and not ctx.test_file:
