@@ -18,9 +18,10 @@ too (VBench's `vbench2/third_party/LLaVA_NeXT/`, `vbench/third_party/amt/`). A p
 `annotator/uniformer/mmcv/`, UniFormer's folder): it must sit strictly below the licensed folder, so a
 project's own package with its licence beside it is not. When that licensed folder also holds packaging, it is
 a copied distribution, and its own `examples/`, `tests/`, `docs/`, `scripts/` and `benchmarks/` came with it
-(diffusers 0.22 as LLMGA's `llmga/diffusers/`); files the project added beside them stay its own. So is a folder named as a release (`22.02`,
-`v1.4.2`, `cub-1.8.0`) that holds its own licence (safari's `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers
-and examples copied in beside the extension that includes them; NVIDIA's CUB in mlp_maps' `kilonerf_cuda/`).
+(diffusers 0.22 as LLMGA's `llmga/diffusers/`); files the project added beside them stay its own. So is a
+folder named as a release (`22.02`, `v1.4.2`, `cub-1.8.0`) that holds its own licence (safari's
+`csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers and examples copied in beside the extension that includes
+them; NVIDIA's CUB in mlp_maps' `kilonerf_cuda/`).
 """
 
 from __future__ import annotations
