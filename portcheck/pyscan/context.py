@@ -3342,9 +3342,14 @@ _WARNING_FILTERS = frozenset({"simplefilter", "filterwarnings", "resetwarnings"}
 def _kernel_workaround(stmt: ast.AST) -> bool:
     """`x = x.contiguous()` (the same values, laid out for a CUDA kernel), or `causal_mask =
     AttentionMaskConverter._unmask_unattended(causal_mask, min_dtype)` (HF's fix for CUDA's memory-efficient
-    SDPA path on fully masked rows)."""
+    SDPA path on fully masked rows), also behind `if not is_tracing and torch.any(attention_mask != 1):` with
+    the `is_tracing = torch.jit.is_tracing() or ...` it asks (Llama's `_update_causal_mask` in 4.38-4.40 copies)."""
+    if isinstance(stmt, ast.If) and not stmt.orelse:
+        return bool(stmt.body) and all(_kernel_workaround(s) for s in stmt.body)
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
         return False
+    if stmt.targets[0].id == "is_tracing":
+        return True  # (whether the model is being traced: a question, nothing changes)
     value, target = stmt.value, stmt.targets[0].id
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
         return False
