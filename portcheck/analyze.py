@@ -189,9 +189,13 @@ def _finding(
         return None
     if is_import and ctx.probe:
         return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
-    if ctx.requirement_test and ctx.kernel_driver == FLASH_ONLY_NOTE and rule.category == "device":
-        # `assert qkv.is_cuda` in InternViT's `FlashAttention`: the kernel's own precondition, in code the port
-        # replaces as a whole (reported where flash-attn is imported); readers rejected it even at `info`
+    if ctx.kernel_driver == FLASH_ONLY_NOTE and (
+        (ctx.requirement_test and rule.category == "device") or rule.code == "AMP006"
+    ):
+        # `assert qkv.is_cuda` in InternViT's `FlashAttention`: the kernel's own precondition, and `if
+        # torch.is_autocast_enabled(): target_dtype = torch.get_autocast_gpu_dtype()` in a `...FlashAttention2`'s
+        # forward: the dtype the kernel wants; code the port replaces as a whole (reported where flash-attn is
+        # imported); readers rejected both even at `info`
         return None
     note = ""
     guarded = False
