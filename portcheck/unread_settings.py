@@ -126,10 +126,14 @@ def unread_constants(
         if COMPUTED_LOOKUP.search(text):
             continue
         text_lines = text.splitlines()
+        main = _main_block(text_lines)
         assigned: List[Tuple[int, str]] = []
         for number in sorted(wanted):
-            found = _MODULE_ASSIGNMENT.match(text_lines[number - 1]) if 0 < number <= len(text_lines) else None
-            if found and not text_lines[number - 1].rstrip().endswith(("(", "[", "{", "\\", ",")):
+            line = text_lines[number - 1] if 0 < number <= len(text_lines) else ""
+            if main is not None and main[0] <= number <= main[1] and line.startswith(main[2]):
+                line = line[len(main[2]) :]  # the `__main__` block's own statements bind module names too
+            found = _MODULE_ASSIGNMENT.match(line)
+            if found and not line.rstrip().endswith(("(", "[", "{", "\\", ",")):
                 assigned.append((number, found.group(1)))
         if assigned:
             read = _names_read(text)
@@ -149,6 +153,28 @@ def unread_constants(
                 continue
             out.setdefault(path, []).append((number, number, UNREAD_CONSTANT_NOTE.format(name=name)))
     return out
+
+
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*["']__main__["']\s*:\s*(?:#.*)?$""")
+
+
+def _main_block(lines: List[str]) -> Optional[Tuple[int, int, str]]:
+    """The first and last line of the module's `if __name__ == "__main__":` block and the indent of its own
+    statements (Q-LLM's `benchmark/pred.py`: `device = torch.device(...)` there, which nothing reads), or None."""
+    start = next((n for n, line in enumerate(lines, 1) if _MAIN_GUARD.match(line)), None)
+    if start is None:
+        return None
+    indent, last = None, start
+    for number in range(start + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            break
+        if indent is None:
+            indent = line[: len(line) - len(line.lstrip())]
+        last = number
+    return (start + 1, last, indent) if indent else None
 
 
 def _names_read(text: str) -> Optional[Set[str]]:

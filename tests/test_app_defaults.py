@@ -129,6 +129,20 @@ def test_a_config_setting_nothing_reads_is_info(tmp_path: Path):
     assert found[("configs/a.py", 2, "DIST001")].severity.value != "info", sorted(found)
 
 
+def test_a_device_set_in_the_main_block_and_never_read_is_info(tmp_path: Path):
+    """Q-LLM's `benchmark/pred.py`: `device = torch.device('cuda' if ... else 'cpu')` in its `__main__` block, and
+    the model loaded with `device_map` elsewhere; a read below it keeps it."""
+    script = (
+        "import torch\n\n\ndef run(model):\n    return model\n\n\nif __name__ == '__main__':\n"
+        "    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n    run(None)\n"
+    )
+    found = _scan(tmp_path, {"pred.py": script})
+    unread = found[("pred.py", 9, "DEV005")]
+    assert unread.severity.value == "info" and "nothing reads `device`" in unread.note, unread
+    found = _scan(tmp_path / "read", {"pred.py": script.replace("run(None)", "run(device)")})
+    assert "nothing reads" not in found[("pred.py", 9, "DEV005")].note, sorted(found)
+
+
 @pytest.mark.parametrize(
     "user,read",
     [
