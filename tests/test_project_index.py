@@ -1518,3 +1518,21 @@ def test_an_extension_built_without_cuda_too_is_one_level_lower_and_a_kernel_wit
     stub = {p: text for p, text in DUAL_BUILD_PROJECT.items() if not p.endswith("_cpu.cpp")}
     found = scan_tree(tmp_path / "stub", stub, top=True)
     assert found[("det/layers/roi_align.py", 1, "KRN009")].severity.value == "blocker"
+
+
+def test_a_precondition_inside_an_unused_wrapper_is_still_not_reported(tmp_path: Path):
+    # det3d's `ModulatedDeformConvFunction` (CenterPoint in FocalsConv), which nothing uses: its `assert x.is_cuda`
+    # is the extension's precondition wherever the wrapper is, unused or not
+    files = {
+        ".git/HEAD": "",
+        "train.py": "from ops.dcn import deform\n\ndeform(1)\n",
+        "ops/__init__.py": "",
+        "ops/dcn.py": (
+            "from torch.autograd import Function\nimport dcn_cuda\n\n\ndef deform(x):\n    return x\n\n\n"
+            "class ModulatedDeform(Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+            "        assert x.is_cuda\n        return dcn_cuda.modulated_forward(x)\n"
+        ),
+    }
+    found = scan_tree(tmp_path, files)
+    assert not [k for k in found if k[0] == "ops/dcn.py" and k[1] == 12], sorted(found)
+    assert found[("ops/dcn.py", 13, "KRN009")].severity.value == "info", sorted(found)
