@@ -693,6 +693,9 @@ def test_a_generic_C_is_an_extension_unless_its_setup_builds_cpp_only(tmp_path: 
         (["a/b/test_x.py"], ["a/b/c/d/e/x.cu"], set()),  # too deep to be this folder's kernel
         (["tests/test_x.py", "test_y.py"], ["csrc/x.cu"], set()),  # the repository's own suite
         (["a/test_x.py"], ["b/x.cu"], set()),
+        # beside the sources' folder (Stratified-Transformer's `lib/pointops2/functions/` and `lib/pointops2/src/`)
+        (["lib/ops/functions/test_x.py"], ["lib/ops/src/x/x.cu"], {"lib/ops/functions/test_x.py"}),
+        (["a/models/test_x.py"], ["a/csrc/x.cu"], set()),  # (only below a folder two deep)
     ],
 )
 def test_kernel_test_paths(tests, sources, expected):

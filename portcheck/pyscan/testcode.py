@@ -138,14 +138,17 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
     in the folder that holds them or one or two folders above (`extensions/kernels/test_cauchy.py` beside
     `cauchy_cuda.cu`; `renderutils/tests/test_bsdf.py` for `renderutils/c_src/bsdf.cu`; a `tests/` folder
     counts as the folder it sits in). Such a test runs the kernel against its reference: it is the
-    kernel's test, not code to port. A test at the repository's top level is never one."""
+    kernel's test, not code to port. So is one in a folder beside the sources' folder, below a folder at least
+    two deep (Stratified-Transformer's `lib/pointops2/functions/test_*.py` for `lib/pointops2/src/*/`). A test at
+    the repository's top level is never one."""
     folders = {tuple(_parts(p)[:-1]) for p in kernel_sources}
     found: Set[str] = set()
     for path in tests:
         home = _parts(path)[:-1]
         if home and _TEST_DIR.match(home[-1]):
             home = home[:-1]
-        if home and any(f[: len(home)] == tuple(home) and len(f) - len(home) <= 2 for f in folders):
+        homes = [tuple(home)] + ([tuple(home[:-1])] if len(home) >= 3 else [])
+        if home and any(f[: len(h)] == h and len(f) - len(h) <= 2 for h in homes for f in folders):
             found.add(path)
     return found
 
