@@ -4575,13 +4575,23 @@ def _reads_before_binding(block: Sequence[ast.stmt], names: Set[str]) -> bool:
     return False
 
 
-def _statement_blocks(module: ast.Module) -> Iterator[List[ast.stmt]]:
-    """Every list of statements in the module: bodies of functions, loops, branches, `with`, `try`."""
-    for node in ast.walk(module):
-        for field in ("body", "orelse", "finalbody"):
-            value = getattr(node, field, None)
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                yield value
+_BLOCKS_ATTR = "_portcheck_statement_blocks"
+
+
+def _statement_blocks(module: ast.Module) -> List[List[ast.stmt]]:
+    """Every list of statements in the module: bodies of functions, loops, branches, `with`, `try` (found
+    once per module: four passes ask)."""
+    known = getattr(module, _BLOCKS_ATTR, None)
+    if known is not None:
+        return known
+    found = [
+        value
+        for node in ast.walk(module)
+        for field in ("body", "orelse", "finalbody")
+        if isinstance(value := getattr(node, field, None), list) and value and isinstance(value[0], ast.stmt)
+    ]
+    setattr(module, _BLOCKS_ATTR, found)
+    return found
 
 
 # The legacy tensor types of the CPU: calling one builds a tensor in host memory (`torch.LongTensor(codes)`).

@@ -177,27 +177,35 @@ class _Switches:
 
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines
-        self.found: Dict[int, Optional[str]] = {}
+        self.found: Dict[int, Optional[str]] = {}  # header line -> the switch of it or a header above it
+        self.parents: Optional[List[Optional[int]]] = None
 
     def of(self, number: int) -> Optional[str]:
         """`?flag` for line `number` (1-based) when such a switch holds it; None else."""
-        if number not in self.found:
-            self.found[number] = self._switch(number)
-        return self.found[number]
+        if self.parents is None:
+            self.parents = _headers(self.lines)
+        return self._switch(self.parents[number])
 
-    def _switch(self, number: int) -> Optional[str]:
-        """The switch of the nearest block around line `number` that has one, up to its function (Stable-DINO's
-        `if self.dn_select_min_noise_as_pos:`, then `if ...: ... else:` inside it)."""
-        lines = self.lines
-        at, indent = number, _indent(lines[number - 1])
-        while True:
-            header = _header_above(lines, at, indent)
-            if header is None or _DEFINES.match(header[1]):
-                return None
-            found = self._switched_by(*header)
+    def _switch(self, header: Optional[int]) -> Optional[str]:
+        """The switch of the nearest block from the one `header` opens outwards that has one, up to its function
+        (Stable-DINO's `if self.dn_select_min_noise_as_pos:`, then `if ...: ... else:` inside it)."""
+        chain: List[int] = []
+        found: Optional[str] = None
+        while header is not None:
+            if header in self.found:
+                found = self.found[header]
+                break
+            text = self.lines[header - 1]
+            if _DEFINES.match(text):
+                break
+            chain.append(header)
+            found = self._switched_by(header, text)
             if found is not None:
-                return found
-            at, indent = header[0], _indent(header[1])
+                break
+            header = self.parents[header] if self.parents is not None else None
+        for at in chain:
+            self.found[at] = found
+        return found
 
     def _switched_by(self, at: int, text: str) -> Optional[str]:
         """`?flag` when the block header `text` at line `at` is such a switch; None else."""
@@ -265,6 +273,25 @@ def _block_end(lines: Sequence[str], first: int, indent: int) -> int:
     while last < len(lines) and (not _code(lines[last]) or _indent(lines[last]) > indent):
         last += 1
     return last
+
+
+def _headers(lines: Sequence[str]) -> List[Optional[int]]:
+    """For each line number (1-based; index 0 unused), the line `_header_above` finds for it at its own
+    indentation, in one pass: the candidates (code lines that close no bracket) whose indentation no later
+    candidate undercuts, kept in a stack of rising indentation."""
+    out: List[Optional[int]] = [None] * (len(lines) + 1)
+    stack: List[Tuple[int, int]] = []  # (indentation, line)
+    for number, line in enumerate(lines, 1):
+        indent = _indent(line)
+        at = len(stack) - 1
+        while at >= 0 and stack[at][0] >= indent:
+            at -= 1
+        out[number] = stack[at][1] if at >= 0 else None
+        if _code(line) and not line.lstrip().startswith(tuple(_CLOSING)):
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            stack.append((indent, number))
+    return out
 
 
 def _header_above(lines: Sequence[str], number: int, indent: int) -> Optional[Tuple[int, str]]:

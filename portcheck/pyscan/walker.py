@@ -640,8 +640,8 @@ def _children(
             len(node.targets) == 1
             and isinstance(target, ast.Name)
             and ctx.scope is not None
-            and target.id in unread_locals(ctx.scope)
             and builds_value_only(node.value)
+            and target.id in unread_locals(ctx.scope)
         ):
             # `quant_config = BitsAndBytesConfig(load_in_4bit=True)` that the function never hands on
             return [(target, ctx), (node.value, ctx._replace(info_note=UNREAD_LOCAL_NOTE))]
