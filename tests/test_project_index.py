@@ -696,6 +696,7 @@ def test_a_generic_C_is_an_extension_unless_its_setup_builds_cpp_only(tmp_path: 
         # beside the sources' folder (Stratified-Transformer's `lib/pointops2/functions/` and `lib/pointops2/src/`)
         (["lib/ops/functions/test_x.py"], ["lib/ops/src/x/x.cu"], {"lib/ops/functions/test_x.py"}),
         (["a/models/test_x.py"], ["a/csrc/x.cu"], set()),  # (only below a folder two deep)
+        (["tests/suite/models/test_x.py"], ["tests/suite/csrc/x.cu"], set()),  # (nor in a test folder)
     ],
 )
 def test_kernel_test_paths(tests, sources, expected):

@@ -40,6 +40,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.extensions import is_triton_kernel
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules
+from portcheck.pyscan.nodes import module_nodes
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
 # (`unit_tests/`, torchrec's `schema/api_tests/`, `e2e_tests/`)
@@ -138,16 +139,17 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
     in the folder that holds them or one or two folders above (`extensions/kernels/test_cauchy.py` beside
     `cauchy_cuda.cu`; `renderutils/tests/test_bsdf.py` for `renderutils/c_src/bsdf.cu`; a `tests/` folder
     counts as the folder it sits in). Such a test runs the kernel against its reference: it is the
-    kernel's test, not code to port. So is one in a folder beside the sources' folder, below a folder at least
-    two deep (Stratified-Transformer's `lib/pointops2/functions/test_*.py` for `lib/pointops2/src/*/`). A test at
-    the repository's top level is never one."""
+    kernel's test, not code to port. So is a test file in a folder beside the sources' folder, below a folder at
+    least two deep and in no test folder (Stratified-Transformer's `lib/pointops2/functions/test_*.py` for
+    `lib/pointops2/src/*/`). A test at the repository's top level is never one."""
     folders = {tuple(_parts(p)[:-1]) for p in kernel_sources}
     found: Set[str] = set()
     for path in tests:
         home = _parts(path)[:-1]
         if home and _TEST_DIR.match(home[-1]):
             home = home[:-1]
-        homes = [tuple(home)] + ([tuple(home[:-1])] if len(home) >= 3 else [])
+        beside = len(home) >= 3 and not any(_TEST_DIR.match(part) for part in _parts(path)[:-1])
+        homes = [tuple(home)] + ([tuple(home[:-1])] if beside else [])
         if home and any(f[: len(h)] == h and len(f) - len(h) <= 2 for h in homes for f in folders):
             found.add(path)
     return found
@@ -470,7 +472,7 @@ def _tries_runtime_it_uses(module: ast.Module) -> bool:
     return any(
         isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in bound
         or isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in bound
-        for n in ast.walk(module)
+        for n in module_nodes(module)
     )
 
 
@@ -554,7 +556,7 @@ def _cuda_kernel_test(module: ast.Module) -> bool:
     if not ops:
         return False
     defs = (ast.FunctionDef, ast.AsyncFunctionDef)
-    tests = [n for n in ast.walk(module) if isinstance(n, defs) and n.name.startswith("test")]
+    tests = [n for n in module_nodes(module) if isinstance(n, defs) and n.name.startswith("test")]
     if not tests:
         return False
 
@@ -724,7 +726,7 @@ def mark_cuda_only(module: ast.Module, imports: ImportTable) -> int:
     `pytest.param` cases marked so. Returns how many definitions were marked."""
     local = local_markers(module, imports)
     params = 0
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if _cuda_only_param(node, imports, local):
             setattr(node, CUDA_ONLY_ATTR, True)
             params += 1
@@ -812,7 +814,7 @@ def cuda_only_spans(module: ast.Module, imports: ImportTable, path: str) -> List
         return [(1, 1 << 30)]
     mark_cuda_only(module, imports)
     spans: List[Tuple[int, int]] = []
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, _DEFS) and getattr(node, CUDA_ONLY_ATTR, False):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             spans.append((first, node.end_lineno or node.lineno))
