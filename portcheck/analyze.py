@@ -50,6 +50,7 @@ from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
+from portcheck.pyscan.nodes import module_nodes
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
     cuda_measuring_calls,
@@ -328,7 +329,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     nodes: Optional[List[ast.AST]] = None  # every node of the module, walked once for the markers that ask
     test_module = bool(path) and is_test_module(path, module)
     if cuda_context:  # every CUDA check spells `cuda`: in a module that never does, neither marks anything
-        nodes = list(ast.walk(module))
+        nodes = module_nodes(module)
         mark_cuda_flags(nodes, imports, imported=not (test_module and is_collected_test(path)))
         mark_cuda_side_helpers(module, nodes, imports)
     dispatch = build_dispatch(
@@ -350,7 +351,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if path and is_benchmark_path(path):
         root = root._replace(bench_file=True)
     if "= False" in text:
-        mark_off_switches(nodes if nodes is not None else list(ast.walk(module)))
+        mark_off_switches(nodes if nodes is not None else module_nodes(module))
     if "__main__" in text:
         mark_self_tests(module)
     if ("triton" in text or "c_void_p" in text) and ("def test" in text or "__main__" in text):
@@ -425,7 +426,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
                 if not (key[0] in device and isinstance(node, _VALUE_NODES) and id(node) in feeds)
             )
     if MAY_HAVE_OVERRIDDEN.search(text):
-        overridden = overridden_defaults(list(ast.walk(module)))
+        overridden = overridden_defaults(module_nodes(module))
         if overridden:
             hits = (
                 (key, node, label, ctx._replace(info_note=OVERRIDDEN_NOTE) if id(node) in overridden else ctx)
@@ -506,7 +507,7 @@ def _off_step_functions(module: ast.Module, metric_module: bool = False) -> Set[
     metric (torchmetrics' `_binary_logauc_compute`): each runs once per evaluation."""
     found: Set[int] = set()
     pruning: List[ast.AST] = []
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
             _COMPARING.match(node.name) or (metric_module and _METRIC_COMPUTE.match(node.name))
         ):
@@ -523,7 +524,7 @@ def _off_step_functions(module: ast.Module, metric_module: bool = False) -> Set[
         # and the module's functions that only pruning calls (LLM-Shearing's `turn_head_z`)
         functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
         inside = {id(n) for p in pruning for n in ast.walk(p)}
-        named = [n for n in ast.walk(module) if isinstance(n, ast.Name) and n.id in functions]
+        named = [n for n in module_nodes(module) if isinstance(n, ast.Name) and n.id in functions]
         for name, function in functions.items():
             uses = [n for n in named if n.id == name]
             if uses and all(id(n) in inside for n in uses):
@@ -600,7 +601,7 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
     if len(set(rules)) == len(rules):
         return iter(listed)  # no rule matched twice: nothing to fold, no walk
     owner: Dict[int, int] = {}  # id of a node inside a decorator -> id of the definition it decorates
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and len(node.decorator_list) > 1:
             for decorator in node.decorator_list:
                 for sub in ast.walk(decorator):
@@ -677,7 +678,7 @@ def _mark_unused_imports(hits: List, module: ast.Module, rules: Sequence[Compile
     ]
     if not marked:
         return hits
-    nodes = list(ast.walk(module))
+    nodes = module_nodes(module)
     islands = {id(n.func) for n in nodes if isinstance(n, ast.Call) and is_fp32_island(n)}
     names = [n for n in nodes if isinstance(n, ast.Name)]
     # `flash_attn_func = flash_attn_unpadded_func` (mPLUG-Owl's modeling file), the alias never read: a name
@@ -733,7 +734,7 @@ def _exported(module: ast.Module) -> Optional[Set[str]]:
             return None
         names.update(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
     if any(
-        isinstance(n, ast.Name) and n.id == "__all__" and not isinstance(n.ctx, ast.Store) for n in ast.walk(module)
+        isinstance(n, ast.Name) and n.id == "__all__" and not isinstance(n.ctx, ast.Store) for n in module_nodes(module)
     ):
         return None  # `__all__.extend(...)`, `__all__ += helpers.__all__`
     return names

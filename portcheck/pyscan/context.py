@@ -37,6 +37,7 @@ from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements, imported_modules, none_operand
+from portcheck.pyscan.nodes import module_nodes
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_ATTRIBUTES, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -1564,7 +1565,7 @@ def mark_load_locations(module: ast.Module) -> None:
     """Mark (`LOAD_LOCATION_ATTR`) `map_location = None if torch.cuda.is_available() else "cpu"` when every read
     of the name in its scope is a `map_location=` value (deep-person-reid's `load_checkpoint`): the choice is
     where a checkpoint loads, as it is written inline."""
-    scopes: List[ast.AST] = [module] + [n for n in ast.walk(module) if isinstance(n, _FUNCTION_DEFS)]
+    scopes: List[ast.AST] = [module] + [n for n in module_nodes(module) if isinstance(n, _FUNCTION_DEFS)]
     for scope in scopes:
         nodes = own_nodes(scope)
         located = {
@@ -2319,7 +2320,7 @@ def mark_modulo_calls(module: ast.Module) -> None:
     names = {fn.name for fn in module.body if _modulo_predicate(fn)}  # type: ignore[attr-defined]
     if not names:
         return
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
             setattr(node, MODULO_CALL_ATTR, True)
 
@@ -2335,7 +2336,7 @@ def mark_clamped_counts(module: ast.Module) -> None:
     """Mark (`CLAMPED_ATTR`) each `device_count()` call whose value the code only reads through `max(..., 1)`:
     `max(torch.cuda.device_count(), 1)`, or `nd = torch.cuda.device_count()` and then every read of `nd` in
     its scope is `max(nd, 1)` (YOLO's `os.cpu_count() // max(nd, 1)` workers). A zero count is handled."""
-    scopes: List[ast.AST] = [module] + [n for n in ast.walk(module) if isinstance(n, _FUNCTION_DEFS)]
+    scopes: List[ast.AST] = [module] + [n for n in module_nodes(module) if isinstance(n, _FUNCTION_DEFS)]
     for scope in scopes:
         nodes = own_nodes(scope)
         clamps = [n for n in nodes if isinstance(n, ast.Call) and _clamps(n)]
@@ -2365,14 +2366,14 @@ def mark_count_tests(module: ast.Module) -> None:
     `torch.cuda.device_count() > 1` written there would (see `is_replication_choice`)."""
     counts = {
         dotted(target)
-        for node in ast.walk(module)
+        for node in module_nodes(module)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         and _last_name(node.value.func) == "device_count" and not node.value.args
         for target in node.targets
     } - {None}
     if not counts:
         return
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
             if any(dotted(side) in counts for side in [node.test.left, *node.test.comparators]):
                 setattr(node, COUNT_TEST_ATTR, True)
@@ -4586,7 +4587,7 @@ def _statement_blocks(module: ast.Module) -> List[List[ast.stmt]]:
         return known
     found = [
         value
-        for node in ast.walk(module)
+        for node in module_nodes(module)
         for field in ("body", "orelse", "finalbody")
         if isinstance(value := getattr(node, field, None), list) and value and isinstance(value[0], ast.stmt)
     ]
@@ -4947,7 +4948,7 @@ def is_built_once_class(node: ast.ClassDef) -> bool:
 def mark_built_once_classes(module: ast.Module) -> None:
     """Mark (BUILT_ONCE_ATTR) the classes of a module derived from a built-once class the module defines
     (wenet's `class RopePositionalEncoding(PositionalEncoding)`, `class PositionalEncoding(torch.nn.Module)`)."""
-    classes = [n for n in ast.walk(module) if isinstance(n, ast.ClassDef)]
+    classes = [n for n in module_nodes(module) if isinstance(n, ast.ClassDef)]
     built = {n.name for n in classes if is_built_once_class(n)}
     for _ in range(4):  # subclasses of subclasses: a few rounds reach a fixed point in practice
         added = [n for n in classes if n.name not in built and any(b in built for b in _base_names(n))]
@@ -5067,7 +5068,7 @@ def mark_numpy_receivers(module: ast.Module) -> None:
     """Mark (`NUMPY_RECEIVER_ATTR`) the calls of the chain a `.numpy()` with no host copy ends
     (`(tokens == mask_idx).nonzero().numpy()`): `numpy_of_host_tensor` says the chain works on a host
     tensor, so its calls run on the host."""
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, ast.Call) and numpy_of_host_tensor(node):
             expr = cast(ast.Attribute, node.func).value
             while isinstance(expr, (ast.Call, ast.Attribute, ast.Subscript)):

@@ -32,6 +32,7 @@ from portcheck.pyscan.matchers import (
     register,
     value_role,
 )
+from portcheck.pyscan.nodes import module_nodes
 from portcheck.torchfacts import AMP_CALLS as _AMP_CALLS
 from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, DEVICE_NAME, RANKISH, STRING
 from portcheck.torchfacts import LOAD_CALLS as _LOAD_CALLS
@@ -461,10 +462,10 @@ def mark_string_globals(module: ast.Module) -> None:
     }
     if not names:
         return
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, ast.Global):
             names.difference_update(node.names)
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
             setattr(node, STRING_NAME_ATTR, True)
 

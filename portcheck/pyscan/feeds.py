@@ -15,6 +15,7 @@ import ast
 from typing import Dict, List, Sequence, Set
 
 from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.nodes import module_nodes
 
 # Nodes that open a scope of their own: a walk of one scope stops at them.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -28,7 +29,7 @@ def package_feeds(module: ast.Module, imports: ImportTable, packages: Sequence[s
     wanted = frozenset(packages)
     prefixes = tuple(p + "." for p in wanted)
     fed: Dict[int, str] = {}
-    for node in ast.walk(module):
+    for node in module_nodes(module):
         if isinstance(node, ast.Call):
             name = imports.resolved(node.func) or ""
             if name in wanted or name.startswith(prefixes):
@@ -37,7 +38,7 @@ def package_feeds(module: ast.Module, imports: ImportTable, packages: Sequence[s
                         fed[id(sub)] = name
     if not fed:
         return {}
-    for function in ast.walk(module):
+    for function in module_nodes(module):
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _bound_feeds(function, fed)
     return fed
