@@ -188,8 +188,10 @@ def _finding(
         # `if optimizer_cls.__name__ == "Adam8bit":` (HF Trainer's `create_optimizer`, copied into LLaVA-style
         # trainers): code that runs only with bitsandbytes, which has no Neuron or XLA backend, costs nothing there
         return None
-    if is_import and ctx.probe:
-        return None  # `def is_bnb_available(): import bitsandbytes`: the import is the availability question
+    if is_import and (ctx.probe or (ctx.display and ctx.optional_import and _version_only(reported, ctx.scope))):
+        # `def is_bnb_available(): import bitsandbytes`: the import is the availability question; so is `try:
+        # import deepspeed` in an environment report that shows its version (LLaMA-Factory's `print_env`)
+        return None
     if ctx.kernel_driver == FLASH_ONLY_NOTE and (
         (ctx.requirement_test and rule.category == "device") or rule.code == "AMP006"
     ):
@@ -738,6 +740,21 @@ def _exported(module: ast.Module) -> Optional[Set[str]]:
     ):
         return None  # `__all__.extend(...)`, `__all__ += helpers.__all__`
     return names
+
+
+def _version_only(reported: Reported, scope: Optional[ast.AST]) -> bool:
+    """Whether `scope` reads the names the import statement `reported` binds only as `name.__version__`."""
+    if not isinstance(reported, (ast.Import, ast.ImportFrom)) or scope is None:
+        return False
+    bound = {(a.asname or a.name).split(".", 1)[0] for a in reported.names}
+    versions = 0
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+            if node.attr != "__version__":
+                return False
+            versions += 1
+    reads = sum(1 for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id in bound and isinstance(n.ctx, ast.Load))
+    return versions > 0 and reads == versions
 
 
 # Libraries with no Neuron or XLA backend, as an `if` test or a function's name spells them.
