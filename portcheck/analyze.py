@@ -747,13 +747,14 @@ def _version_only(reported: Reported, scope: Optional[ast.AST]) -> bool:
     if not isinstance(reported, (ast.Import, ast.ImportFrom)) or scope is None:
         return False
     bound = {(a.asname or a.name).split(".", 1)[0] for a in reported.names}
-    versions = 0
+    versions = reads = 0
     for node in ast.walk(scope):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
             if node.attr != "__version__":
                 return False
             versions += 1
-    reads = sum(1 for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id in bound and isinstance(n.ctx, ast.Load))
+        elif isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load):
+            reads += 1
     return versions > 0 and reads == versions
 
 

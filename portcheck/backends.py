@@ -158,6 +158,17 @@ def name_words(name: str) -> List[str]:
     return [w for w in re.split(r"[-_.]+", name.lower()) if w]
 
 
+def identifier_words(name: str) -> List[str]:
+    """`TrtContextWrapper`, `NPUAttention`, `patch_qwen3_5_forward_npu` -> their words: `name_words` of a Python
+    name whose CamelCase parts are split too."""
+    return name_words(re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)))
+
+
+def is_deployment_name(name: str) -> bool:
+    """`trt_engine`, `TRTModule`, `TrtContextWrapper`: a name with a word for TensorRT deployment."""
+    return any(w in DEPLOYMENT_WORDS for w in identifier_words(name))
+
+
 # A file or folder name that names CUDA (`docker/nvidia/`, `requirements_cuda131.txt`, `Dockerfile.cu121`,
 # `accelerators/cuda.py`), and the words that name the other members of a set of per-backend variants beside
 # it (`docker/amd/`, `requirements_cpu_only.txt`, `requirements_apple_silicon.txt`, `Dockerfile.rocm`).

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from portcheck.analyze import KERNEL_KEEPS, REQUIREMENT_NOTE, TEST_NOTE, apply_suppressions, lower_finding
-from portcheck.backends import DEPLOYMENT_WORDS, PLATFORM_NAME_WORDS, cuda_variants, name_words
+from portcheck.backends import PLATFORM_NAME_WORDS, cuda_variants, identifier_words, is_deployment_name
 from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.parts import folders_above
 from portcheck.pyscan.context import (
@@ -335,6 +335,11 @@ class _Collector:
         return out, loads
 
 
+def _folder_module(summary: ModuleSummary) -> str:
+    """The dotted name of the folder a module sits in (a package's own, for its `__init__`)."""
+    return summary.module if summary.package else summary.module.rpartition(".")[0]
+
+
 def _always_true(test: ast.AST) -> bool:
     """`while True:` / `while 1:`: a loop whose body runs at least once."""
     return isinstance(test, ast.Constant) and bool(test.value) and not isinstance(test.value, str)
@@ -620,19 +625,7 @@ def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]
     (detectron2's `_C`, whose COCOeval and CPU ops build without CUDA): then the name is no CUDA-only build."""
     found: Set[str] = set()
     nodes = list(ast.walk(tree))
-    bound: Dict[str, Set[str]] = {}  # name -> what the module binds it to
-    for node in nodes:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, set()).add(imports.resolve(node.value) or "")
-    # `if torch.cuda.is_available() ...: extension = CUDAExtension ... else: raise NotImplementedError(...)`
-    raises = any(
-        isinstance(node, ast.If)
-        and any(isinstance(s, ast.Assign) and imports.resolve(s.value) == _CUDA_EXTENSION for s in node.body)
-        and any(isinstance(sub, ast.Raise) for s in node.orelse for sub in ast.walk(s))
-        for node in nodes
-    )
+    bound, raises = _extension_bindings(nodes, imports)
     aliases = {
         name
         for name, values in bound.items()
@@ -650,36 +643,48 @@ def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]
             and with_cuda is not None
             and not (isinstance(with_cuda, ast.Constant) and with_cuda.value is False)
         ):
-            given = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
-            if isinstance(given, ast.Constant) and isinstance(given.value, str) and given.value:
-                found.add(given.value)
+            given = _given_name(node)
+            if given:
+                found.add(given)
     return tuple(sorted(found))
 
 
 def _dual_built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]:
     """The literal names given to calls of a name the module binds to `CppExtension` and to `CUDAExtension`,
-    with no `raise` where CUDA is not (see `ModuleSummary.dual_built`), sorted."""
-    bound: Dict[str, Set[str]] = {}
-    raises = False
-    for node in ast.walk(tree):
+    with no `raise` where CUDA is not (see `ModuleSummary.dual_built`): the builds `_built_extensions` leaves
+    out, sorted."""
+    nodes = list(ast.walk(tree))
+    bound, raises = _extension_bindings(nodes, imports)
+    aliases = {name for name, values in bound.items() if {_CUDA_EXTENSION, _CPP_EXTENSION} <= values}
+    if raises or not aliases:
+        return ()
+    calls = (n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in aliases)
+    return tuple(sorted({given for call in calls if (given := _given_name(call))}))
+
+
+def _extension_bindings(nodes: Sequence[ast.AST], imports: ImportTable) -> Tuple[Dict[str, Set[str]], bool]:
+    """What the module binds each name to (`extension = CppExtension`, then `extension = CUDAExtension`), and
+    whether a branch that binds `CUDAExtension` has an `else` that raises (`if torch.cuda.is_available() ...:
+    extension = CUDAExtension ... else: raise NotImplementedError(...)`)."""
+    bound: Dict[str, Set[str]] = {}  # name -> what the module binds it to
+    for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, set()).add(imports.resolve(node.value) or "")
-        elif isinstance(node, ast.If) and any(
-            isinstance(s, ast.Assign) and imports.resolve(s.value) == _CUDA_EXTENSION for s in node.body
-        ):
-            raises = raises or any(isinstance(sub, ast.Raise) for s in node.orelse for sub in ast.walk(s))
-    aliases = {name for name, values in bound.items() if {_CUDA_EXTENSION, _CPP_EXTENSION} <= values}
-    if raises or not aliases:
-        return ()
-    found: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in aliases:
-            given = next((k.value for k in node.keywords if k.arg == "name"), node.args[0] if node.args else None)
-            if isinstance(given, ast.Constant) and isinstance(given.value, str) and given.value:
-                found.add(given.value)
-    return tuple(sorted(found))
+    raises = any(
+        isinstance(node, ast.If)
+        and any(isinstance(s, ast.Assign) and imports.resolve(s.value) == _CUDA_EXTENSION for s in node.body)
+        and any(isinstance(sub, ast.Raise) for s in node.orelse for sub in ast.walk(s))
+        for node in nodes
+    )
+    return bound, raises
+
+
+def _given_name(call: ast.Call) -> str:
+    """The literal name an extension build is given (`name=` or its first argument), or ""."""
+    given = next((k.value for k in call.keywords if k.arg == "name"), call.args[0] if call.args else None)
+    return given.value if isinstance(given, ast.Constant) and isinstance(given.value, str) else ""
 
 
 def _wraps_ffi_library(bindings: Sequence[Binding]) -> bool:
@@ -847,17 +852,15 @@ class Project:
         # `lib/csrc/extreme_utils/setup.py` building `CUDAExtension(name="_ext")`, `spn._ext.gate` for an old
         # `create_extension("_ext.gate", ...)` in `spn/build.py`): where the built module lands
         self.built_below: FrozenSet[str] = frozenset(
-            f"{s.module if s.package else s.module.rpartition('.')[0]}.{n}".lstrip(".")
-            for s in self.modules.values()
-            for n in s.built
+            f"{_folder_module(s)}.{n}".lstrip(".") for s in self.modules.values() for n in s.built
         )
         # extensions built without CUDA too (`ModuleSummary.dual_built`), by name and below the script's folder,
         # each with that folder (as a module path: `pkg.sub`); `dual` holds those with CPU kernels (`confirm_dual`)
         self.dual_folders: Dict[str, str] = {
-            name: s.module if s.package else s.module.rpartition(".")[0]
+            name: _folder_module(s)
             for s in self.modules.values()
             for n in s.dual_built
-            for name in (n, f"{s.module if s.package else s.module.rpartition('.')[0]}.{n}".lstrip("."))
+            for name in (n, f"{_folder_module(s)}.{n}".lstrip("."))
         }
         self.dual: FrozenSet[str] = frozenset()
         self._targets: Dict[Symbol, Optional[Symbol]] = {}
@@ -1141,17 +1144,7 @@ LEGACY_TORCH = "an arm for a torch older than any target runs"
 
 def _platform_name(name: str) -> bool:
     """`patch_qwen3_5_forward_npu`, `NPUAttention`, `rocm_ops`: a name with a word for another platform."""
-    return any(w in PLATFORM_NAME_WORDS for w in _name_words(name))
-
-
-def _deployment_name(name: str) -> bool:
-    """`trt_engine`, `TRTModule`: a name with a word for TensorRT deployment."""
-    return any(w in DEPLOYMENT_WORDS for w in _name_words(name))
-
-
-def _name_words(name: str) -> List[str]:
-    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
-    return name_words(snake)
+    return any(w in PLATFORM_NAME_WORDS for w in identifier_words(name))
 
 
 def _for_other_platform(sym: Symbol) -> bool:
@@ -1160,7 +1153,7 @@ def _for_other_platform(sym: Symbol) -> bool:
     where that platform is there), no CUDA lock-in. TensorRT code is not here: using it is the lock-in."""
     module, name = sym
     return module != "<ext>" and any(
-        _platform_name(part) and not _deployment_name(part) for part in module.split(".") + ([name] if name else [])
+        _platform_name(part) and not is_deployment_name(part) for part in module.split(".") + ([name] if name else [])
     )
 
 
@@ -1927,6 +1920,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     legacy_native: FrozenSet[str] = frozenset()  # C++/CUDA files beside modules kept for an old torch only
     platform_spans: Dict[str, List[Tuple[int, int, str]]] = {}  # functions named for another platform
     wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # definitions that call an extension or launch a kernel
+    cuda_sources = [d for c, d in zip(candidates, displays) if c.kind == "cuda"]
+    cpp_sources = [d for c, d in zip(candidates, displays) if c.kind == "cpp"]
     if state.index is not None:
         project, resolved, summaries = state.index
         reached = {p for p, s in summaries.items() if s.module in resolved.fallback_modules}
@@ -1946,11 +1941,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             built |= headers_of(built, (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")))
         dual_folders = [posixpath.dirname(p.replace("\\", "/")) for p, s in summaries.items() if s.dual_built]
         if dual_folders:
-            twinned = cpu_twinned(
-                [d for c, d in zip(candidates, displays) if c.kind == "cuda"],
-                [d for c, d in zip(candidates, displays) if c.kind == "cpp"],
-                dual_folders,
-            )
+            twinned = cpu_twinned(cuda_sources, cpp_sources, dual_folders)
         spans = {p: lines for p, s in summaries.items() if (lines := fallback_spans(s, resolved))}
     # test files that call the project's kernels, and tests and benchmarks that sit beside its CUDA sources
     kernel_tests = kernel_test_paths(
@@ -1959,11 +1950,11 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             for c, d in zip(candidates, displays)
             if c.kind in ("python", "notebook") and (is_test_path(d) or is_benchmark_file(d))
         ],
-        [d for c, d in zip(candidates, displays) if c.kind == "cuda"],
+        cuda_sources,
     )
     if entries and state.index is not None:
         kept = state.site_findings(settings)
-        for path, found in state.sites([d for c, d in zip(candidates, displays) if c.kind == "cpp"]).items():
+        for path, found in state.sites(cpp_sources).items():
             if is_display_module(project_path(path, settings.roots)):
                 continue  # `collect_env.py` reads the extension's version to show it: no lock-in
             if is_test_path(path) or is_benchmark_file(path):

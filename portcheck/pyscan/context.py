@@ -25,10 +25,10 @@ from typing import (
 )
 
 from portcheck.backends import (
-    DEPLOYMENT_WORDS,
     SEVERAL_BACKENDS,
     device_generic,
     device_type_of,
+    is_deployment_name,
     name_words,
     probed_backend,
 )
@@ -2027,8 +2027,7 @@ DEPLOYMENT_CODE_NOTE = (
 def deployment_definition(node: ast.AST) -> str:
     """The name of a class or function named for TensorRT (`TrtContextWrapper`, `build_trt_engine`), or ""."""
     name = getattr(node, "name", "")
-    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name))
-    return name if any(w in DEPLOYMENT_WORDS for w in name_words(snake)) else ""
+    return name if is_deployment_name(name) else ""
 
 
 _BUILD_INPUT = re.compile(r"\.(?:cu|cuh|c|cc|cpp|cxx|h|hpp|o|so|a)$|^WITH_CUDA$")
@@ -2038,12 +2037,10 @@ def is_source_selection(node: ast.AST, imports: ImportTable) -> bool:
     """`if torch.cuda.is_available(): Sources += ['src/corr_cuda.c']; Defines += [('WITH_CUDA', None)]` (an old
     `torch.utils.ffi` build script, flownet2's correlation package): the check picks what to compile, adding
     sources, headers, objects or the `WITH_CUDA` macro to the build's lists; it chooses no device."""
-    if not isinstance(node, ast.If) or node.orelse or not is_cuda_check(node.test, imports):
-        return False
-    if is_negative_cuda_check(node.test, imports):
+    if not _bare_positive_cuda_if(node, imports):
         return False
     named = False
-    for stmt in node.body:
+    for stmt in cast(ast.If, node).body:
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             value: ast.AST = stmt.value
         elif (
@@ -2056,23 +2053,33 @@ def is_source_selection(node: ast.AST, imports: ImportTable) -> bool:
             value = stmt.value.args[0]
         else:
             return False
-        constants = [n for n in ast.walk(value) if isinstance(n, ast.Constant)]
-        if any(isinstance(n, (ast.Call, ast.Name, ast.Attribute)) for n in ast.walk(value)):
+        parts = list(ast.walk(value))
+        if any(isinstance(n, (ast.Call, ast.Name, ast.Attribute)) for n in parts):
             return False
-        named = named or any(isinstance(c.value, str) and _BUILD_INPUT.search(c.value) for c in constants)
+        named = named or any(
+            isinstance(n, ast.Constant) and isinstance(n.value, str) and _BUILD_INPUT.search(n.value) for n in parts
+        )
     return named
+
+
+def _bare_positive_cuda_if(node: ast.AST, imports: ImportTable) -> bool:
+    """`if <CUDA check>:` with no `else`, asking for CUDA (not `if not torch.cuda.is_available():`)."""
+    return (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and is_cuda_check(node.test, imports)
+        and not is_negative_cuda_check(node.test, imports)
+    )
 
 
 def is_extension_build(node: ast.AST, imports: ImportTable) -> bool:
     """`if torch.cuda.is_available(): fused = load("fused", sources=[...])` (GPEN's, and rosinality's,
     `op/fused_act.py`): the check picks whether to compile the CUDA extension, nothing else; it chooses no
     device. The extension is reported where it is built and used."""
-    if not isinstance(node, ast.If) or node.orelse or not is_cuda_check(node.test, imports):
-        return False
-    if is_negative_cuda_check(node.test, imports):
+    if not _bare_positive_cuda_if(node, imports):
         return False
     builds = False
-    for stmt in node.body:
+    for stmt in cast(ast.If, node).body:
         if not isinstance(stmt, (ast.Assign, ast.Expr)):
             return False
         for sub in ast.walk(stmt.value):

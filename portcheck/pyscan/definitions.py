@@ -184,11 +184,12 @@ class _Switches:
         """`?flag` for line `number` (1-based) when such a switch holds it; None else."""
         if self.parents is None:
             self.parents = _headers(self.lines)
-        return self._switch(self.parents[number])
+        return self._switch(self.parents[number], self.parents)
 
-    def _switch(self, header: Optional[int]) -> Optional[str]:
+    def _switch(self, header: Optional[int], parents: Sequence[Optional[int]]) -> Optional[str]:
         """The switch of the nearest block from the one `header` opens outwards that has one, up to its function
-        (Stable-DINO's `if self.dn_select_min_noise_as_pos:`, then `if ...: ... else:` inside it)."""
+        (Stable-DINO's `if self.dn_select_min_noise_as_pos:`, then `if ...: ... else:` inside it); `parents`: each
+        line's header (`_headers`)."""
         chain: List[int] = []
         found: Optional[str] = None
         while header is not None:
@@ -202,7 +203,7 @@ class _Switches:
             found = self._switched_by(header, text)
             if found is not None:
                 break
-            header = self.parents[header] if self.parents is not None else None
+            header = parents[header]
         for at in chain:
             self.found[at] = found
         return found
