@@ -51,6 +51,7 @@ from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
 from portcheck.pyscan.nodes import module_nodes
+from portcheck.pyscan.nodes import walk as walk_nodes
 from portcheck.pyscan.testcode import (
     cuda_harness_asserts,
     cuda_measuring_calls,
@@ -452,7 +453,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             # needs (packages) and what it times (kernels) are reported as they are.
             kept = {i for i, entry in enumerate(rules) if entry.rule.category in ("package", "kernel")}
             note = HARNESS_NOTE.format(line=measure.lineno)
-            inner = {id(n) for n in ast.walk(measure)}
+            inner = {id(n) for n in walk_nodes(measure)}
 
             def stands(hit) -> bool:  # what it needs, what it times, and the measurement itself
                 return hit[0][0] in kept or hit[0][1] or id(hit[1]) in inner
@@ -525,7 +526,7 @@ def _off_step_functions(module: ast.Module, metric_module: bool = False) -> Set[
     if pruning:
         # and the module's functions that only pruning calls (LLM-Shearing's `turn_head_z`)
         functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        inside = {id(n) for p in pruning for n in ast.walk(p)}
+        inside = {id(n) for p in pruning for n in walk_nodes(p)}
         named = [n for n in module_nodes(module) if isinstance(n, ast.Name) and n.id in functions]
         for name, function in functions.items():
             uses = [n for n in named if n.id == name]
@@ -557,7 +558,7 @@ def _synced_before(node: Reported, ctx: Ctx) -> bool:
     method = next(
         (
             n.func
-            for n in ast.walk(node)
+            for n in walk_nodes(node)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _HOST_TRANSFERS
         ),
         None,
@@ -568,11 +569,11 @@ def _synced_before(node: Reported, ctx: Ctx) -> bool:
     if scope is None:
         return False
     receiver = ast.dump(method.value)
-    roots = {n.id for n in ast.walk(method.value) if isinstance(n, ast.Name)}
+    roots = {n.id for n in walk_nodes(method.value) if isinstance(n, ast.Name)}
     line = getattr(node, "lineno", 0)
     earlier = [
         n.lineno
-        for n in ast.walk(scope)
+        for n in walk_nodes(scope)
         if isinstance(n, ast.Call)
         and isinstance(n.func, ast.Attribute)
         and n.func.attr in _HOST_TRANSFERS
@@ -582,14 +583,14 @@ def _synced_before(node: Reported, ctx: Ctx) -> bool:
     if not earlier:
         return False
     first = max(earlier)
-    for n in ast.walk(scope):
+    for n in walk_nodes(scope):
         targets: List[ast.AST] = []
         if isinstance(n, ast.Assign):
             targets = list(n.targets)
         elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
             targets = [n.target]
         if first <= getattr(n, "lineno", 0) <= line and any(
-            isinstance(t, ast.Name) and t.id in roots for target in targets for t in ast.walk(target)
+            isinstance(t, ast.Name) and t.id in roots for target in targets for t in walk_nodes(target)
         ):
             return False
     return True
@@ -606,7 +607,7 @@ def _one_per_decorated_definition(hits: Iterator, module: ast.Module) -> Iterato
     for node in module_nodes(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and len(node.decorator_list) > 1:
             for decorator in node.decorator_list:
-                for sub in ast.walk(decorator):
+                for sub in walk_nodes(decorator):
                     owner[id(sub)] = id(node)
     if not owner:
         return iter(listed)
@@ -748,7 +749,7 @@ def _version_only(reported: Reported, scope: Optional[ast.AST]) -> bool:
         return False
     bound = {(a.asname or a.name).split(".", 1)[0] for a in reported.names}
     versions = reads = 0
-    for node in ast.walk(scope):
+    for node in walk_nodes(scope):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
             if node.attr != "__version__":
                 return False

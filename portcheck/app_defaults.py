@@ -20,6 +20,7 @@ from typing import AbstractSet, Dict, Iterable, List, Mapping, NamedTuple, Optio
 from portcheck.project_index import Sources
 from portcheck.pyscan.defaults import cuda_defaults, passes
 from portcheck.pyscan.loading import IDENTIFIER
+from portcheck.pyscan.nodes import walk
 
 OVERRIDDEN_NOTE = (
     "lowered to info: every call of `{function}` in this project passes `{param}`, so this default is"
@@ -45,13 +46,13 @@ def _parse(sources: Sources, path: str) -> Optional[ast.Module]:
 def _defaults_in(path: str, tree: ast.Module, lines: Set[int]) -> List[Default]:
     """The CUDA defaults of `tree`'s functions whose line is one of `lines`."""
     owners: Dict[int, str] = {}  # id of an `__init__` -> its class's name, which calls spell
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     owners[id(item)] = node.name
     out: List[Default] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             name = owners.get(id(node), node.name)
             for param, position, default in cuda_defaults(node):
@@ -101,11 +102,11 @@ def overridden_defaults(
         if tree is None:
             continue
         callees: Set[int] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and _callee(node.func) in calls:
                 calls[_callee(node.func)].append(node)
                 callees.add(id(node.func))
-        for node in ast.walk(tree):
+        for node in walk(tree):
             name = _callee(node)
             if name in calls and id(node) not in callees and isinstance(getattr(node, "ctx", None), ast.Load):
                 elsewise.add(name)

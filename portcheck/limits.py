@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Sequence, Tuple, TypeVar
 
+from portcheck.pyscan.nodes import walk
+
 # Bytes per file. Source and text files: 8 MiB is 6x the largest file in torch and 25x the largest
 # Python file in the development corpus; notebooks keep their outputs (images) in the same file.
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -56,7 +58,7 @@ def too_many_to_fix(findings: int) -> Optional[str]:
 def too_big_to_fix(text: str) -> Optional[str]:
     """The message for Python source with more syntax nodes than `fix` rewrites, or None."""
     try:
-        nodes = sum(1 for _ in ast.walk(ast.parse(text)))
+        nodes = sum(1 for _ in walk(ast.parse(text)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the fixer's own parse reports why
     if nodes <= MAX_FIX_NODES:

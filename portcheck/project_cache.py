@@ -176,6 +176,14 @@ class CachedSources(Sources):
     def may_define(self, path: str) -> bool:
         return self.files[path].may_define
 
+    def missing(self, path: str, name: str) -> bool:
+        return getattr(self.files[path], name) is None
+
+    def keep(self, path: str, name: str, value: FrozenSet[str]) -> None:
+        facts = self.files[path]
+        setattr(facts, name, value)
+        facts.changed = True
+
     def _remembered(self, path: str, name: str, compute: Callable[[str], FrozenSet[str]]) -> FrozenSet[str]:
         """The fact `name` of the file, computed once (and kept) when the table does not have it."""
         value = getattr(self.files[path], name)

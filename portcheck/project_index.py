@@ -31,6 +31,7 @@ import hashlib
 import os
 import posixpath
 import re
+import sys
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -55,6 +56,7 @@ from portcheck.pyscan.extensions import builds_cpp_only, builds_cpu_only, is_tri
 from portcheck.pyscan.fallbacks import continues, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, TORCH_IMPORT, loading_facts, without_comments
+from portcheck.pyscan.nodes import children, walk
 from portcheck.pyscan.testcode import (
     cuda_only_spans,
     early_cuda_exit,
@@ -369,7 +371,7 @@ def _class_uses(collector: _Collector, cls: ast.ClassDef) -> Tuple[List[str], bo
     mentioned = {
         sub.attr
         for node in methods.values()
-        for sub in ast.walk(node)
+        for sub in walk(node)
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self"
     }
     optional = {
@@ -402,7 +404,7 @@ def _keeps_error(handler: ast.ExceptHandler) -> bool:
         and isinstance(sub.value, ast.Name)
         and sub.value.id == handler.name
         for stmt in handler.body
-        for sub in ast.walk(stmt)
+        for sub in walk(stmt)
     )
 
 
@@ -624,7 +626,7 @@ def _built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str, ...]
     `extension("DCNv4.ext", sources, ...)`), unless the module builds it with `CppExtension` where CUDA is not
     (detectron2's `_C`, whose COCOeval and CPU ops build without CUDA): then the name is no CUDA-only build."""
     found: Set[str] = set()
-    nodes = list(ast.walk(tree))
+    nodes = list(walk(tree))
     bound, raises = _extension_bindings(nodes, imports)
     aliases = {
         name
@@ -653,7 +655,7 @@ def _dual_built_extensions(tree: ast.Module, imports: ImportTable) -> Tuple[str,
     """The literal names given to calls of a name the module binds to `CppExtension` and to `CUDAExtension`,
     with no `raise` where CUDA is not (see `ModuleSummary.dual_built`): the builds `_built_extensions` leaves
     out, sorted."""
-    nodes = list(ast.walk(tree))
+    nodes = list(walk(tree))
     bound, raises = _extension_bindings(nodes, imports)
     aliases = {name for name, values in bound.items() if {_CUDA_EXTENSION, _CPP_EXTENSION} <= values}
     if raises or not aliases:
@@ -675,7 +677,7 @@ def _extension_bindings(nodes: Sequence[ast.AST], imports: ImportTable) -> Tuple
     raises = any(
         isinstance(node, ast.If)
         and any(isinstance(s, ast.Assign) and imports.resolve(s.value) == _CUDA_EXTENSION for s in node.body)
-        and any(isinstance(sub, ast.Raise) for s in node.orelse for sub in ast.walk(s))
+        and any(isinstance(sub, ast.Raise) for s in node.orelse for sub in walk(s))
         for node in nodes
     )
     return bound, raises
@@ -733,7 +735,7 @@ def _literals_and_values(tree: ast.Module, imported: Set[str]) -> Tuple[Tuple[Tu
     sources: List[Tuple[str, int]] = []
     callee_heads: Set[int] = set()
     names: List[ast.Name] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if len(node.value) < 200 and SOURCE_LITERAL.match(node.value):
                 sources.append((node.value, node.lineno))
@@ -784,11 +786,11 @@ def _global_assignments(
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not has_globals:
                 continue  # no `global` anywhere: functions bind no module names
-            names = frozenset(n for sub in ast.walk(node) if isinstance(sub, ast.Global) for n in sub.names)
-            stack.extend((child, names) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            names = frozenset(n for sub in walk(node) if isinstance(sub, ast.Global) for n in sub.names)
+            stack.extend((child, names) for child in children(node) if isinstance(child, ast.stmt))
             continue
         if isinstance(node, ast.stmt):
-            stack.extend((child, declared) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            stack.extend((child, declared) for child in children(node) if isinstance(child, ast.stmt))
             for field in ("handlers",):
                 for handler in getattr(node, field, []) or []:
                     stack.extend((child, declared) for child in handler.body)
@@ -1129,12 +1131,12 @@ def _legacy_imports(tree: ast.Module, imports: ImportTable) -> Set[int]:
     takes (HRNet's `if torch.__version__.startswith('0'): from .sync_bn.inplace_abn.bn import InPlaceABNSync`,
     the other arm `torch.nn.SyncBatchNorm`)."""
     found: Set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If):
             recent = asks_for_accelerator_api(node.test, imports)
             if recent is not None:
                 for stmt in node.orelse if recent else node.body:
-                    found.update(n.lineno for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom)))
+                    found.update(n.lineno for n in walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom)))
     return found
 
 
@@ -1566,6 +1568,26 @@ class SiteFindings:
         return None
 
 
+def spelt_words(text: str) -> FrozenSet[str]:
+    """The names a file's code and strings spell (not its comments)."""
+    return frozenset(IDENTIFIER.findall(without_comments(text)))
+
+
+# The facts of a file's text that the application passes (portcheck.reach) ask of every file, by name.
+TEXT_FACTS = {
+    "import_words": import_words,
+    "words": spelt_words,
+    "loading": loading_facts,
+    "lone": lone_definitions,
+    "import_only": import_only_words,
+}
+
+
+def _text_facts(work: Tuple[str, Tuple[str, ...]]) -> Tuple[FrozenSet[str], ...]:
+    text, names = work
+    return tuple(TEXT_FACTS[name](text) for name in names)
+
+
 class Sources:
     """The Python files a project pass may read, by display path, and the per-file facts it asks of
     them. Each fact depends on that file's text only. `TextSources` works from texts in memory;
@@ -1574,6 +1596,29 @@ class Sources:
 
     def paths(self) -> Sequence[str]:
         raise NotImplementedError
+
+    def missing(self, path: str, name: str) -> bool:
+        """Whether the fact `name` (of TEXT_FACTS) of the file is still to be computed."""
+        return True
+
+    def keep(self, path: str, name: str, value: FrozenSet[str]) -> None:
+        """Keep the fact `name` of the file, computed elsewhere."""
+        return None
+
+    def prefetch(self, names: Sequence[str], jobs: int, threshold: int) -> None:
+        """Compute the facts `names` of every file that lacks one, in `jobs` processes when at least `threshold`
+        files do (the facts are the same computed anywhere: `TEXT_FACTS` of the text)."""
+        todo = [p for p in self.paths() if any(self.missing(p, n) for n in names)]
+        if jobs < 2 or len(todo) < threshold:
+            return  # asked one by one, as the passes go
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+        work = [(self.text(p), tuple(names)) for p in todo]
+        with context.Pool(min(jobs, len(todo))) as pool:
+            for path, values in zip(todo, pool.imap(_text_facts, work, chunksize=16)):
+                for name, value in zip(names, values):
+                    self.keep(path, name, value)
 
     def text(self, path: str) -> str:
         raise NotImplementedError
@@ -1586,7 +1631,7 @@ class Sources:
 
     def words(self, path: str) -> FrozenSet[str]:
         """The names the file's code and strings spell (not its comments)."""
-        return frozenset(IDENTIFIER.findall(without_comments(self.text(path))))
+        return spelt_words(self.text(path))
 
     def import_only(self, path: str) -> FrozenSet[str]:
         """The names the file spells on its import lines only (`import_only_words`)."""
@@ -1629,9 +1674,7 @@ class TextSources(Sources):
     def __init__(self, texts: Mapping[str, str], summary_cache: Optional[Dict[str, ModuleSummary]] = None) -> None:
         self.texts = texts
         self.cache = summary_cache if summary_cache is not None else {}
-        self._import_words: Dict[str, FrozenSet[str]] = {}
-        self._words: Dict[str, FrozenSet[str]] = {}
-        self._loading: Dict[str, FrozenSet[str]] = {}
+        self.facts: Dict[Tuple[str, str], FrozenSet[str]] = {}  # (path, name in TEXT_FACTS) -> the fact
 
     def paths(self) -> Sequence[str]:
         return list(self.texts)
@@ -1639,23 +1682,32 @@ class TextSources(Sources):
     def text(self, path: str) -> str:
         return self.texts[path]
 
-    def import_words(self, path: str) -> FrozenSet[str]:
-        found = self._import_words.get(path)
+    def missing(self, path: str, name: str) -> bool:
+        return (path, name) not in self.facts
+
+    def keep(self, path: str, name: str, value: FrozenSet[str]) -> None:
+        self.facts[(path, name)] = value
+
+    def _fact(self, path: str, name: str) -> FrozenSet[str]:
+        found = self.facts.get((path, name))
         if found is None:
-            found = self._import_words[path] = super().import_words(path)
+            found = self.facts[(path, name)] = TEXT_FACTS[name](self.text(path))
         return found
+
+    def import_words(self, path: str) -> FrozenSet[str]:
+        return self._fact(path, "import_words")
 
     def words(self, path: str) -> FrozenSet[str]:
-        found = self._words.get(path)
-        if found is None:
-            found = self._words[path] = super().words(path)
-        return found
+        return self._fact(path, "words")
 
     def loading_facts(self, path: str) -> FrozenSet[str]:
-        found = self._loading.get(path)
-        if found is None:
-            found = self._loading[path] = super().loading_facts(path)
-        return found
+        return self._fact(path, "loading")
+
+    def lone_definitions(self, path: str) -> FrozenSet[str]:
+        return self._fact(path, "lone")
+
+    def import_only(self, path: str) -> FrozenSet[str]:
+        return self._fact(path, "import_only")
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         text = self.texts[path]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.definitions import COMPUTED_LOOKUP, SWITCH, decode, held_imports
+from portcheck.pyscan.definitions import SWITCH, decode, held_imports, looks_up_by_computed_name
 from portcheck.pyscan.loading import (
     IDENTIFIER,
     IMPORTS,
@@ -485,7 +485,7 @@ def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Map
     computed name (`globals()[name]`, `eval(expr)`): any of their names may be the one it looks up."""
     by_name = {module_name(p)[0]: p for p in paths}
     texts = {p: sources.text(p) for p in paths if words[p] & _LOOKUP_WORDS}
-    pending = [p for p, text in texts.items() if COMPUTED_LOOKUP.search(text)]
+    pending = [p for p, text in texts.items() if looks_up_by_computed_name(text)]
     out: Set[str] = set()
     seen = set(pending)
     while pending:

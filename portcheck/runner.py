@@ -28,7 +28,7 @@ from portcheck.app_defaults import overridden_defaults
 from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
 from portcheck.project_cache import CachedSources
-from portcheck.project_index import ProjectPass, project_findings
+from portcheck.project_index import TEXT_FACTS, ProjectPass, project_findings
 from portcheck.reach import (
     backup_copies,
     is_application,
@@ -323,6 +323,8 @@ def scan_paths_targets(
         naming = _naming_texts(candidates, paths)
         texts = [text for kind_texts in naming.values() for text in kind_texts]
         if application:
+            # every file's text facts are asked below: computed in the scan's processes first
+            shared.sources.prefetch(tuple(TEXT_FACTS), jobs or default_jobs(), POOL_THRESHOLD)
             shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()), texts)}
             with_findings = sorted(
                 {r.path for found in per_target for r in found if r.kind == "python" and r.findings}

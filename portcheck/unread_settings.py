@@ -17,8 +17,9 @@ import re
 from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.definitions import COMPUTED_LOOKUP
+from portcheck.pyscan.definitions import looks_up_by_computed_name
 from portcheck.pyscan.loading import IDENTIFIER
+from portcheck.pyscan.nodes import walk
 
 UNREAD_SETTING_NOTE = (
     "lowered to info: nothing in this project reads `{key}` (every file spells it only where it is set: an"
@@ -92,7 +93,7 @@ def _read_outside_entries(text: str, keys: AbstractSet[str]) -> AbstractSet[str]
     """Those of `keys` the text spells on a line that is no dict entry of a literal value nor opens one, nor sets
     a top-level name to a dict (another config's own `dist_params = dict(...)`). A module that looks names up
     by computed name reads them all."""
-    if COMPUTED_LOOKUP.search(text):
+    if looks_up_by_computed_name(text):
         return set(keys) & set(IDENTIFIER.findall(text))
     out: Set[str] = set()
     for line in text.splitlines():
@@ -123,7 +124,7 @@ def unread_constants(
     candidates: Dict[str, List[Tuple[int, str]]] = {}
     for path, wanted in lines.items():
         text = sources.text(path)
-        if COMPUTED_LOOKUP.search(text):
+        if looks_up_by_computed_name(text):
             continue
         text_lines = text.splitlines()
         main = _main_block(text_lines)
@@ -185,7 +186,7 @@ def _names_read(text: str) -> Optional[Set[str]]:
     except (SyntaxError, ValueError):
         return None
     read: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             read.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):

@@ -16,6 +16,7 @@ from portcheck.fixer.device import choose_name, insert_definition, spelling_for
 from portcheck.fixer.engine import FixError, FixOptions, TextFix, check, fix_text
 from portcheck.model import Finding, Rule
 from portcheck.notebook import NotebookError, load_notebook
+from portcheck.pyscan.nodes import walk
 
 _MAGIC = re.compile(r"^(\s*)([%!?]|\w+\s*=\s*!)")
 _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
@@ -166,7 +167,7 @@ def _imported_modules(source: str) -> Set[str]:
     except (SyntaxError, ValueError, RecursionError):
         return set()
     out: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname is None:

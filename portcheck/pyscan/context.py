@@ -37,7 +37,7 @@ from portcheck.pyscan.fallbacks import continues, ends_the_run
 from portcheck.pyscan.feeds import SCOPES as _SCOPE_STOPS
 from portcheck.pyscan.feeds import own_nodes
 from portcheck.pyscan.imports import ImportTable, dotted, import_statements, imported_modules, none_operand
-from portcheck.pyscan.nodes import module_nodes
+from portcheck.pyscan.nodes import children, module_nodes, walk
 from portcheck.torchfacts import AVAILABILITY_CALLS, CUDA_CHECK_ATTRIBUTES, CUDA_CHECK_CALLS, EXTENSION_LOADERS
 
 # Callees whose string arguments are messages for people, never device strings.
@@ -256,7 +256,7 @@ def _is_cuda_string(node: ast.AST) -> bool:
 def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
     """True when an `if` test asks whether CUDA (or a CUDA device) is in use."""
     called: Set[int] = set()  # the callees seen so far (`ast.walk` yields a call before its callee)
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Attribute) and node.attr == "cuda" and id(node) in called:
             continue  # `x.cuda()` moves a value; `args.cuda` is the flag
         if isinstance(node, ast.Call):
@@ -521,7 +521,7 @@ def _mark_cleared_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
                 if not cleared:
                     continue
                 later = [
-                    n for after in stmts[at + 1 :] for n in ast.walk(after) if isinstance(n, (ast.Name, ast.Attribute))
+                    n for after in stmts[at + 1 :] for n in walk(after) if isinstance(n, (ast.Name, ast.Attribute))
                 ]
                 live = cleared - {dotted(n) for n in later if isinstance(n.ctx, ast.Store)}
                 for read in later:
@@ -606,7 +606,7 @@ def _mark_default_on_flags(nodes: Sequence[ast.AST], stored: Counter) -> None:
             on -= _passed_otherwise(node, calls.get(node.name, []), on)
             if not on:
                 continue
-            inner = list(ast.walk(node))
+            inner = list(walk(node))
             rebound = {
                 n.id for n in inner if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
             }
@@ -775,11 +775,11 @@ def _mark_searched_literals(loop: ast.For) -> None:
     if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in loop.iter.elts):
         return
     name = loop.target.id
-    reads = [n for s in loop.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
+    reads = [n for s in loop.body for n in walk(s) if isinstance(n, ast.Name) and n.id == name]
     searched = {
         id(c.args[0])
         for s in loop.body
-        for c in ast.walk(s)
+        for c in walk(s)
         if isinstance(c, ast.Call)
         and isinstance(c.func, ast.Attribute)
         and c.func.attr in SEARCHING_METHODS
@@ -813,8 +813,8 @@ def _mark_narrowed_flags(fn: ast.AST, imports: ImportTable) -> None:
         ):
             continue
         name = stmt.targets[0].id
-        inner = list(ast.walk(fn))
-        params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}  # type: ignore[attr-defined]
+        inner = list(walk(fn))
+        params = {a.arg for a in walk(fn.args) if isinstance(a, ast.arg)}  # type: ignore[attr-defined]
         if _binding_counts(inner).get(name, 0) != 1 + (name in params):
             continue
         for node in inner:
@@ -898,7 +898,7 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             for key, value, holder in _flag_bindings(node):
-                own = {id(n) for n in ast.walk(value)}
+                own = {id(n) for n in walk(value)}
                 names = [n for n in reads.get(key, []) if id(n) not in own]
                 # a flag nothing reads (`self.sync_cuda = torch.cuda.is_available()`, motion-diffusion-model's
                 # training loop; gpt-fast's `use_cuda = 'cuda' in device` in `_load_model`) picks nothing either
@@ -916,7 +916,7 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
                             id(n)
                             for fn in nodes
                             if isinstance(fn, _FUNCTION_DEFS)
-                            for n in ast.walk(fn)
+                            for n in walk(fn)
                             if isinstance(n, ast.Assign)
                         }
                     unread = id(node) in local
@@ -1037,7 +1037,7 @@ def is_speedup_switch_assignment(node: ast.Assign, imports: ImportTable) -> bool
     torch.cuda.is_available()`: a CUDA check (anywhere in the value) stored in a speed-up switch."""
     if not names_speedup_switch(_single_target_name(node)):
         return False
-    inside = list(ast.walk(node.value))
+    inside = list(walk(node.value))
     # (a call in the stored value that moves a tensor, `_MOVES`: the name holds that tensor, not a switch)
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in inside):
         return False  # `sinc_kernel = batch["sinc_kernel"].cuda()`: a tensor called a kernel, moved
@@ -1076,7 +1076,7 @@ def _mark_speedup_flags(nodes: Sequence[ast.AST], imports: ImportTable) -> None:
         return
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            own = {id(n) for n in ast.walk(node.value)}
+            own = {id(n) for n in walk(node.value)}
             names = [id(n) for n in reads.get(node.targets[0].id, []) if id(n) not in own]
             if (
                 any(n in switches for n in names)
@@ -1094,7 +1094,7 @@ def _mark_cuda_objects(fn: ast.AST) -> None:
     torch.cuda.Event(enable_timing=True)`): its methods (`start.record()`, `start.elapsed_time(end)`) are
     CUDA-only work too."""
     _mark_names_only_bound_to(
-        list(ast.walk(fn)),
+        list(walk(fn)),
         lambda name, value: isinstance(value, ast.Call) and _cuda_only_call(value),
         CUDA_OBJECT_ATTR,
     )
@@ -1119,7 +1119,7 @@ def _binding_counts(nodes: Sequence[ast.AST]) -> Dict[str, int]:
                 local = alias.asname or alias.name.split(".", 1)[0]
                 bound[local] = bound.get(local, 0) + 1
         for target in targets:
-            for name in ast.walk(target):
+            for name in walk(target):
                 if isinstance(name, ast.Name):
                     bound[name.id] = bound.get(name.id, 0) + 1
     return bound
@@ -1417,7 +1417,7 @@ def _launches_op(stmt: ast.AST) -> bool:
     (`dequant_nvfp4_triton(...)`)."""
     if _cuda_only_call(stmt):
         return True
-    for sub in ast.walk(stmt):
+    for sub in walk(stmt):
         if not isinstance(sub, ast.Call):
             continue
         func = sub.func
@@ -1438,7 +1438,7 @@ def _returns_launch(stmts: Sequence[ast.AST]) -> bool:
     return any(
         isinstance(sub, ast.Return) and sub.value is not None and _launches_op(sub.value)
         for stmt in stmts
-        for sub in ast.walk(stmt)
+        for sub in walk(stmt)
     )
 
 
@@ -1489,7 +1489,7 @@ def _moves(stmts: Sequence[ast.AST], method: str) -> bool:
     """Whether `stmts` move a value with `.cuda(...)` (`method` "cuda"), or with `.to(device)` to a device
     held in a name or attribute, not a literal (`method` "to")."""
     for stmt in stmts:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method:
                 if method == "cuda" or (n.args and isinstance(n.args[0], (ast.Name, ast.Attribute))):
                     return True
@@ -1553,7 +1553,7 @@ def is_load_location_choice(node: ast.AST, imports: ImportTable) -> bool:
         return False
     first, second = node.body[-1], node.orelse[-1]
     located = [
-        n for side in (first, second) for n in ast.walk(side) if isinstance(n, ast.keyword) and n.arg == "map_location"
+        n for side in (first, second) for n in walk(side) if isinstance(n, ast.keyword) and n.arg == "map_location"
     ]
     return bool(located) and _without_location(first) == _without_location(second)
 
@@ -1657,7 +1657,7 @@ def is_graph_constant_patch(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "copyAttributes"
         for stmt in node.body
-        for n in ast.walk(stmt)
+        for n in walk(stmt)
     )
 
 
@@ -1668,7 +1668,7 @@ def is_cuda_state_check(node: ast.AST, imports: ImportTable) -> bool:
     not; it picks no device, and the other side (the CPU generator, or nothing) is what every other device runs."""
     if not isinstance(node, (ast.If, ast.IfExp)):
         return False
-    for sub in ast.walk(node.test):
+    for sub in walk(node.test):
         if isinstance(sub, ast.Attribute) and (imports.resolve(sub) or "") in CUDA_CHECK_ATTRIBUTES:
             return True
         if isinstance(sub, ast.Call) and imports.resolve(sub.func) == "torch.cuda.is_initialized":
@@ -1695,13 +1695,13 @@ def is_device_passthrough(node: ast.AST, imports: ImportTable) -> bool:
     device = ast.dump(compared[0])
     other = node.body if isinstance(node.test.ops[0], ast.NotEq) else node.orelse
     sides = other if isinstance(other, list) else [other]
-    if not sides or any(isinstance(n, ast.Raise) for s in sides for n in ast.walk(s)):
+    if not sides or any(isinstance(n, ast.Raise) for s in sides for n in walk(s)):
         return False  # `if device != "cuda": raise ValueError(device)`: a requirement, stated
     return any(
         ast.dump(n) == device and isinstance(getattr(n, "ctx", None), ast.Load)
         for s in sides
         if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message_call(s.value))
-        for n in ast.walk(s)
+        for n in walk(s)
     )
 
 
@@ -1831,7 +1831,7 @@ def _picks_device(stmts: Sequence[ast.AST]) -> bool:
     """Whether `stmts` name or move to a device: a device string, `torch.device(...)`, `.to(...)`,
     `.cuda()`, `.cpu()`, a `device=` keyword."""
     for stmt in stmts:
-        for sub in ast.walk(stmt):
+        for sub in walk(stmt):
             if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _DEVICE_WORD.match(sub.value):
                 return True
             if isinstance(sub, ast.keyword) and sub.arg in ("device", "device_map"):
@@ -1875,7 +1875,7 @@ def is_device_exit(node: ast.AST, imports: ImportTable) -> bool:
             isinstance(n, ast.Compare)
             and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in [n.left, *n.comparators])
         )
-        for n in ast.walk(node.test)
+        for n in walk(node.test)
     )
 
 
@@ -1991,7 +1991,7 @@ def is_build_choice(node: ast.AST, imports: ImportTable) -> bool:
     if not isinstance(node, (ast.If, ast.IfExp)) or not node.orelse or not is_cuda_check(node.test, imports):
         return False
     if _spells(node.test, "CUDA_HOME") or any(
-        isinstance(n, ast.Constant) and n.value == "FORCE_CUDA" for n in ast.walk(node.test)
+        isinstance(n, ast.Constant) and n.value == "FORCE_CUDA" for n in walk(node.test)
     ):
         return True
     return builds_cpp_otherwise(node)
@@ -2053,7 +2053,7 @@ def is_source_selection(node: ast.AST, imports: ImportTable) -> bool:
             value = stmt.value.args[0]
         else:
             return False
-        parts = list(ast.walk(value))
+        parts = list(walk(value))
         if any(isinstance(n, (ast.Call, ast.Name, ast.Attribute)) for n in parts):
             return False
         named = named or any(
@@ -2082,7 +2082,7 @@ def is_extension_build(node: ast.AST, imports: ImportTable) -> bool:
     for stmt in cast(ast.If, node).body:
         if not isinstance(stmt, (ast.Assign, ast.Expr)):
             return False
-        for sub in ast.walk(stmt.value):
+        for sub in walk(stmt.value):
             if isinstance(sub, ast.Call) and imports.resolve(sub.func) in EXTENSION_LOADERS:
                 builds = True
     return builds
@@ -2141,7 +2141,7 @@ def _sets_precision_only(stmts: Sequence[ast.AST]) -> Tuple[bool, bool]:
                 precision = True  # `torch_type = torch.bfloat16` (CogVLM's demos)
             elif not (
                 isinstance(value, (ast.List, ast.Tuple))
-                and all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Load)) for n in ast.walk(value))
+                and all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Load)) for n in walk(value))
             ):
                 return False, False  # anything but a precision flag or a literal table (a device string) decides more
         else:
@@ -2305,7 +2305,7 @@ def _is_modulo(node: ast.AST) -> bool:
 
 
 def _has_modulo(node: ast.AST) -> bool:
-    return any(_is_modulo(n) for n in ast.walk(node))
+    return any(_is_modulo(n) for n in walk(node))
 
 
 # Set on a call of one of the module's own divisibility predicates (`def divisible_by(num, den): return
@@ -2459,7 +2459,7 @@ def mark_raw_kernel_wrappers(module: ast.Module) -> None:
     `torch.cuda.device_of(input)` and launch the CuPy kernel), and the module's functions only they use
     (its `Dtype(t)`, which tells `torch.cuda.FloatTensor` from `DoubleTensor` for the kernel's source)."""
     definitions = {s.name: s for s in module.body if isinstance(s, _DEFINITIONS)}
-    launches = {name: [n for n in ast.walk(stmt) if isinstance(n, ast.Call)] for name, stmt in definitions.items()}
+    launches = {name: [n for n in walk(stmt) if isinstance(n, ast.Call)] for name, stmt in definitions.items()}
     geometry = {name for name, calls in launches.items() if any(_launch_geometry(n) for n in calls)}
     driver = {name for name, calls in launches.items() if any(launches_through_driver(n) for n in calls)} - geometry
     _mark_with_helpers(module, definitions, geometry, RAW_KERNEL_NOTE)
@@ -2493,7 +2493,7 @@ def mark_flash_attention_code(module: ast.Module, imports: ImportTable) -> None:
         for name, stmt in definitions.items()
         if _FLASH_NAME.search(name)
         and not getattr(stmt, RAW_KERNEL_ATTR, "")
-        and (needs_flash or any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt)))
+        and (needs_flash or any(isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in walk(stmt)))
     }
     # A function or method that calls flash-attn whatever it is given (flash-linear-attention's
     # `BitAttention._upad_input`, whose first statements call `index_first_axis` of `flash_attn.bert_padding`)
@@ -2515,7 +2515,7 @@ def _always_calls_flash_attn(function: Union[ast.FunctionDef, ast.AsyncFunctionD
     flash-attn."""
     for stmt in function.body:
         if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and any(
-            isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in ast.walk(stmt)
+            isinstance(n, ast.Call) and _calls_flash_attn(n, imports) for n in walk(stmt)
         ):
             return True
     return False
@@ -2562,7 +2562,7 @@ def _mark_with_helpers(module: ast.Module, definitions: Mapping[str, ast.AST], m
     holders: Dict[str, List[Optional[str]]] = {}
     for stmt in module.body:
         holder = stmt.name if isinstance(stmt, _DEFINITIONS) else None
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Name) and n.id in definitions and n.id != holder:
                 holders.setdefault(n.id, []).append(holder)
     changed = True
@@ -2653,7 +2653,7 @@ def _cuda_side_uses(
             # `self.name`/`cls.name`: this class's; `other.name`: some other object's, or this one's
             this = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
             uses.append((node.attr, cuda_side and this, within if this else ()))
-        stack.extend((sub, cuda_side, within) for sub in reversed(list(ast.iter_child_nodes(node))))
+        stack.extend((sub, cuda_side, within) for sub in reversed(list(children(node))))
 
 
 def short_circuits_off_cuda(op: ast.boolop, value: ast.AST, imports: ImportTable) -> bool:
@@ -2679,10 +2679,10 @@ def _periodic_names(loop: ast.AST) -> FrozenSet[str]:
             continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = node.value
-            if _has_modulo(value) or any(isinstance(n, ast.Name) and n.id in found for n in ast.walk(value)):
+            if _has_modulo(value) or any(isinstance(n, ast.Name) and n.id in found for n in walk(value)):
                 found.add(node.targets[0].id)
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(list(children(node))))
     result = frozenset(found)
     loop._portcheck_periodic = result  # type: ignore[attr-defined]  # memo on the node
     return result
@@ -2709,7 +2709,7 @@ def _clock_names(loop: Optional[ast.AST]) -> FrozenSet[str]:
     if cached is None:
         cached = frozenset(
             t.id
-            for node in ast.walk(loop)
+            for node in walk(loop)
             if isinstance(node, ast.Assign) and _reads_clock(node.value)
             for t in node.targets
             if isinstance(t, ast.Name)
@@ -2721,7 +2721,7 @@ def _clock_names(loop: Optional[ast.AST]) -> FrozenSet[str]:
 def _waits_for_interval(test: ast.AST, loop: Optional[ast.AST]) -> bool:
     """`if now - last_logging > args.log_freq_time:` (vicreg's `now = time.time()` in the loop): the branch
     runs once an interval of wall-clock time has passed, not at every iteration."""
-    for node in ast.walk(test):
+    for node in walk(test):
         if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
             continue
         op, left, right = node.ops[0], node.left, node.comparators[0]
@@ -2729,7 +2729,7 @@ def _waits_for_interval(test: ast.AST, loop: Optional[ast.AST]) -> bool:
         if isinstance(elapsed, ast.BinOp) and isinstance(elapsed.op, ast.Sub):
             if any(
                 _reads_clock(n) or (isinstance(n, ast.Name) and n.id in _clock_names(loop))
-                for n in ast.walk(elapsed.left)
+                for n in walk(elapsed.left)
             ):
                 return True
     return False
@@ -2742,7 +2742,7 @@ def is_periodic(test: ast.AST, loop: Optional[ast.AST] = None) -> bool:
     if _has_modulo(test) or _waits_for_interval(test, loop) or _in_sampled_steps(test):
         return True
     names = _periodic_names(loop) if loop is not None else frozenset()
-    return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(test))
+    return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in walk(test))
 
 
 # Sequences that sample a range (`np.linspace(0, iterations, 10, dtype=int)`, `range(0, n, k)`): a few of its steps.
@@ -2796,7 +2796,7 @@ def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
     a decoding loop), alone or as a term of an `and`."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
-    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    counters = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
     terms = and_terms(test)
     for term in terms:
         if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.Eq):
@@ -2814,7 +2814,7 @@ _END_TOKEN_TEXT = frozenset({"<eos>", "</s>", "<end>", "<|endoftext|>"})
 
 
 def _names_end_token(expr: ast.AST) -> bool:
-    for sub in ast.walk(expr):
+    for sub in walk(expr):
         word = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
         if word is not None and _END_TOKEN_WORDS.intersection(re.split(r"_+", word.lower())):
             return True
@@ -2868,7 +2868,7 @@ def stop_token_tests(loop: Optional[ast.AST]) -> Tuple[FrozenSet[int], FrozenSet
                         if isinstance(read, ast.Name):
                             names.add(read.id)
                         elif _reads_item(read):
-                            nodes.update(id(n) for n in ast.walk(read))
+                            nodes.update(id(n) for n in walk(read))
                             nodes.add(id(test))
         cached = (frozenset(nodes), frozenset(names))
         setattr(loop, _STOP_MEMO, cached)
@@ -2885,7 +2885,7 @@ def _function_trains(scope: Optional[ast.AST]) -> bool:
         return False
     cached = getattr(scope, _TRAINS_MEMO, None)
     if cached is None:
-        cached = any(isinstance(n, ast.Call) and _is_train_call(n) for n in ast.walk(scope))
+        cached = any(isinstance(n, ast.Call) and _is_train_call(n) for n in walk(scope))
         setattr(scope, _TRAINS_MEMO, cached)
     return cached
 
@@ -2949,7 +2949,7 @@ def _iterates_loader(loop: ast.AST, names: re.Pattern = _LOADER) -> bool:
     return any(
         isinstance(n, (ast.Name, ast.Attribute)) and names.search(n.id if isinstance(n, ast.Name) else n.attr)
         for source in sources
-        for n in ast.walk(source)
+        for n in walk(source)
     )
 
 
@@ -2991,7 +2991,7 @@ def _weight_surgery(node: ast.AST) -> bool:
     items = getattr(node, "items", [])
     if not any(isinstance(i.context_expr, ast.Call) and _is_step_call(i.context_expr) for i in items):
         return False
-    calls = [n for stmt in getattr(node, "body", []) for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    calls = [n for stmt in getattr(node, "body", []) for n in walk(stmt) if isinstance(n, ast.Call)]
     return bool(calls) and all(
         isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") and not c.func.attr.startswith("_")
         for c in calls
@@ -3024,7 +3024,7 @@ def _is_epoch_loop(loop: Optional[ast.AST]) -> bool:
         return False
     cached = getattr(loop, _EPOCH_MEMO, None)  # asked of every step-loop hit inside it
     if cached is None:
-        inner = [n for s in loop.body for n in ast.walk(s) if isinstance(n, _LOOPS)]
+        inner = [n for s in loop.body for n in walk(s) if isinstance(n, _LOOPS)]
         cached = any(is_training_loop(n) or _iterates_loader(n) for n in inner)
         setattr(loop, _EPOCH_MEMO, cached)
     return cached
@@ -3123,15 +3123,15 @@ def _indexes_data(loop: ast.AST) -> bool:
     dataset at its position (`data = dataset[idx]`, `sample = self.val_data[idx * step]`), not of training data.
     A lookup by a key (botorch's `X, comps = data[algo]` in `for algo in algos:`) is no such read."""
     if not isinstance(loop, ast.For) or not any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range" for n in ast.walk(loop.iter)
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range" for n in walk(loop.iter)
     ):
         return False
-    positions = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    positions = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
     for stmt in loop.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Subscript):
             held = stmt.value.value
             name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
-            at = {n.id for n in ast.walk(stmt.value.slice) if isinstance(n, ast.Name)}
+            at = {n.id for n in walk(stmt.value.slice) if isinstance(n, ast.Name)}
             if at & positions and _DATA.search(name) and not _TRAINING_DATA.search(name):
                 return True
     return False
@@ -3179,7 +3179,7 @@ def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call],
         ):
             found = True
             break
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     try:
         setattr(loop, memo, found)  # memo on the node: loops nest
     except AttributeError:  # pragma: no cover - ast nodes accept attributes
@@ -3190,7 +3190,7 @@ def _loop_calls(loop: Optional[ast.AST], memo: str, wanted: Callable[[ast.Call],
 def is_availability_check(test: ast.AST) -> bool:
     """`if is_flash_attn_available():`, `if importlib.util.find_spec("apex"):`, `if is_deepspeed_zero3_enabled():`
     and friends: the code under them has a path without the package."""
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             last = name.rsplit(".", 1)[-1]
@@ -3241,7 +3241,7 @@ def _cuda_only_call(node: ast.AST) -> bool:
     """A call that only works with CUDA: a callee spelled with `cuda` (`torch.cuda.x()`, `_fused_cuda()`,
     `FloatTensor` of `torch.cuda`) or reached through a compiled extension (`_C.op()`). `x.cuda()` is
     not one: it is a device choice with a portable spelling, so a check guarding it is a fallback."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Call):
             if isinstance(sub.func, ast.Attribute) and getattr(sub.func.value, CUDA_OBJECT_ATTR, False):
                 return True  # `start.record()` after `start = torch.cuda.Event(enable_timing=True)`
@@ -3305,7 +3305,7 @@ def records_memory_figure(stmt: ast.AST) -> bool:
     ):
         return False
     value = stmt.value
-    while isinstance(value, ast.BinOp) and not any(isinstance(n, ast.Call) for n in ast.walk(value.right)):
+    while isinstance(value, ast.BinOp) and not any(isinstance(n, ast.Call) for n in walk(value.right)):
         value = value.left  # `... / (1024. * 1024. * 1024.)`, `... // 2**20`
     if not isinstance(value, ast.Call):
         return False
@@ -3398,7 +3398,7 @@ def _asserts_version(stmt: ast.AST) -> bool:
     """`assert digit_version(mmcv.__version__) >= ...`: an assert on a library's version."""
     return isinstance(stmt, ast.Assert) and any(
         "version" in (n.id if isinstance(n, ast.Name) else n.attr).lower()
-        for n in ast.walk(stmt.test)
+        for n in walk(stmt.test)
         if isinstance(n, (ast.Name, ast.Attribute))
     )
 
@@ -3493,7 +3493,7 @@ def _figure(stmt: ast.stmt) -> bool:
     figures already measured (arithmetic on names; no string, no device)."""
     if not _assigns_names(stmt):
         return False
-    nodes = list(ast.walk(stmt.value))  # type: ignore[attr-defined]
+    nodes = list(walk(stmt.value))  # type: ignore[attr-defined]
     return any(isinstance(n, ast.BinOp) for n in nodes) and all(
         (isinstance(n, _FIGURE_NODES) and not (isinstance(n, ast.Constant) and isinstance(n.value, str)))
         or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _NUMBER_CALLS)
@@ -3520,7 +3520,7 @@ def _cuda_measuring(stmt: ast.stmt) -> bool:
         )
     if not _assigns_names(stmt):
         return False
-    calls = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]  # type: ignore[attr-defined]
+    calls = [n for n in walk(stmt.value) if isinstance(n, ast.Call)]  # type: ignore[attr-defined]
     return bool(calls) and all(
         isinstance(c.func, ast.Attribute)
         and (
@@ -3529,7 +3529,7 @@ def _cuda_measuring(stmt: ast.stmt) -> bool:
             or (not _cuda_only_reference(c.func) and c.func.attr in _EVENT_METHODS)
         )
         for c in calls
-    ) and all(isinstance(n, (ast.Call, ast.keyword) + _FIGURE_NODES) for n in ast.walk(stmt.value))  # type: ignore[attr-defined]
+    ) and all(isinstance(n, (ast.Call, ast.keyword) + _FIGURE_NODES) for n in walk(stmt.value))  # type: ignore[attr-defined]
 
 
 def _host_measuring(stmt: ast.stmt) -> bool:
@@ -3540,7 +3540,7 @@ def _host_measuring(stmt: ast.stmt) -> bool:
     if not _assigns_names(stmt):
         return False
     calls = 0
-    for node in ast.walk(stmt.value):  # type: ignore[attr-defined]
+    for node in walk(stmt.value):  # type: ignore[attr-defined]
         if isinstance(node, ast.Call):
             root = dotted(node.func) or ""
             if isinstance(node.func, ast.Name) and node.func.id in _NUMBER_CALLS:
@@ -3597,7 +3597,7 @@ def _names_files_only(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> 
     if len(branch) != 1 or len(other) != 1 or not (_assigns_names(branch[0]) and _assigns_names(other[0])):
         return False
     sides = [
-        [n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        [n.value for n in walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         for stmt in (branch[0], other[0])
     ]
     differing = [(a, b) for a, b in zip(*sides) if a != b]
@@ -3708,7 +3708,7 @@ def arguments_picked_by_cuda_check(call: ast.Call, scope: Optional[ast.AST], imp
         return False
     bound: Dict[str, List[ast.AST]] = {}
     assigned: Set[int] = set()
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
             assigned.add(id(node.targets[0]))
@@ -3848,7 +3848,7 @@ def _binding(branch, bound: set):
 def _cuda_backend_setting(stmt: ast.AST) -> bool:
     """`torch.backends.cuda.matmul.allow_tf32 = True` (or a value read from a config, with no call): a
     CUDA-only switch, set only where CUDA is."""
-    if not isinstance(stmt, ast.Assign) or any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)):
+    if not isinstance(stmt, ast.Assign) or any(isinstance(n, ast.Call) for n in walk(stmt.value)):
         return False
     names = [dotted(t) or "" for t in stmt.targets]
     return all(re.match(r"^(?:(?:torch|th)\.backends\.(?:cuda|cudnn)|cudnn)\.", n) for n in names)
@@ -3862,14 +3862,14 @@ def _derived(stmt: ast.AST, bound: set) -> bool:
     if not isinstance(stmt, (ast.Assign, ast.Return)) or stmt.value is None or not bound:
         return False
     # the names a callee is spelled with (`get_peak_flops(name)`, `math.ceil(mb)`) are not values
-    callees = {id(n) for c in ast.walk(stmt.value) if isinstance(c, ast.Call) for n in ast.walk(c.func)}
-    names = [n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and id(n) not in callees]
+    callees = {id(n) for c in walk(stmt.value) if isinstance(c, ast.Call) for n in walk(c.func)}
+    names = [n.id for n in walk(stmt.value) if isinstance(n, ast.Name) and id(n) not in callees]
     return bool(names) and all(n in bound for n in names)
 
 
 def _other_accelerator(stmt: ast.AST) -> bool:
     """`torch.xpu.empty_cache()`, `torch.mps.synchronize()`: the same operation on another backend."""
-    for sub in ast.walk(stmt):
+    for sub in walk(stmt):
         if isinstance(sub, ast.Call):
             name = dotted(sub.func) or ""
             if re.match(r"^(?:torch|th)\.(?:xpu|mps|npu|mlu|hpu|neuron|musa|accelerator)\.", name):
@@ -4055,7 +4055,7 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
             return True
         if any(
             isinstance(n, ast.Constant) and isinstance(n.value, str) and _CUDA_ENVIRONMENT.match(n.value)
-            for n in ast.walk(condition)
+            for n in walk(condition)
         ):
             return True  # `skipif(Version(os.getenv("NVIDIA_PYTORCH_VERSION", "24.01")) <= ...)`: NVIDIA's container
     return False
@@ -4076,7 +4076,7 @@ def _needs_cuda_devices(keyword: ast.keyword) -> bool:
 
 
 def _names_in(node: ast.AST):
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name):
             yield sub.id
         elif isinstance(sub, ast.Attribute):
@@ -4216,7 +4216,7 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             continue
         stack.extend(
             c
-            for c in ast.iter_child_nodes(node)
+            for c in children(node)
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and c is node.targets[0])
         )
     # Bound to host values only; or, where the scope calls `.numpy()` on it (which raises on any device but
@@ -4428,7 +4428,7 @@ def _moved_names(stmt: ast.stmt) -> Set[str]:
 def _bound_names(stmt: ast.stmt) -> Set[str]:
     """Names a statement binds anywhere in it (assignment and loop targets, `with ... as`, nested blocks)."""
     out: Set[str] = set()
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             out.add(node.id)
     return out
@@ -4446,7 +4446,7 @@ def mark_moved_later(module: ast.Module) -> None:
                 if not active:
                     break
                 bound = _bound_names(earlier)
-                for node in ast.walk(earlier):
+                for node in walk(earlier):
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in active - bound:
                         reads.setdefault(node.id, []).append(node)
                 for name in active & bound:
@@ -4481,7 +4481,7 @@ def _mark_later_reads(block: Sequence[ast.stmt], k: int, name: str, attr: str) -
         rebinds = name in _bound_names(later)
         if rebinds and not isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             break  # a block that binds it again somewhere inside: which read sees which value is its own
-        for node in ast.walk(later):
+        for node in walk(later):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 setattr(node, attr, True)
         if rebinds:
@@ -4567,7 +4567,7 @@ def _bound(block: Sequence[ast.stmt]) -> Set[str]:
             out.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             out.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return out
 
 
@@ -4575,7 +4575,7 @@ def _reads_before_binding(block: Sequence[ast.stmt], names: Set[str]) -> bool:
     """Whether a statement of `block` reads one of `names` before the block binds it again."""
     live = set(names)
     for stmt in block:
-        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in live for n in ast.walk(stmt)):
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in live for n in walk(stmt)):
             return True
         live -= _bound([stmt])
         if not live:
@@ -4682,7 +4682,7 @@ def in_units(value: ast.AST) -> bool:
     right = value.right
     if isinstance(right, ast.Name):
         return bool(_UNIT_NAME.search(right.id))
-    return all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in ast.walk(right))
+    return all(isinstance(n, (ast.Constant, ast.BinOp, ast.operator)) for n in walk(right))
 
 
 # A name for a unit of memory: `mega_bytes`, `MB`, `GiB`, `bytes_per_gb`.
@@ -4733,7 +4733,7 @@ def returns_usage_figure(node: ast.Return, scope: Optional[ast.AST]) -> bool:
     if node.value is None or not in_units(node.value) or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     return any(
-        isinstance(n, ast.Call) and bool(_MEMORY_USAGE.match(_last_name(n.func) or "")) for n in ast.walk(scope)
+        isinstance(n, ast.Call) and bool(_MEMORY_USAGE.match(_last_name(n.func) or "")) for n in walk(scope)
     )
 
 
@@ -4751,7 +4751,7 @@ def unread_locals(scope: ast.AST) -> FrozenSet[str]:
     if isinstance(scope, _FUNCTION_DEFS):
         bound: Dict[str, int] = {}
         read: Set[str] = set()
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):
                     read.add(node.id)
@@ -4782,7 +4782,7 @@ def builds_value_only(node: ast.AST) -> bool:
     return not any(
         isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id == "getattr")
         for value in [*node.args, *(k.value for k in node.keywords)]
-        for n in ast.walk(value)
+        for n in walk(value)
     )
 
 
@@ -4828,7 +4828,7 @@ def shown_names(scope: ast.AST) -> FrozenSet[str]:
             inner = True
         elif isinstance(node, ast.Return) and returns_usage_figure(node, scope):
             inner = True  # `return mem / 1024 / 1024`: a figure in MB, for a log
-        stack.extend((c, inner) for c in ast.iter_child_nodes(node))
+        stack.extend((c, inner) for c in children(node))
     # bound by plain assignments only (a placeholder first is fine: optimum's `pt_cuda_available = "NA"`)
     found = frozenset(name for name, count in assigned.items() if count == 1 and reads.get(name) is True)
     try:
@@ -4848,7 +4848,7 @@ def mark_init_only_methods(cls: ast.ClassDef) -> None:
     methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     callers: dict = {}
     for name, method in methods.items():
-        for sub in ast.walk(method):
+        for sub in walk(method):
             if (
                 isinstance(sub, ast.Call)
                 and isinstance(sub.func, ast.Attribute)
@@ -4906,7 +4906,7 @@ def _loads_data(node: ast.ClassDef) -> bool:
 def _places_on_device(node: ast.AST) -> bool:
     """Whether code moves values to a device (`.cuda()`, `.to(self.device)`, `device=device`): a collate
     step that builds its batch on the device (stable-dreamfusion's `collate` casts rays there) is no host code."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Call):
             if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda":
                 return True
@@ -4926,7 +4926,7 @@ def mark_loader_classes(module: ast.Module) -> None:
     `MaskCollator` calls `_MaskGenerator(...)` objects that sample masks): they run in the data loader too."""
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
     for cls in [c for c in classes.values() if _loads_data(c)]:
-        for sub in ast.walk(cls):
+        for sub in walk(cls):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in classes:
                 if sub.func.id != cls.name:
                     setattr(classes[sub.func.id], LOADER_CLASS_ATTR, True)
@@ -5096,7 +5096,7 @@ def switch_words(node: ast.AST) -> FrozenSet[str]:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return frozenset()
     words: Set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not):
             return frozenset()
         if isinstance(sub, ast.Name):
@@ -5158,6 +5158,6 @@ def mark_tested_references(node: ast.BoolOp) -> None:
         if not name:
             continue
         for later in node.values[i + 1 :]:
-            for sub in ast.walk(later):
+            for sub in walk(later):
                 if isinstance(sub, (ast.Attribute, ast.Name)) and dotted(sub) == name:
                     setattr(sub, TESTED_ATTR, True)

@@ -42,6 +42,16 @@ COMPUTED_LOOKUP = re.compile(
     r"(?![ \t]*\[[ \t]*[rRbBuU]{0,2}(?:'[^'\\\n]*'|\"[^\"\\\n]*\")[ \t]*\])"
     r"|\bsys\.modules[ \t]*\[[ \t]*__name__"
 )
+# Where COMPUTED_LOOKUP may start: searching the text for these first, then trying the pattern only there, finds
+# the same matches several times faster (the pattern opens with a look-behind, which the search would try at
+# every position of the text).
+_LOOKUP_START = re.compile(r"eval|exec|globals|locals|vars|sys\.modules")
+
+
+def looks_up_by_computed_name(text: str) -> bool:
+    """Whether `text` holds a COMPUTED_LOOKUP (as `COMPUTED_LOOKUP.search(text)` would say, faster)."""
+    match = COMPUTED_LOOKUP.match
+    return any(match(text, start.start()) for start in _LOOKUP_START.finditer(text))
 
 
 def lone_definitions(text: str) -> FrozenSet[str]:
@@ -53,8 +63,9 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     they are not here. Beside them, `?first:last:flag` for each block a parameter off by default switches on
     (`switch_blocks`)."""
     lines = text.splitlines()
-    switched = {f"{SWITCH}{first}:{last}:{flag}" for first, last, flag in switch_blocks(lines)}
-    if COMPUTED_LOOKUP.search(text):
+    switches = _Switches(lines)
+    switched = {f"{SWITCH}{first}:{last}:{flag}" for first, last, flag in switch_blocks(lines, switches)}
+    if looks_up_by_computed_name(text):
         return frozenset(switched)
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
     definitions += top_level_constants(lines)
@@ -83,7 +94,6 @@ def lone_definitions(text: str) -> FrozenSet[str]:
 
     # a use in a branch a parameter off by default switches on (`if not use_actnorm: ... else: norm_layer =
     # ActNorm`) is held by that switch, `?use_actnorm`: used only where something turns it on
-    switches = _Switches(lines)
     out = _held_imports(text, code_lines, lambda number: switches.of(number) or function_holder(number))
     # the module's `__all__` lists what `import *` brings in: no use (videocomposer's `detect_duplicates`)
     exported = _export_lines(lines)
@@ -91,9 +101,8 @@ def lone_definitions(text: str) -> FrozenSet[str]:
         outside = [number for number in spelt.get(name, ()) if not first <= number <= last and number not in exported]
         # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
         # registry's key): something may look it up by that string, whatever definition holds it
-        quoted = re.compile(rf"""(?<![\w.])(['"]){name}\1""")
         holders = {
-            None if quoted.search(lines[number - 1]) else (switches.of(number) or holder(number)) for number in outside
+            None if _quoted(lines[number - 1], name) else (switches.of(number) or holder(number)) for number in outside
         }
         if not holders:
             out.add(f"{first}:{last}:{name}")
@@ -102,13 +111,26 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     return frozenset(out | switched)
 
 
-def switch_blocks(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
-    """The blocks a parameter off by default switches on (see `_Switches`): each body of `if flag:` (or
-    `if self.flag:`) and `else:` of `if not flag:` whose first line such a switch holds, as (first line, last
-    line, flag)."""
+def _quoted(line: str, name: str) -> bool:
+    """Whether `line` spells `name` as a string of its own (`'name'`, `"name"`), not after a word or a dot."""
+    for quote in "'\"":
+        needle = quote + name + quote
+        at = line.find(needle)
+        while at >= 0:
+            before = line[at - 1] if at else " "
+            if not (before.isalnum() or before in "_."):
+                return True
+            at = line.find(needle, at + 1)
+    return False
+
+
+def switch_blocks(lines: Sequence[str], switches: Optional["_Switches"] = None) -> List[Tuple[int, int, str]]:
+    """The blocks a parameter off by default switches on (see `_Switches`, which `switches` may hand in): each
+    body of `if flag:` (or `if self.flag:`) and `else:` of `if not flag:` whose first line such a switch holds,
+    as (first line, last line, flag)."""
     if not any("if " in line for line in lines):
         return []
-    switches = _Switches(lines)
+    switches = switches or _Switches(lines)
     out: List[Tuple[int, int, str]] = []
     for number, line in enumerate(lines, 1):
         if not (_IF_FLAG.match(line) or line.strip() == "else:"):
@@ -283,14 +305,14 @@ def _headers(lines: Sequence[str]) -> List[Optional[int]]:
     out: List[Optional[int]] = [None] * (len(lines) + 1)
     stack: List[Tuple[int, int]] = []  # (indentation, line)
     for number, line in enumerate(lines, 1):
-        indent = _indent(line)
+        indent = len(line) - len(line.lstrip(" \t"))  # (`_indent` and `_code`, inlined: this runs on every line)
         at = len(stack) - 1
         while at >= 0 and stack[at][0] >= indent:
             at -= 1
         out[number] = stack[at][1] if at >= 0 else None
-        if _code(line) and not line.lstrip().startswith(tuple(_CLOSING)):
-            while stack and stack[-1][0] >= indent:
-                stack.pop()
+        stripped = line.strip()
+        if stripped and stripped[0] != "#" and stripped[0] not in _CLOSING:
+            del stack[at + 1 :]  # (the entries at or above `indent`)
             stack.append((indent, number))
     return out
 

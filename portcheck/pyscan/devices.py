@@ -32,7 +32,7 @@ from portcheck.pyscan.matchers import (
     register,
     value_role,
 )
-from portcheck.pyscan.nodes import module_nodes
+from portcheck.pyscan.nodes import children, module_nodes, walk
 from portcheck.torchfacts import AMP_CALLS as _AMP_CALLS
 from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, DEVICE_NAME, RANKISH, STRING
 from portcheck.torchfacts import LOAD_CALLS as _LOAD_CALLS
@@ -115,7 +115,7 @@ def _elements(expr: ast.AST) -> Set[int]:
 
 def _asks_availability(test: ast.AST, imports: ImportTable) -> bool:
     return any(
-        isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in ast.walk(test)
+        isinstance(n, ast.Call) and imports.resolved(n.func) == "torch.cuda.is_available" for n in walk(test)
     )
 
 
@@ -424,9 +424,9 @@ def _bound_to_non_index(name: str, scope: ast.AST) -> bool:
                 if not isinstance(node, (ast.With, ast.AsyncWith))
                 else [i.optional_vars for i in node.items if i.optional_vars is not None]
             )
-            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk(t)):
                 values.append(ast.Constant(0))  # a loop counter or a context value: may well be an index
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return bool(values) and not any(_index_value(v) for v in values)
 
 
@@ -446,15 +446,15 @@ def mark_string_globals(module: ast.Module) -> None:
             continue
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                for name in ast.walk(target):
+                for name in walk(target):
                     if isinstance(name, ast.Name):
                         # (`a, b = ...` binds each to what it cannot tell: no string)
                         values.setdefault(name.id, []).append(node.value if target is name else node)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-            for name in ast.walk(node.target):
+            for name in walk(node.target):
                 if isinstance(name, ast.Name):
                     values.setdefault(name.id, []).append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     # (only a name read as an index asks: `IntDeviceMatcher._index`)
     names = {
         name for name, bound in values.items()
@@ -491,7 +491,7 @@ def _binds(name: str, scope: ast.AST) -> bool:
             continue
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
             return True
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return False
 
 
@@ -611,7 +611,7 @@ class TensorControlFlowMatcher(Matcher):
             return  # `if step % eval_every == 0:` then a NaN check per parameter: once every k steps
         if reads_stop_token(node.test, None, ctx.loop, ctx.scope):
             return  # `if topi.item() == EOS_token: break`: a decoder's stop; it leaves the loop and branches no graph
-        for sub in ast.walk(node.test):
+        for sub in walk(node.test):
             if isinstance(sub, ast.Call):
                 func = sub.func
                 if (
@@ -640,7 +640,7 @@ _ARRAY_LIBRARIES = ("numpy", "pandas", "jax", "tensorflow", "cupy", "scipy", "po
 
 
 def _mentions_torch(expr: ast.AST, imports) -> bool:
-    for sub in ast.walk(expr):
+    for sub in walk(expr):
         if isinstance(sub, ast.Call):
             name = imports.resolved(sub.func) or ""
             if name.startswith("torch."):

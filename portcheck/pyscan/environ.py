@@ -6,6 +6,7 @@ import ast
 from typing import Optional
 
 from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.nodes import walk
 
 _GETTERS = frozenset({"os.environ.get", "os.getenv"})
 
@@ -25,7 +26,7 @@ def variable_read(node: ast.AST, imports: ImportTable) -> Optional[str]:
 def reads_environment(test: ast.AST, imports: ImportTable) -> bool:
     """`os.environ.get("X") == "1"`, `os.environ["X"] == "1"`, `os.getenv(name)`: whether `test` reads an
     environment variable, by any name."""
-    for node in ast.walk(test):
+    for node in walk(test):
         target = node.func if isinstance(node, ast.Call) else node.value if isinstance(node, ast.Subscript) else None
         name = imports.resolve(target) if target is not None else None
         if name in _GETTERS or name == "os.environ":

@@ -16,6 +16,7 @@ import re
 from pathlib import PurePosixPath
 
 from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.nodes import walk
 
 _KERNEL_DECORATORS = frozenset(
     {
@@ -74,7 +75,7 @@ def builds_cpu_only(call: ast.Call) -> bool:
     sources = next((k.value for k in call.keywords if k.arg == "sources"), call.args[1] if len(call.args) > 1 else None)
     if sources is None:
         return False
-    names = [n.value for n in ast.walk(sources) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    names = [n.value for n in walk(sources) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     if not any(_CPU_SOURCE.search(n) for n in names) or any(_CUDA_SOURCE.search(n) for n in names):
         return False
     for keyword in call.keywords:

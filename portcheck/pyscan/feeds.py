@@ -15,7 +15,7 @@ import ast
 from typing import Dict, List, Sequence, Set
 
 from portcheck.pyscan.imports import ImportTable
-from portcheck.pyscan.nodes import module_nodes
+from portcheck.pyscan.nodes import children, module_nodes, walk
 
 # Nodes that open a scope of their own: a walk of one scope stops at them.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -34,7 +34,7 @@ def package_feeds(module: ast.Module, imports: ImportTable, packages: Sequence[s
             name = imports.resolved(node.func) or ""
             if name in wanted or name.startswith(prefixes):
                 for value in list(node.args) + [k.value for k in node.keywords]:
-                    for sub in ast.walk(value):
+                    for sub in walk(value):
                         fed[id(sub)] = name
     if not fed:
         return {}
@@ -52,7 +52,7 @@ def own_nodes(function: ast.AST) -> List[ast.AST]:
         node = stack.pop()
         out.append(node)
         if not isinstance(node, SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     return out
 
 
@@ -67,7 +67,7 @@ def _bound_feeds(function: ast.AST, fed: Dict[int, str]) -> None:
     rebinding: Dict[int, str] = {}  # id of a node inside the value of `name = ...` -> name
     for name, assigns in bindings.items():
         for assign in assigns:
-            for sub in ast.walk(assign.value):
+            for sub in walk(assign.value):
                 rebinding[id(sub)] = name
     targets = {id(assign.targets[0]) for assigns in bindings.values() for assign in assigns}
     reads: Dict[str, List[ast.Name]] = {}
@@ -85,5 +85,5 @@ def _bound_feeds(function: ast.AST, fed: Dict[int, str]) -> None:
         into = [fed[id(r)] for r in seen if id(r) in fed]
         if into and all(id(r) in fed or rebinding.get(id(r)) == name for r in seen):
             for assign in assigns:
-                for sub in ast.walk(assign.value):
+                for sub in walk(assign.value):
                     fed.setdefault(id(sub), into[0])

@@ -17,6 +17,7 @@ from portcheck.pyscan.devices import DeviceIndexMatcher
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted, none_operand
 from portcheck.pyscan.matchers import Hit, Label, register, value_role
+from portcheck.pyscan.nodes import children
 from portcheck.torchfacts import DEVICE, DEVICE_IDS, DEVICE_MAP, STRING
 
 # Environment variables that hold a process's local device index.
@@ -130,7 +131,7 @@ def _expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
         if isinstance(node, _NESTED):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
 
 
 class IntDeviceFlowMatcher(DeviceIndexMatcher):

@@ -19,6 +19,7 @@ from typing import Any, Iterator, List, Mapping, Optional
 from portcheck.pyscan.context import defaulted_parameters, fp32_island_spelling
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import Hit, Label, Matcher, MatcherError, _str_list, call_argument, register, value_role
+from portcheck.pyscan.nodes import walk
 
 _AUTOCASTS = frozenset(
     {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast"}
@@ -102,7 +103,7 @@ def _parameter_off_by_default(value: ast.AST, scope: Optional[ast.AST]) -> str:
                 return ""
             stored = any(
                 isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
-                for n in ast.walk(scope)
+                for n in walk(scope)
             )
             return "" if stored else value.id
     return ""

@@ -127,10 +127,11 @@ def loading_facts(text: str) -> FrozenSet[str]:
     """Text searches only (no parse), so the cache can keep them for every file it reads."""
     out: Set[str] = set()
     facts_text = text
-    if _LOADER_HINT.search(text):
-        text = _unaliased(text)  # what follows reads loader calls by their own names
+    hinted = _LOADER_HINT.search(text)
+    if hinted:
+        text = _unaliased(text)  # what follows reads loader calls by their own names (an alias adds none)
     # called, not only spelt: "# locate the cell of each box" loads nothing
-    words = set(_LOADER_CALL.findall(text)) if _LOADER_HINT.search(text) else set()
+    words = set(_LOADER_CALL.findall(text)) if hinted else set()
     # a loader of what configs name loads what some text spells (`loads-named`), unless the module lists
     # files to load (plugins found by `os.listdir`, spelt nowhere): then any module, as a loader given paths
     if words & (ANY_LOADERS - NAMED_LOADERS):
@@ -145,7 +146,7 @@ def loading_facts(text: str) -> FrozenSet[str]:
         # (Python modules listed: a listing of data files, SparseTrack's `glob` of result files beside its
         # `instantiate(cfg.model)`, loads nothing a config does not name)
         out.add(LOADS_ANY if _LISTS_MODULES.search(text) else LOADS_NAMED)
-    if _LAZY_CONFIG.search(text):
+    if "LazyConfig" in text and _LAZY_CONFIG.search(text):  # (the word first: the pattern opens with `\b`)
         # detectron2's `LazyConfig.load(args.config_file)` (detrex, Stable-DINO, MP-Former): runs the Python config
         # file a command line names, and what that file imports; the names it uses it spells, as any module
         out.add(LOADS_CONFIG)
@@ -169,7 +170,7 @@ def loading_facts(text: str) -> FrozenSet[str]:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
         out.update(NAMED + found for found in _TARGET_OVERRIDE.findall(text))
     out.update(IMPORTS + name for statement in IMPORT_STATEMENT.findall(text) for name in imported_names(statement))
-    if _SYS_PATH.search(text):
+    if ("sys.path" in text or "addsitedir" in text) and _SYS_PATH.search(text):
         out.add(SYS_PATH)
     if _MAIN_GUARD.search(text):
         out.add(MAIN)

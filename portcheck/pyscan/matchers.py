@@ -48,6 +48,7 @@ from portcheck.pyscan.context import (
     updates_weights,
 )
 from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted, none_operand
+from portcheck.pyscan.nodes import children, walk
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
     DEFAULT_DEVICE,
@@ -765,7 +766,7 @@ def _called_in(scope: Optional[ast.AST], names: FrozenSet[str], imports: ImportT
     for none."""
     if scope is None:
         return ""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = list(children(scope))
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -774,7 +775,7 @@ def _called_in(scope: Optional[ast.AST], names: FrozenSet[str], imports: ImportT
             name = imports.resolve(node.func)
             if name in names:
                 return name
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return ""
 
 
@@ -892,7 +893,7 @@ def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
         own = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} & names
         own |= {
             target.attr
-            for node in ast.walk(cls)
+            for node in walk(cls)
             if isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
             and (dotted(node.value.func) or "").rsplit(".", 1)[-1] != "partial"
@@ -904,7 +905,7 @@ def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
         }
         if not own:
             continue
-        for node in ast.walk(cls):
+        for node in walk(cls):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)

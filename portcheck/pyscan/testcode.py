@@ -40,7 +40,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.extensions import is_triton_kernel
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules
-from portcheck.pyscan.nodes import module_nodes
+from portcheck.pyscan.nodes import children, module_nodes, walk
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
 # (`unit_tests/`, torchrec's `schema/api_tests/`, `e2e_tests/`)
@@ -320,7 +320,7 @@ def _cuda_only_marker(node: ast.AST, imports: ImportTable, local: LocalMarks) ->
     if name in local.names:
         return True
     if isinstance(node, ast.Call) and node.args and name.rsplit(".", 1)[-1] in SKIP_DECORATORS and local.facts:
-        return any(isinstance(n, ast.Name) and n.id in local.facts for n in ast.walk(node.args[0]))
+        return any(isinstance(n, ast.Name) and n.id in local.facts for n in walk(node.args[0]))
     if isinstance(node, ast.Call) and name.rsplit(".", 1)[-1] in SKIP_DECORATORS:
         # `pytest.mark.skipif(**_MARK_REQUIRE_GPU)` (lightning-bolts): the skip's arguments, defined in another
         # module, are named for the GPU they require
@@ -348,7 +348,7 @@ def _cuda_facts(module: ast.Module, imports: ImportTable) -> Set[str]:
     for stmt in _top_level_assigns(module.body):
         if any(
             isinstance(n, ast.Call) and (imports.resolved(n.func) or "").startswith("torch.cuda.")
-            for n in ast.walk(stmt.value)
+            for n in walk(stmt.value)
         ):
             facts.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     return facts
@@ -529,7 +529,7 @@ def _autograd_functions(module: ast.Module) -> Iterator[ast.ClassDef]:
 
 def _places_on_cuda(node: ast.AST) -> bool:
     """Whether a test body moves or creates its inputs on CUDA: `x.cuda()`, `device="cuda"`, `.to("cuda")`."""
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if not isinstance(sub, ast.Call):
             continue
         if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda" and not sub.args:
@@ -548,7 +548,7 @@ def _cuda_kernel_test(module: ast.Module) -> bool:
     imported = _plain_imports(module)
     ops = set()
     for cls in _autograd_functions(module):
-        for sub in ast.walk(cls):
+        for sub in walk(cls):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
                 head = sub.func.value
                 if isinstance(head, ast.Name) and head.id in imported and head.id not in _NOT_EXTENSIONS:
@@ -563,7 +563,7 @@ def _cuda_kernel_test(module: ast.Module) -> bool:
     def runs_a_test(fn: ast.AST) -> bool:
         return any(
             isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.startswith("test")
-            for sub in ast.walk(fn)
+            for sub in walk(fn)
         )
 
     return all(_places_on_cuda(t) or runs_a_test(t) for t in tests)
@@ -658,7 +658,7 @@ def _cuda_world_size(node: ast.ClassDef, imports: ImportTable) -> bool:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "world_size":
             return any(
                 isinstance(sub, ast.Call) and imports.resolve(sub.func) == "torch.cuda.device_count"
-                for sub in ast.walk(stmt)
+                for sub in walk(stmt)
             )
     return False
 
@@ -868,7 +868,7 @@ def _is_main_check(test: ast.AST) -> bool:
 def _reads_command_line(block: Sequence[ast.stmt], readers: AbstractSet[str] = frozenset()) -> bool:
     """Whether the block reads the command line: imports a parser library, reads `sys.argv`, calls a parser,
     or calls one of `readers`, the module's functions that do (PixArt's `args = get_args()`)."""
-    for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
+    for node in walk(ast.Module(body=list(block), type_ignores=[])):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(n.split(".", 1)[0] in _COMMAND_LINE for n in names):
@@ -891,7 +891,7 @@ def _checks_or_compares(block: Sequence[ast.stmt]) -> bool:
     ... `print(s2 - s1)`: videocomposer's `mha_flash.py` timing its own block) inside the block, and nothing a
     training or evaluation run does (`DataLoader`, `init_process_group`, `optimizer.step()`)."""
     found = False
-    for node in ast.walk(ast.Module(body=list(block), type_ignores=[])):
+    for node in walk(ast.Module(body=list(block), type_ignores=[])):
         if isinstance(node, ast.Call):
             last = (dotted(node.func) or "").rsplit(".", 1)[-1]
             if last in _RUN_CALLS and not _profiler_step(node):
@@ -945,7 +945,7 @@ def mark_self_tests(module: ast.Module) -> None:
             continue
         if _reads_command_line(stmt.body, readers) or not _checks_or_compares(stmt.body):
             continue
-        used = {n.id for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name)}
+        used = {n.id for s in stmt.body for n in walk(s) if isinstance(n, ast.Name)}
         if used & defined:
             cuda = _cannot_import_without_cuda(module)
             setattr(stmt, SELF_TEST_ATTR, "cuda" if cuda else "test")
@@ -957,7 +957,7 @@ def _mark_imports_only_for(module: ast.Module, block: ast.stmt, used: Set[str]) 
     """Mark (CUDA_ONLY_ATTR) the module's top-level imports whose names only `block` (a CUDA-only self-test)
     reads: `import torch.cuda.amp as amp` for the timing under `if __name__ == "__main__":`."""
     elsewhere = {
-        n.id for s in module.body if s is not block for n in ast.walk(s) if isinstance(n, ast.Name)
+        n.id for s in module.body if s is not block for n in walk(s) if isinstance(n, ast.Name)
     }
     for stmt in module.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -988,7 +988,7 @@ def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
     for stmt in module.body:
         if stmt not in mains:
             own = getattr(stmt, "name", None)
-            called.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id != own)
+            called.update(n.id for n in walk(stmt) if isinstance(n, ast.Name) and n.id != own)
     for node in tests:
         if node.name not in called:
             setattr(node, CUDA_ONLY_ATTR, True)
@@ -997,7 +997,7 @@ def mark_kernel_self_tests(module: ast.Module, imports: ImportTable) -> None:
 def _launches_raw_kernel(stmt: ast.stmt) -> bool:
     """A module-level function or class that launches a raw CUDA kernel (see `launches_raw_kernel`)."""
     return isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-        isinstance(n, ast.Call) and launches_raw_kernel(n) for n in ast.walk(stmt)
+        isinstance(n, ast.Call) and launches_raw_kernel(n) for n in walk(stmt)
     )
 
 
@@ -1024,7 +1024,7 @@ def cuda_measuring_calls(module: ast.Module, imports: ImportTable) -> List[ast.C
             continue  # measured only where CUDA is: the benchmark has another path
         if isinstance(node, ast.Call) and imports.resolve(node.func) in _CUDA_MEASURES:
             found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
 
@@ -1043,5 +1043,5 @@ def cuda_harness_asserts(module: ast.Module, imports: ImportTable) -> Set[int]:
                 and is_cuda_check(stmt.test, imports)
                 and not is_negative_cuda_check(stmt.test, imports)
             ):
-                found.update(id(n) for n in ast.walk(stmt))
+                found.update(id(n) for n in walk(stmt))
     return found

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Sequence, Set, Tuple
 
+from portcheck.pyscan.nodes import walk
+
 _WRAPPERS = frozenset({"DataParallel"})
 
 
@@ -47,7 +49,7 @@ def _visit(node: ast.AST, after: Tuple[Sequence[ast.stmt], ...], found: Dict[int
                 line = _first_module_use(body[i + 1 :], then, name)
                 if line:
                     # the callee and what the call is given (`device_ids=[0]`)
-                    found.update((id(n), line) for n in ast.walk(stmt.value))  # type: ignore[attr-defined]
+                    found.update((id(n), line) for n in walk(stmt.value))  # type: ignore[attr-defined]
             _visit(stmt, (body[i + 1 :],) + then, found)
 
 
@@ -65,7 +67,7 @@ def _first_module_use(rest: Sequence[ast.stmt], after: Tuple[Sequence[ast.stmt],
     for block in after:
         if block is _LOOP:
             return 0
-        if any(isinstance(n, ast.Name) and n.id == name for stmt in block for n in ast.walk(stmt)):
+        if any(isinstance(n, ast.Name) and n.id == name for stmt in block for n in walk(stmt)):
             return 0  # the wrapper outlives the block
     return first or max(saved, 0)
 
@@ -77,7 +79,7 @@ _KEY_METHODS = frozenset({"state_dict", "load_state_dict", "cuda", "cpu", "to", 
 def _key_use(stmt: ast.stmt, name: str, saved: int) -> int:
     """`saved` updated by `stmt`: the line of the first `name.state_dict()` so far, or -1 once `name` is used
     any other way than by a method of `_KEY_METHODS`."""
-    for sub in ast.walk(stmt):
+    for sub in walk(stmt):
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == name:
             if sub.attr not in _KEY_METHODS:
                 return -1
@@ -132,7 +134,7 @@ def _unwrapped_uses(stmt: ast.stmt, name: str) -> Tuple[bool, int]:
     other than by `name = name.module`; the line of its first `name.module`, or 0)."""
     allowed: Set[int] = set()
     module_line = 0
-    for sub in ast.walk(stmt):
+    for sub in walk(stmt):
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == name:
             if sub.attr == "module":
                 allowed.add(id(sub.value))
@@ -143,7 +145,7 @@ def _unwrapped_uses(stmt: ast.stmt, name: str) -> Tuple[bool, int]:
             if sub.func.value.id == name and sub.func.attr != "module":
                 allowed.add(id(sub.func.value))
     rebinds = _unwraps(stmt, name)
-    for sub in ast.walk(stmt):
+    for sub in walk(stmt):
         if isinstance(sub, ast.Name) and sub.id == name and id(sub) not in allowed:
             if not (rebinds and isinstance(sub.ctx, ast.Store)):
                 return False, 0

@@ -137,6 +137,7 @@ from portcheck.pyscan.fallbacks import continues, ends_the_run, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
 from portcheck.pyscan.matchers import CallMatcher, Matcher, MethodMatcher, ReferenceMatcher, Reported
 from portcheck.pyscan.matchers import Hit as HandlerHit
+from portcheck.pyscan.nodes import walk as walk_nodes
 from portcheck.pyscan.testcode import (
     CUDA_ONLY_ATTR,
     SELF_TEST_ATTR,
@@ -219,7 +220,7 @@ def _unread_parameters(fn: ast.AST) -> FrozenSet[str]:
         return frozenset()  # (an empty body too)
     read: Set[str] = set()
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in walk_nodes(stmt):
             if isinstance(node, ast.Name):
                 if node.id in READS_NAMES_BY_STRING:
                     return frozenset()
@@ -1182,7 +1183,7 @@ def walk(
 def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
     """Whether `test` calls a question about the current CUDA device that raises where there is none."""
     return any(
-        isinstance(n, ast.Call) and imports.resolved(n.func) in RAISING_DEVICE_QUERIES for n in ast.walk(test)
+        isinstance(n, ast.Call) and imports.resolved(n.func) in RAISING_DEVICE_QUERIES for n in walk_nodes(test)
     )
 
 
