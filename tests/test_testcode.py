@@ -141,6 +141,21 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
             True,
         ),
         ("sync_batchnorm/replicate.py", "import torch\n\nclass Callback:\n    x = torch.ones(2).cuda()\n", False),
+        # an op's numerical check under another name (`forward_backward_error.py` beside InternImage's
+        # deformable-attention op): `gradcheck` imported, tests defined
+        (
+            "ops/attn/forward_backward_error.py",
+            "import torch\nfrom torch.autograd import gradcheck\n\ndef check_equal(dim=4):\n"
+            "    x = torch.ones(2).cuda()\n",
+            True,
+        ),
+        # `gradcheck` in a module that defines no test (a search script's `def test(N, H, W)`, an op's module)
+        (
+            "ops/scripts/search.py",
+            "import torch\nfrom torch.autograd import gradcheck\n\ndef test(n, h):\n    x = torch.ones(2).cuda()\n",
+            False,
+        ),
+        ("ops/check.py", "import torch\n\ndef check_equal(dim=4):\n    x = torch.ones(2).cuda()\n", False),
         # a `test/` folder inside a package: CornerNet-Lite's `core/test/cornernet.py` is its inference code
         ("core/test/cornernet.py", "import torch\n\ndef decode(x):\n    return x.cuda()\n", False),
         ("core/test/helpers.py", "import torch\nimport pytest\n\ndef make(x):\n    return x.cuda()\n", True),

@@ -236,8 +236,8 @@ def is_test_module(path: str, module: ast.Module) -> bool:
     inference code the project runs."""
     if not is_test_path(path):
         # a module of test cases under another name (the `unittest.py` that Synchronized-BatchNorm-PyTorch's copies
-        # carry: `class TorchTestCase(unittest.TestCase)` with its tensor assertions)
-        return any(_is_test_case(stmt) for stmt in module.body)
+        # carry: `class TorchTestCase(unittest.TestCase)` with its tensor assertions), or an op's numerical check
+        return any(_is_test_case(stmt) for stmt in module.body) or _checks_gradients(module)
     parts = _parts(path)
     folders = parts[:-1]
     suites = [at for at, p in enumerate(folders) if _TEST_DIR.match(p)]
@@ -267,6 +267,24 @@ def _is_test_case(stmt: ast.stmt) -> bool:
     (torchrec's `class ModelParallelTestShared(MultiProcessTestBase):` in `test_utils/test_model_parallel.py`)."""
     return isinstance(stmt, ast.ClassDef) and any(
         (dotted(b) or "").endswith(("TestCase", "TestBase")) for b in stmt.bases
+    )
+
+
+_GRADIENT_CHECKS = frozenset({"gradcheck", "gradgradcheck"})
+
+
+def _checks_gradients(module: ast.Module) -> bool:
+    """A module that imports `torch.autograd`'s `gradcheck` and defines tests (`test*`, `check_*` functions): an
+    op's numerical check against its reference, whatever its name (`forward_backward_error.py` beside the
+    deformable-attention op's `setup.py` in InternImage's copies: `check_equal`, `test_op`, `gradcheck`)."""
+    imported = any(
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.module == "torch.autograd"
+        and any(alias.name in _GRADIENT_CHECKS for alias in stmt.names)
+        for stmt in module.body
+    )
+    return imported and any(
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _defines_a_test(stmt) for stmt in module.body
     )
 
 
