@@ -2037,6 +2037,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     standing = _standing_for_copies(own_findings, added, copy_of)
     merged = []
     imported: Optional[FrozenSet[str]] = None  # the names the modules' imports spell, once a pin asks
+    code_texts: Optional[List[str]] = None  # the lowered texts of the code and run files, once a pin asks
     for result in results:
         findings = own_findings[result.path]
         extra = added.get(result.path, [])
@@ -2080,6 +2081,20 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                 ]
             # SimPO's conda export pins `pynvml==11.5.0` as some package's dependency: no module monitors the GPU
             findings = [f for f in findings if _monitor_import(f) in ("", *imported)]
+        if _main_pins(result) and state.whole_folders and any(f.category == "package" for f in findings):
+            # PVC's `deepspeed==0.13.5`: evaluation code that never imports, launches or configures it
+            if code_texts is None:
+                code_texts = _code_texts(candidates)
+            findings = [
+                as_info([f], UNUSED_PIN_NOTE.format(name=name))[0]
+                if f.category == "package"
+                and f.severity != Severity.INFO
+                and (name := _pin_name(f))
+                and not name.startswith("nvidia-")  # (the CUDA runtime's wheels: the environment, used by torch)
+                and not _spelt_in(name, code_texts)
+                else f
+                for f in findings
+            ]
         if result.path in kernel_tests:
             # `test_bsdf.py` runs the CUDA plugin against its reference on CUDA tensors: its devices, syncs and
             # events are how a kernel is tested where it exists (readers rejected them even at `info`)
@@ -2425,6 +2440,53 @@ def _pin_name(finding: Finding) -> str:
 def _monitor_import(finding: Finding) -> str:
     """The module a PKG012 finding's pin installs (`pynvml==11.5.0`); "" for any other finding."""
     return MONITOR_MODULES.get(_pin_name(finding), "") if finding.code == "PKG012" else ""
+
+
+UNUSED_PIN_NOTE = (
+    "lowered to info: no code, notebook, script or config of the project imports, launches or names {name}; the"
+    " pin installs a package nothing here uses, and goes from the list rather than being ported"
+)
+# Files where a package in use is spelt: imported, launched (`deepspeed train.py`), configured (`--deepspeed`,
+# `load_in_8bit: true`).
+_CODE_KINDS = frozenset({"python", "notebook", "shell", "config", "dotenv"})
+# Beside a package's names, what code spells where it uses the package only through another library's option
+# (`load_in_8bit=True`, `attn_implementation="flash_attention_2"`, `optim="adamw_bnb_8bit"`).
+_USED_AS = {
+    "bitsandbytes": ("bnb", "8bit", "4bit"),
+    "flash-attn": ("flash_attention",),
+    "apex": ("fused_adam", "fusedadam", "fusedlayernorm"),
+}
+
+
+def _main_pins(result) -> bool:
+    """A project's own dependency list: `requirements.txt` or a conda environment. Not a list named for a feature
+    (gpt-neox's `requirements-onebitadam.txt` pins cupy for DeepSpeed's 1-bit Adam, which a config switches on and
+    no code spells) or a raw freeze (`requirements_raw.txt`)."""
+    return result.kind == "conda" or (
+        result.kind == "requirements" and posixpath.basename(result.path.replace("\\", "/")) == "requirements.txt"
+    )
+
+
+def _code_texts(candidates) -> List[str]:
+    """The lowered texts of the scan's files of `_CODE_KINDS` (one too large to read counts as empty)."""
+    out: List[str] = []
+    for candidate in candidates:
+        if candidate.kind not in _CODE_KINDS:
+            continue
+        try:
+            if candidate.path.stat().st_size <= MAX_BYTES:
+                out.append(candidate.path.read_text(encoding="utf-8", errors="replace").lower())
+        except OSError:
+            continue
+    return out
+
+
+def _spelt_in(pin: str, texts: Sequence[str]) -> bool:
+    """Whether any of `texts` spells the pinned package `pin` (normalized), by its name, its module's name, the
+    first word of its name (`liger` of `liger-kernel`, which verl's `use_liger` switches on; `onnxruntime` of
+    `onnxruntime-gpu`) or an option that uses it."""
+    spellings = {pin, pin.replace("-", "_"), pin.split("-")[0], *_USED_AS.get(pin, ()), MONITOR_MODULES.get(pin, pin)}
+    return any(spelling in text for text in texts for spelling in spellings)
 
 
 def _torch_dependency(finding: Finding) -> str:

@@ -985,7 +985,7 @@ def _pinned(name: str, pins: List[str], word: str) -> Tuple[str, int]:
 def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name):
     # a conda export or a pip freeze pins triton beside torch: it comes with the CUDA build of torch
     pins, line = _pinned(name, ["triton==2.0.0", "xformers==0.0.22"], "triton")
-    found = _fallback_findings(tmp_path, {name: pins, "train.py": _UNRELATED_MODULE})
+    found = _fallback_findings(tmp_path, {name: pins, "train.py": _UNRELATED_MODULE, "attn.py": "import xformers\n"})
     pin = found[(name, line, "PKG006")]
     assert pin.severity.value == "info" and "nothing in the project imports triton" in pin.note, pin
     assert found[(name, line + 1, "PKG003")].severity.value != "info"
@@ -993,6 +993,27 @@ def test_a_pin_of_torchs_own_triton_nothing_imports_is_info(tmp_path: Path, name
     (tmp_path / "kernels.py").write_text("import triton\n")
     found = _fallback_findings(tmp_path, {})
     assert found[(name, line, "PKG006")].severity.value == "blocker"
+
+
+@pytest.mark.parametrize("name", ["environment.yml", "requirements.txt"])
+def test_a_pin_of_a_cuda_package_nothing_uses_is_info(tmp_path: Path, name):
+    # PVC's `deepspeed==0.13.5`: evaluation code that never imports, launches or configures it
+    pins, line = _pinned(name, ["deepspeed==0.13.5", "bitsandbytes==0.41.0"], "deepspeed")
+    found = _fallback_findings(tmp_path, {name: pins, "train.py": _UNRELATED_MODULE})
+    for at, code, package in ((line, "PKG005", "deepspeed"), (line + 1, "PKG004", "bitsandbytes")):
+        pin = found[(name, at, code)]
+        assert pin.severity.value == "info" and f"launches or names {package};" in pin.note, pin
+    # a list named for a feature pins what that feature needs (gpt-neox's `requirements-onebitadam.txt`: cupy for
+    # DeepSpeed's 1-bit Adam, which a config switches on): not judged by what the code spells
+    (tmp_path / "requirements-onebitadam.txt").write_text("cupy-cuda111>=8.6.0\n")
+    found = _fallback_findings(tmp_path, {})
+    assert found[("requirements-onebitadam.txt", 1, "PKG007")].severity.value == "major"
+    # launched from a script, or used through another library's option: the project's own dependency again
+    (tmp_path / "run.sh").write_text("deepspeed --num_gpus 8 train.py\n")
+    (tmp_path / "load.py").write_text("model = AutoModel.from_pretrained(path, load_in_8bit=True)\n")
+    found = _fallback_findings(tmp_path, {})
+    assert found[(name, line, "PKG005")].severity.value == "major"
+    assert found[(name, line + 1, "PKG004")].severity.value == "major"
 
 
 @pytest.mark.parametrize("name", ["environment.yml", "requirements.txt"])
