@@ -519,7 +519,7 @@ def _absolute(name: str, folder: Sequence[str]) -> Optional[str]:
 
 
 SWITCHED_OFF_NOTE = (
-    "lowered to info: it runs only when `{flag}` is on, a parameter off by default (`False` or `None`) that"
+    "lowered to info: it runs only when `{flag}` is on, a parameter off by default (`False`, `None` or 0) that"
     " nothing in this application turns on (no call, config or command-line option sets it); it is code a port"
     " can leave as it is"
 )

@@ -810,6 +810,24 @@ def test_code_a_parameter_off_by_default_switches_on_is_info_where_nothing_turns
     assert [a for a, _, _ in found["exp.py"]] == [18]
 
 
+def test_a_count_zero_by_default_switches_off_its_positive_branch():
+    # UltraShape's `sample_points(..., min_samples_per_face: int = 0)`: `if min_samples_per_face > 0:` runs only
+    # where a caller gives a count, and its only caller does not
+    sampling = (
+        "import torch\n\n\ndef sample(faces, n, min_per_face: int = 0):\n    if min_per_face > 0:\n"
+        "        base = torch.bincount(faces, minlength=n)\n        return base\n    return faces\n"
+    )
+    files = {"sampling.py": sampling, "run.py": "from sampling import sample\nsample(f, 4)\n"}
+    found = switched_off(TextSources(files), {"sampling.py": {6}})
+    assert [(a, note) for a, _, note in found["sampling.py"]] == [(6, SWITCHED_OFF_NOTE.format(flag="min_per_face"))]
+    # a caller that gives a count turns it on; a default of 0.5 or 1 is on already
+    given = {**files, "run.py": "from sampling import sample\nsample(f, 4, min_per_face=2)\n"}
+    assert switched_off(TextSources(given), {"sampling.py": {6}}) == {}
+    for default in ("0.5", "1"):
+        on = {**files, "sampling.py": sampling.replace("min_per_face: int = 0", f"min_per_face: int = {default}")}
+        assert switched_off(TextSources(on), {"sampling.py": {6}}) == {}, default
+
+
 def test_a_switch_holds_the_blocks_inside_it_and_a_signature_black_spread_over_lines():
     # IDEA-Research/Stable-DINO's `DINO`: `dn_select_min_noise_as_pos: bool = False` in an `__init__` whose `):` sits
     # alone, and the use in an `else:` inside `if self.dn_select_min_noise_as_pos:`

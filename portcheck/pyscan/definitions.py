@@ -193,9 +193,10 @@ SWITCH = "?"  # a holder that is a parameter off by default: `?use_actnorm`
 
 class _Switches:
     """Which lines of a module sit in a branch that a function's parameter, off by default, switches on: the
-    body of `if flag:` or the `else:` of `if not flag:` in a function whose signature gives `flag=False` (or
-    `None`). Read from the text: indentation gives the blocks (a line in a bracket or string spread over lines
-    may hide a block: fewer switched lines, never more)."""
+    body of `if flag:` (or `if count > 0:`) or the `else:` of `if not flag:` in a function whose signature gives
+    `flag=False` (or `None`, or 0: UltraShape's `min_samples_per_face: int = 0`). Read from the text:
+    indentation gives the blocks (a line in a bracket or string spread over lines may hide a block: fewer
+    switched lines, never more)."""
 
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines
@@ -247,12 +248,12 @@ class _Switches:
             signature = _stored_parameter(lines, at, _indent(text), flag)
         else:
             signature = _signature_above(lines, at, _indent(text))
-        if signature is None or not re.search(rf"\b{flag}\s*(?::[^=,)]*)?=\s*(?:False|None)\b", signature):
+        if signature is None or not re.search(rf"\b{flag}\s*(?::[^=,)]*)?=\s*(?:False\b|None\b|0(?![\w.]))", signature):
             return None
         return SWITCH + flag
 
 
-_IF_FLAG = re.compile(r"\s*if\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
+_IF_FLAG = re.compile(r"\s*if\s+(self\.)?([A-Za-z_]\w*)\s*(?:>\s*0\s*)?:\s*(?:#.*)?$")  # (`if count > 0:` too)
 _IF_NOT_FLAG = re.compile(r"\s*if\s+not\s+(self\.)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
 _FUNCTION_HEADER = re.compile(r"\s*(?:async\s+)?def\b")
 _DEFINES = re.compile(r"\s*(?:async\s+)?(?:def|class)\b")
