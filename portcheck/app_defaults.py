@@ -34,6 +34,7 @@ class Default(NamedTuple):
     function: str  # the name calls spell: the function's, or its class's for `__init__`
     param: str
     position: Optional[int]  # as a call spells it (`self` not counted); None: keyword-only
+    init: bool = False  # a class's `__init__`: its subclasses' `super().__init__(...)` call it too
 
 
 def _parse(sources: Sources, path: str) -> Optional[ast.Module]:
@@ -57,12 +58,23 @@ def _defaults_in(path: str, tree: ast.Module, lines: Set[int]) -> List[Default]:
             name = owners.get(id(node), node.name)
             for param, position, default in cuda_defaults(node):
                 if default.lineno in lines:
-                    out.append(Default(path, default.lineno, name, param, position))
+                    out.append(Default(path, default.lineno, name, param, position, id(node) in owners))
     return out
 
 
 def _is_init(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
+
+
+def _calls_super(node: ast.Call) -> bool:
+    """`super().__init__(...)` (or `super(Cls, self).__init__(...)`)."""
+    return (
+        isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__init__"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "super"
+    )
 
 
 def _callee(node: ast.AST) -> str:
@@ -93,6 +105,7 @@ def overridden_defaults(
     if not defaults:
         return {}
     calls: Dict[str, List[ast.Call]] = {d.function: [] for d in defaults}
+    classes = {d.function for d in defaults if d.init}
     # names also read other than as a callee, or named where calls are not read
     elsewise: Set[str] = {name for text in texts for name in calls.keys() & set(IDENTIFIER.findall(text))}
     for path in sources.paths():
@@ -106,6 +119,16 @@ def overridden_defaults(
             if isinstance(node, ast.Call) and _callee(node.func) in calls:
                 calls[_callee(node.func)].append(node)
                 callees.add(id(node.func))
+            elif isinstance(node, ast.ClassDef):
+                # `class CLIPT5Model(ScoreModel)` whose `__init__` calls `super().__init__(..., device=device)`
+                # (UniWorld's t2v_metrics): that call is a call of the base's `__init__`; a subclass without an
+                # `__init__` of its own is built with the base's, by calls this pass does not read as the base's
+                for base in node.bases:
+                    name = _callee(base)
+                    inits = [i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"]
+                    if name in classes and inits:
+                        calls[name].extend(c for c in walk(inits[0]) if isinstance(c, ast.Call) and _calls_super(c))
+                        callees.add(id(base))
         for node in walk(tree):
             name = _callee(node)
             if name in calls and id(node) not in callees and isinstance(getattr(node, "ctx", None), ast.Load):

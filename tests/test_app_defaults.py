@@ -167,3 +167,39 @@ def test_a_device_constant_nothing_reads_is_info(tmp_path: Path, user: str, read
     constant = found[("geom.py", 3, "DEV005")]
     assert (constant.severity.value == "info") is not read, constant
     assert read or "nothing reads `device`" in constant.note, constant
+
+
+# UniWorld's t2v_metrics: `ScoreModel.__init__(self, model, device='cuda')`, built only through its subclass, whose
+# `__init__` hands `device` on with `super().__init__(...)`.
+BASE = {
+    "score.py": (
+        "import torch\n\n\n"
+        "class ScoreModel:\n"
+        "    def __init__(self, model, device='cuda'):\n"
+        "        self.model = torch.nn.Linear(2, 2).to(device)\n\n\n"
+        "class CLIPScore(ScoreModel):\n"
+        "    def __init__(self, model, device):\n"
+        "        super().__init__(model, device=device)\n"
+    ),
+    "run.py": "from score import CLIPScore\ns = CLIPScore('clip', device='cpu')\n",
+}
+
+
+def test_a_default_every_subclass_hands_on_is_info(tmp_path: Path):
+    found = _scan(tmp_path, BASE)
+    base = found[("score.py", 5, "DEV001")]
+    assert base.severity.value == "info" and "`ScoreModel`" in base.note, base
+
+
+@pytest.mark.parametrize(
+    "subclass",
+    [
+        "class CLIPScore(ScoreModel):\n    def __init__(self, model, device):\n        super().__init__(model)\n",
+        # built with the base's own `__init__`, by calls of the subclass
+        "class CLIPScore(ScoreModel):\n    pass\n",
+    ],
+)
+def test_a_subclass_that_uses_the_base_default_keeps_it(tmp_path: Path, subclass: str):
+    score = BASE["score.py"].split("class CLIPScore")[0] + subclass
+    found = _scan(tmp_path, {**BASE, "score.py": score})
+    assert found[("score.py", 5, "DEV001")].severity.value != "info"
