@@ -2024,6 +2024,38 @@ DEPLOYMENT_CODE_NOTE = (
 )
 
 
+MODEL_PARALLEL_NOTE = (
+    "lowered to info: Hugging Face's naive model parallelism (`parallelize()` and the `if self.model_parallel:`"
+    " branches it switches on), deprecated and removed in transformers 5; it runs only after a call of"
+    " `parallelize()`, and a port leaves it as it is"
+)
+_MODEL_PARALLEL_METHODS = frozenset({"parallelize", "deparallelize"})
+
+
+def is_model_parallel_method(node: ast.AST) -> bool:
+    """`def parallelize(self, device_map=None):` (or `deparallelize`) that sets `self.model_parallel`: the naive
+    model parallelism of Hugging Face's T5, GPT-2 and GPT-J, copied into many projects (Vchitect-2.0's
+    `modeling_t5.py`, VL-T5, Atlas)."""
+    return (
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name in _MODEL_PARALLEL_METHODS
+        and any(
+            isinstance(n, ast.Attribute) and n.attr == "model_parallel" and isinstance(n.ctx, ast.Store)
+            for n in walk(node)
+        )
+    )
+
+
+def asks_model_parallel(test: ast.AST) -> bool:
+    """`if self.model_parallel:` (alone or in an `and`): true only after `parallelize()`."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(
+        isinstance(p, ast.Attribute) and p.attr == "model_parallel" and isinstance(p.value, ast.Name)
+        and p.value.id == "self"
+        for p in parts
+    )
+
+
 def deployment_definition(node: ast.AST) -> str:
     """The name of a class or function named for TensorRT (`TrtContextWrapper`, `build_trt_engine`), or ""."""
     name = getattr(node, "name", "")

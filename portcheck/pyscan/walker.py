@@ -36,6 +36,7 @@ from portcheck.pyscan.context import (
     HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
     MESSAGE_KEYWORDS,
+    MODEL_PARALLEL_NOTE,
     NEEDED_AFTER_ATTR,
     NUMPY_RECEIVER_ATTR,
     OFF_SWITCH_ATTR,
@@ -50,6 +51,7 @@ from portcheck.pyscan.context import (
     asks_complex,
     asks_float64,
     asks_for_accelerator_api,
+    asks_model_parallel,
     asks_off_cuda,
     builds_cpp_otherwise,
     builds_value_only,
@@ -91,6 +93,7 @@ from portcheck.pyscan.context import (
     is_load_location_choice,
     is_log_builder_call,
     is_message_call,
+    is_model_parallel_method,
     is_negated_xla_option,
     is_negative_cuda_check,
     is_optional_library,
@@ -389,6 +392,10 @@ def _children(
         # `os.system("nvidia-smi")` after `logger.info("nvidia-smi")` (SlowFast's `log_model_info`): the
         # status goes to the console, and the result is dropped; elsewhere the shell prints an error
         return [(node.value, ctx._replace(display=True))]
+    if isinstance(node, ast.If) and asks_model_parallel(node.test) and not ctx.info_note:
+        # `if self.model_parallel: hidden_states = hidden_states.to(self.first_device)`: only after `parallelize()`
+        parallel = ctx._replace(info_note=MODEL_PARALLEL_NOTE)
+        return [(node.test, ctx)] + _block(node.body, parallel, imports) + _block(node.orelse, ctx, imports)
     if isinstance(node, ast.If) and (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
         # `if TYPE_CHECKING: from vllm import RequestOutput`: imports for the type checker, never run
         typing_only = ctx._replace(annotation=True)
@@ -593,6 +600,8 @@ def _children(
             inner = inner._replace(scope=node, switches=ctx.switches + (node,))
             if deployment_definition(node) and not inner.info_note:
                 inner = inner._replace(info_note=DEPLOYMENT_CODE_NOTE.format(name=node.name))
+            elif is_model_parallel_method(node) and not inner.info_note:
+                inner = inner._replace(info_note=MODEL_PARALLEL_NOTE)
         if is_test_function(node):
             inner = inner._replace(in_test=True)
             if ctx.display and not ctx.test_file:
