@@ -123,11 +123,12 @@ def overridden_defaults(
                 # `class CLIPT5Model(ScoreModel)` whose `__init__` calls `super().__init__(..., device=device)`
                 # (UniWorld's t2v_metrics): that call is a call of the base's `__init__`; a subclass without an
                 # `__init__` of its own is built with the base's, by calls this pass does not read as the base's
-                for base in node.bases:
-                    name = _callee(base)
-                    inits = [i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"]
-                    if name in classes and inits:
-                        calls[name].extend(c for c in walk(inits[0]) if isinstance(c, ast.Call) and _calls_super(c))
+                init = next((i for i in node.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
+                bases = [b for b in node.bases if _callee(b) in classes]
+                if init is not None and bases:
+                    supers = [c for c in walk(init) if isinstance(c, ast.Call) and _calls_super(c)]
+                    for base in bases:
+                        calls[_callee(base)].extend(supers)
                         callees.add(id(base))
         for node in walk(tree):
             name = _callee(node)

@@ -31,7 +31,6 @@ import hashlib
 import os
 import posixpath
 import re
-import sys
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -39,6 +38,7 @@ from portcheck.analyze import KERNEL_KEEPS, REQUIREMENT_NOTE, TEST_NOTE, apply_s
 from portcheck.backends import PLATFORM_NAME_WORDS, cuda_variants, identifier_words, is_deployment_name
 from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.parts import folders_above
+from portcheck.processes import process_context
 from portcheck.pyscan.context import (
     asks_for_accelerator_api,
     catches_import_error,
@@ -1611,11 +1611,8 @@ class Sources:
         todo = [p for p in self.paths() if any(self.missing(p, n) for n in names)]
         if jobs < 2 or len(todo) < threshold:
             return  # asked one by one, as the passes go
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
         work = [(self.text(p), tuple(names)) for p in todo]
-        with context.Pool(min(jobs, len(todo))) as pool:
+        with process_context().Pool(min(jobs, len(todo))) as pool:
             for path, values in zip(todo, pool.imap(_text_facts, work, chunksize=16)):
                 for name, value in zip(names, values):
                     self.keep(path, name, value)

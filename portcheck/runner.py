@@ -6,7 +6,6 @@ scheduling), then add the project-wide pass.
 from __future__ import annotations
 
 import os
-import sys
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import (
 from portcheck.app_defaults import overridden_defaults
 from portcheck.discover import Candidate, discover
 from portcheck.model import FileError, FileResult, ScanResult, Target
+from portcheck.processes import process_context
 from portcheck.project_cache import CachedSources
 from portcheck.project_index import TEXT_FACTS, ProjectPass, project_findings
 from portcheck.reach import (
@@ -128,12 +128,9 @@ def _no_progress(total: int) -> Iterator[Advance]:
 
 def _scan_many(work: Sequence[tuple], keyed: bool, jobs: int) -> Iterator[KeyedGroup]:
     if jobs > 1 and len(work) >= POOL_THRESHOLD:
-        import multiprocessing
-
         # Forked workers inherit the compiled catalog; other start methods build it once per worker.
         _prepare(work[0][1])
-        method = "fork" if sys.platform == "linux" else None
-        ctx = multiprocessing.get_context(method)
+        ctx = process_context()
         workers = min(jobs, len(work))
         chunk = max(1, min(CHUNK_SIZE, len(work) // (workers * TASKS_PER_WORKER)))
         with ctx.Pool(workers, initializer=_init_worker, initargs=(work[0][1],)) as pool:

@@ -2685,7 +2685,7 @@ def _cuda_side_uses(
             # `self.name`/`cls.name`: this class's; `other.name`: some other object's, or this one's
             this = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
             uses.append((node.attr, cuda_side and this, within if this else ()))
-        stack.extend((sub, cuda_side, within) for sub in reversed(list(children(node))))
+        stack.extend((sub, cuda_side, within) for sub in reversed(children(node)))
 
 
 def short_circuits_off_cuda(op: ast.boolop, value: ast.AST, imports: ImportTable) -> bool:
@@ -2714,7 +2714,7 @@ def _periodic_names(loop: ast.AST) -> FrozenSet[str]:
             if _has_modulo(value) or any(isinstance(n, ast.Name) and n.id in found for n in walk(value)):
                 found.add(node.targets[0].id)
             continue
-        stack.extend(reversed(list(children(node))))
+        stack.extend(reversed(children(node)))
     result = frozenset(found)
     loop._portcheck_periodic = result  # type: ignore[attr-defined]  # memo on the node
     return result

@@ -44,6 +44,7 @@ def _walk(node: ast.AST) -> Iterator[ast.AST]:
     extend = todo.extend
     fields_of = _FIELDS
     tree = ast.AST
+    # (`children` inlined: calling it per node makes the walk about a third slower)
     for current in todo:  # the list grows while it is read: breadth first, as `ast.walk`'s deque
         yield current
         kind = type(current)
