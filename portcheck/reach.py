@@ -422,7 +422,9 @@ def unused_definitions(
         if not any(_stem(path) in words[other] for other in all_paths if other != path)
         and not any(_stem(path) in spelled for spelled in text_words)
     }
-    unused: Set[Tuple[str, str]] = set()
+    # every candidate starts unused; what a live use reaches is taken out (below): definitions that only name
+    # each other (mmcv's `knn = KNN.apply`, whose class's docstring spells `knn`) stay unused together
+    unused: Set[Tuple[str, str]] = {(path, name) for path, spans in candidates.items() for _, _, name, _ in spans}
 
     # the lone definitions of each module by name: a module that defines `ActNorm` itself and names it nowhere
     # else spells its own, not another's (Open-MAGVIT2's two copies of taming's `util.py`)
@@ -445,21 +447,23 @@ def unused_definitions(
     tests = {p for p in all_paths if named_test(p)}
 
     # unused: named by no other file, or only inside unused definitions of others, nor by a notebook, config
-    # or script; and, in its own, nowhere or only inside definitions that are unused
+    # or script; and, in its own, nowhere or only inside definitions that are unused. A use outside those is
+    # live, and what it names is used; the rest is what no live use reaches.
     changed = True
     while changed:
         changed = False
         for path, spans in candidates.items():
             for _, _, name, holders in spans:
-                if (path, name) in unused:
+                if (path, name) not in unused:
                     continue
-                if path not in alone and (
-                    name in named_in_texts
-                    or any(other != path and not dead_use(other, name) for other in spellers.get(name, ()))
-                ):
-                    continue
-                if all(dead(path, h) for h in holders):
-                    unused.add((path, name))
+                if (
+                    path not in alone
+                    and (
+                        name in named_in_texts
+                        or any(other != path and not dead_use(other, name) for other in spellers.get(name, ()))
+                    )
+                ) or not all(dead(path, h) for h in holders):
+                    unused.discard((path, name))
                     changed = True
     wanted = set(paths)
     out: Dict[str, List[Tuple[int, int, str]]] = {}
@@ -603,8 +607,13 @@ _OFF_VALUES = frozenset({"False", "false", "None", "null", "~", "0", "no", "off"
 
 def _below(prefix: str, module: str) -> bool:
     """Whether a computed import below `prefix` (a `loads:` fact, `zoedepth.trainers.`) may load `module`
-    (`metric_depth.zoedepth.trainers.zoedepth_trainer`)."""
-    return "." + prefix.strip(".") + "." in "." + module + "."
+    (`metric_depth.zoedepth.trainers.zoedepth_trainer`): a module one level below the package the prefix
+    names, wherever that package sits. Not one further down: mmcv's `import_module('mmcv.' + name)` loads
+    its compiled `mmcv._ext`, not every op module of a vendored `annotator/uniformer/mmcv` (those load as their
+    package's `__init__.py` imports them)."""
+    package, _, start = prefix.strip(".").rpartition(".") if not prefix.endswith(".") else (prefix.strip("."), "", "")
+    above, _, last = module.rpartition(".")
+    return bool(package) and ("." + above).endswith("." + package) and last.startswith(start)
 
 
 def _stem(path: str) -> str:

@@ -17,6 +17,7 @@ from portcheck.reach import (
     SWITCHED_OFF_NOTE,
     UNREACHED_NOTE,
     UNUSED_NOTE,
+    _below,
     is_application,
     switched_off,
     unreached,
@@ -876,3 +877,45 @@ def test_a_module_another_looks_up_by_computed_name_through_star_imports_is_used
     # without the lookup, nothing names the builder
     plain = {**files, "data/__init__.py": "from .ego4d import *\n\n\ndef build(names):\n    return names\n"}
     assert unused_definitions(TextSources(plain), ["data/ego4d/lta.py"], {})
+
+
+# ControlNet's vendored `annotator/uniformer/mmcv` (thu-ml/controlvideo): its extension loader imports
+# `mmcv.<name>` by a computed name (its compiled `mmcv._ext`), and `ops/__init__.py` re-exports every op; the
+# segmentation model the scripts run uses one of them.
+VENDORED_MMCV = {
+    "run.py": "from annotator.uniformer.mmcv.ops import point_sample\n\nprint(point_sample(1))\n",
+    "annotator/uniformer/__init__.py": "",
+    "annotator/uniformer/mmcv/__init__.py": "",
+    "annotator/uniformer/mmcv/utils/__init__.py": "",
+    "annotator/uniformer/mmcv/utils/ext_loader.py": (
+        "import importlib\n\n\ndef load_ext(name, funcs):\n    return importlib.import_module('mmcv.' + name)\n"
+    ),
+    "annotator/uniformer/mmcv/ops/__init__.py": (
+        "from .knn import knn\nfrom .point_sample import point_sample\n\n__all__ = ['knn', 'point_sample']\n"
+    ),
+    "annotator/uniformer/mmcv/ops/point_sample.py": "def point_sample(x):\n    return x.cuda()\n",
+    "annotator/uniformer/mmcv/ops/knn.py": (
+        "import torch\nfrom torch.autograd import Function\n\n\nclass KNN(Function):\n"
+        '    """KNN (CUDA): the k nearest points, found by the knn kernel."""\n\n'
+        "    @staticmethod\n    def forward(ctx, k, xyz):\n        torch.cuda.set_device(xyz.device)\n"
+        "        return xyz\n\n\nknn = KNN.apply\n"
+    ),
+}
+
+
+def test_a_computed_import_below_a_package_loads_its_children_not_every_module_further_down(tmp_path: Path):
+    found = _scan(tmp_path, VENDORED_MMCV)
+    # the op the scripts use keeps its finding; the op nothing uses (its alias and its class name each other
+    # only) is info, whatever the loader's `mmcv.` prefix
+    assert found[("annotator/uniformer/mmcv/ops/point_sample.py", 2, "DEV002")].severity.value != "info"
+    assert found[("annotator/uniformer/mmcv/ops/knn.py", 10, "DIST002")].severity.value == "info", sorted(found)
+    # a loader of `mmcv.ops.` modules may load `knn`: any of its names may be the one looked up
+    loader = "import importlib\n\n\ndef load_op(name):\n    return importlib.import_module('mmcv.ops.' + name)\n"
+    found = _scan(tmp_path / "ops", {**VENDORED_MMCV, "annotator/uniformer/mmcv/utils/ext_loader.py": loader})
+    assert found[("annotator/uniformer/mmcv/ops/knn.py", 10, "DIST002")].severity.value != "info", sorted(found)
+
+
+def test_below_is_one_level_under_the_package_a_prefix_names():
+    assert _below("zoedepth.trainers.", "metric_depth.zoedepth.trainers.zoedepth_trainer")
+    assert _below("models.arch_", "src.models.arch_vit") and not _below("models.arch_", "src.models.vit")
+    assert not _below("mmcv.", "annotator.uniformer.mmcv.ops.knn") and _below("mmcv.", "annotator.uniformer.mmcv.ops")
