@@ -21,13 +21,21 @@ reads per-file facts only (`Sources.loading_facts`, and for unused definitions `
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
-from portcheck.pyscan.definitions import SWITCH, decode, held_imports, looks_up_by_computed_name
+from portcheck.pyscan.definitions import (
+    SWITCH,
+    decode,
+    exported_names,
+    held_imports,
+    import_bindings,
+    looks_up_by_computed_name,
+)
 from portcheck.pyscan.loading import (
     IDENTIFIER,
     IMPORTS,
@@ -39,7 +47,9 @@ from portcheck.pyscan.loading import (
     NAMED,
     RUNS,
     SYS_PATH,
+    TORCH_IMPORT,
     loading_facts,
+    without_comments,
 )
 from portcheck.pyscan.testcode import is_collected_test, is_named_test_only, is_test_path
 
@@ -328,6 +338,15 @@ UNUSED_NOTE = (
     " configs or scripts; an import nothing then uses, or a package's re-export, is no use); it is unused code"
     " a port can leave as it is"
 )
+LIBRARY_UNUSED_NOTE = (
+    "lowered to info: nothing in this project uses `{name}` (no call or mention in its code, tests, examples,"
+    " configs or scripts) and no `__init__.py` or `__all__` exports it; it is unused code a port can leave as"
+    " it is, unless the library's users import it from this module"
+)
+UNUSED_IMPORT_NOTE = (
+    "lowered to info: what this import binds (`{names}`) is used only inside {holders}, which nothing in this"
+    " project uses; it goes with that code"
+)
 TEST_ONLY_NOTE = (
     "lowered to info: only tests use `{name}` (nothing else in this application calls or mentions it); it is"
     " test support a port can leave as it is"
@@ -335,13 +354,22 @@ TEST_ONLY_NOTE = (
 
 
 def unused_definitions(
-    sources: Sources, paths: Iterable[str], skipped: Mapping[str, str], texts: Iterable[str] = ()
+    sources: Sources,
+    paths: Iterable[str],
+    skipped: Mapping[str, str],
+    texts: Iterable[str] = (),
+    library: bool = False,
 ) -> Dict[str, List[Tuple[int, int, str]]]:
     """Of the Python modules `paths` (an application's, with findings; `skipped`: modules already known
     unreached), the module-level functions and classes nothing in the application names: their own
     module names them nowhere outside their own statement (`Sources.lone_definitions`), and no other
     module, notebook, config or script (`texts`) spells their name. Each with its first and last line
-    and the note for the findings inside."""
+    and the note for the findings inside.
+
+    `library`: the project is a library scanned whole (packaging metadata at its top), whose exports are its
+    users' to call: a name any `__init__.py` spells, or its own module's `__all__` lists, is used, and so is
+    one its tests call (a test of a library exercises what users call); the rest as in an application
+    (Optix's `utils.Timer`, which nothing imports or exports)."""
     all_paths = list(sources.paths())
     texts = list(texts)
     # Every file's facts are asked, whatever it holds now: a warm scan then finds them all in the cache.
@@ -364,7 +392,7 @@ def unused_definitions(
     for path in all_paths:
         module, package = module_name(path)
         last = module.rsplit(".", 1)[-1]
-        if package and importers[last] == (last in imported[path]):  # (its own `from .last import`)
+        if package and (library or importers[last] == (last in imported[path])):  # (its own `from .last import`)
             import_only[path] = frozenset()
     # a module that imports by computed name (`importlib.import_module(name)`) may then look up any name of
     # what it loads: every module in its folder and below counts as used. Not a loader given names (`loads-named`:
@@ -392,6 +420,9 @@ def unused_definitions(
         if any(_below(prefix, module_name(path)[0]) for prefix in below) or path in looked_up:
             continue
         lone = decoded[path]
+        if lone and library:
+            exported = exported_names(sources.text(path))
+            lone = [span for span in lone if span[2] not in exported]
         if lone:
             candidates[path] = lone
     if not candidates:
@@ -444,7 +475,7 @@ def unused_definitions(
 
     # (a test runner's modules, `test_fftconv.py`: a `test.py` at the top evaluates a model, and
     # `tests/inference.py` is a script kept beside the tests)
-    tests = {p for p in all_paths if named_test(p)}
+    tests = {p for p in all_paths if named_test(p)} if not library else set()
 
     # unused: named by no other file, or only inside unused definitions of others, nor by a notebook, config
     # or script; and, in its own, nowhere or only inside definitions that are unused. A use outside those is
@@ -466,18 +497,74 @@ def unused_definitions(
                     unused.discard((path, name))
                     changed = True
     wanted = set(paths)
+    unused_note = LIBRARY_UNUSED_NOTE if library else UNUSED_NOTE
     out: Dict[str, List[Tuple[int, int, str]]] = {}
     for path, spans in candidates.items():
         if path not in wanted:
             continue
         found = [
-            (a, b, (TEST_ONLY_NOTE if any(o in tests for o in spellers.get(n, ())) else UNUSED_NOTE).format(name=n))
+            (a, b, (TEST_ONLY_NOTE if any(o in tests for o in spellers.get(n, ())) else unused_note).format(name=n))
             for a, b, n, _ in spans
             if (path, n) in unused
         ]
         if found:
-            out[path] = found
+            out[path] = found + _imports_only_they_use(sources.text(path), found)
     return out
+
+
+def _imports_only_they_use(text: str, spans: Sequence[Tuple[int, int, str]]) -> List[Tuple[int, int, str]]:
+    """The import statements of PyTorch's own modules in `text`, outside the unused definitions `spans`, whose
+    every bound name the module spells only inside them (CineTrans's `import torch.cuda.amp as amp`, used only in
+    the unused `WanI2V`), each as a span with the note for its findings. Not an import of another package or
+    module (`import triton`, `from .correlation import Correlation`): importing the module runs it."""
+    statements = import_bindings(text)
+    if not statements:
+        return []
+    starts = sorted((first, last) for first, last, _ in spans)
+
+    def inside(number: int) -> Optional[Tuple[int, int]]:
+        at = bisect.bisect_right(starts, (number, float("inf"))) - 1
+        return starts[at] if at >= 0 and starts[at][0] <= number <= starts[at][1] else None
+
+    lines_of = text.splitlines()
+    names_of = {first: _name_of(lines_of, first, last) for first, last in starts}
+    import_lines = {n for first, last, _ in statements for n in range(first, last + 1)}
+    spelt: Dict[str, List[int]] = {}
+    bound = {name for _, _, names in statements for name in names}
+    for number, line in enumerate(without_comments(text).splitlines(), 1):
+        if number not in import_lines:
+            for word in bound.intersection(IDENTIFIER.findall(line)):
+                spelt.setdefault(word, []).append(number)
+    out: List[Tuple[int, int, str]] = []
+    for first, last, names in statements:
+        if inside(first) or not TORCH_IMPORT.match(lines_of[first - 1]):
+            # (already inside one; or an import of a package or of a module that may load an extension: it runs,
+            # and may fail, when the module is imported, whatever uses what it binds)
+            continue
+        holders: Set[Tuple[int, int]] = set()
+        for name in names:
+            lines = spelt.get(name, ())
+            held = [inside(n) for n in lines]
+            if not lines or not all(held):
+                break
+            holders.update(h for h in held if h)
+        else:
+            described = ", ".join(f"`{names_of[h[0]]}`" for h in sorted(holders))
+            out.append((first, last, UNUSED_IMPORT_NOTE.format(names="`, `".join(sorted(names)), holders=described)))
+    return out
+
+
+def _name_of(lines: Sequence[str], first: int, last: int) -> str:
+    """The name the definition on lines `first`..`last` defines (`class WanI2V:` below its decorators -> `WanI2V`;
+    `knn = KNN.apply` -> `knn`)."""
+    for line in lines[first - 1 : last]:
+        found = _DEFINED.match(line)
+        if found:
+            return found.group(1) or found.group(2)
+    return "?"
+
+
+_DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)|(\w+)\s*(?::[^=]*)?=")
 
 
 _LOOKUP_WORDS = frozenset({"globals", "locals", "vars", "eval", "exec", "modules"})

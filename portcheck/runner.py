@@ -319,14 +319,15 @@ def scan_paths_targets(
     if application or is_whole_repository(paths):
         naming = _naming_texts(candidates, paths)
         texts = [text for kind_texts in naming.values() for text in kind_texts]
-        if application:
+        with_findings = sorted({r.path for found in per_target for r in found if r.kind == "python" and r.findings})
+        if with_findings:
             # every file's text facts are asked below: computed in the scan's processes first
             shared.sources.prefetch(tuple(TEXT_FACTS), jobs or default_jobs(), POOL_THRESHOLD)
+        if application:
             shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()), texts)}
-            with_findings = sorted(
-                {r.path for found in per_target for r in found if r.kind == "python" and r.findings}
-            )
-            shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts)
+        # (a library scanned whole: what no `__init__.py` or `__all__` exports and nothing in it uses)
+        library = not application
+        shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts, library=library)
         # `def load(path, device="cuda")` that every call gives a device: the default never runs (in a
         # library, only for a name its packages do not export)
         overridden = overridden_defaults(

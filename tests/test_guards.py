@@ -13,10 +13,12 @@ from portcheck.runner import scan_paths
 
 
 def _notes(tmp_path, text):
-    # a library: each definition may be what its users call (an application's unused ones are `info`)
+    # one file of a library: each definition may be what other modules or its users call (an application's
+    # unused ones, or a whole library's, are `info`)
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'lib'\n", encoding="utf-8")
     (tmp_path / "train.py").write_text(text, encoding="utf-8")
-    result = scan_paths([tmp_path], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
+    paths = [tmp_path / "train.py"]
+    result = scan_paths(paths, Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
     return {(f.line, f.code): f.note for r in result.files for f in r.findings}
 
 

@@ -293,7 +293,6 @@ def test_a_function_nothing_in_an_application_names_is_info(tmp_path: Path):
 
 # What makes `normalize_kp` count as used, by the file that changes.
 MAY_BE_USED = {
-    "a library": ("setup.py", "from setuptools import setup\nsetup()\n"),
     "imported": ("inference.py", "from pkg.model import run, normalize_kp\n\nrun(normalize_kp(1))\n"),
     "a notebook": ("demo.ipynb", '{"cells": [{"cell_type": "code", "source": ["normalize_kp(kp)\\n"]}]}'),
     "a computed import in its folder": ("pkg/other.py", "import importlib\nm = importlib.import_module(name)\n"),
@@ -414,7 +413,8 @@ def test_a_definition_naming_itself_is_still_unused():
     )
     sources = TextSources({"app.py": "import pkg.loss\n", "pkg/__init__.py": "", "pkg/loss.py": text})
     found = unused_definitions(sources, ["pkg/loss.py"], {})
-    assert [(a, b) for a, b, _ in found["pkg/loss.py"]] == [(4, 7), (10, 11)]
+    # (and `import torch`, which only they use)
+    assert [(a, b) for a, b, _ in found["pkg/loss.py"]] == [(4, 7), (10, 11), (1, 1)]
     # the name spelt outside its statement, in its module or another: used
     assert not unused_definitions(
         TextSources({"pkg/loss.py": text + "\nLOSSES = [OKSLoss, walk]\n"}), ["pkg/loss.py"], {}
@@ -466,7 +466,10 @@ def test_a_name_only_imported_or_re_exported_is_unused():
 LIBRARY = {
     "setup.py": "from setuptools import setup\n\nsetup(name='ldm')\n",
     "ldm/__init__.py": "",
-    "ldm/modules/__init__.py": "",
+    # (what the package exports is its users' to call: only the backups' findings are lowered)
+    "ldm/modules/__init__.py": (
+        "from . import bak, model_backup, model_backup_used, modules\nfrom .modules import fused\n"
+    ),
     "ldm/modules/modules.py": OP,
     "ldm/modules/modules_bak.py": OP,
     "ldm/modules/train_copy.py": OP,
@@ -762,7 +765,7 @@ def test_a_class_only_a_parameter_off_by_default_builds_is_unused():
     }
     found = unused_definitions(TextSources(files), ["pkg/util.py", "copy/util.py"], {})
     assert {p: [(a, b) for a, b, _ in spans] for p, spans in found.items()} == {
-        "pkg/util.py": [(4, 6)], "copy/util.py": [(4, 6)]
+        "pkg/util.py": [(4, 6), (1, 1)], "copy/util.py": [(4, 6), (1, 1)]
     }
     # turned on anywhere (a call, a config, a command-line option), or switched by a flag that is no parameter
     for path, text in (
@@ -856,7 +859,7 @@ def test_a_name_only_its_modules_all_lists_is_unused():
     )
     files = {"train.py": "from ops.utils import *\nrescale(1)\n", "ops/utils.py": utils}
     found = unused_definitions(TextSources(files), ["ops/utils.py"], {})
-    assert [(a, b) for a, b, _ in found["ops/utils.py"]] == [(9, 11)]
+    assert [(a, b) for a, b, _ in found["ops/utils.py"]] == [(9, 11), (1, 1)]
     called = {**files, "train.py": files["train.py"] + "detect_duplicates(2)\n"}
     assert not unused_definitions(TextSources(called), ["ops/utils.py"], {})
 
@@ -919,3 +922,52 @@ def test_below_is_one_level_under_the_package_a_prefix_names():
     assert _below("zoedepth.trainers.", "metric_depth.zoedepth.trainers.zoedepth_trainer")
     assert _below("models.arch_", "src.models.arch_vit") and not _below("models.arch_", "src.models.vit")
     assert not _below("mmcv.", "annotator.uniformer.mmcv.ops.knn") and _below("mmcv.", "annotator.uniformer.mmcv.ops")
+
+
+def test_in_a_library_scanned_whole_what_nothing_uses_or_exports_is_info(tmp_path: Path):
+    """Vchitect/Optix (a `setup.py` at its top): `optix/utils.py`'s `Timer`, which nothing imports, calls or
+    exports, is unused code; a name an `__init__.py` or the module's `__all__` exports, or that a test calls,
+    is the library's users' to call."""
+    library = {**UNUSED_APP, "setup.py": "from setuptools import setup\nsetup()\n"}
+    found = _scan(tmp_path / "bare", library)
+    unused = found[("pkg/model.py", 10, "DEV002")]
+    assert unused.severity.value == "info" and "no `__init__.py` or `__all__` exports it" in unused.note, unused
+    exports = {
+        "pkg/__init__.py": "from .model import normalize_kp\n",
+        "pkg/model.py": "__all__ = ['normalize_kp', 'run']\n" + UNUSED_APP["pkg/model.py"],
+        "tests/test_model.py": "from pkg.model import normalize_kp\n\n\ndef test_kp():\n    normalize_kp(1)\n",
+    }
+    for name, text in exports.items():
+        found = _scan(tmp_path / name.replace("/", "_"), {**library, name: text})
+        line = 11 if name == "pkg/model.py" else 10
+        assert found[("pkg/model.py", line, "DEV002")].severity.value != "info", (name, sorted(found))
+    # an application's tests are test support: what only they call is info
+    found = _scan(tmp_path / "app", {**UNUSED_APP, "tests/test_model.py": exports["tests/test_model.py"]})
+    assert found[("pkg/model.py", 10, "DEV002")].severity.value == "info"
+
+
+def test_an_import_only_unused_code_uses_goes_with_it(tmp_path: Path):
+    """Vchitect/CineTrans's `wan/image2video.py`: `import torch.cuda.amp as amp`, used only inside `WanI2V`,
+    which nothing uses; `text2video.py`'s own import, used by what the script runs, keeps its finding."""
+    model = (
+        "import torch\nimport torch.cuda.amp as amp\n\n\nclass {name}:\n    def generate(self, x):\n"
+        "        with amp.autocast():\n            return x\n"
+    )
+    files = {
+        "generate.py": "from wan.text2video import WanT2V\n\nWanT2V().generate(1)\n",
+        "wan/__init__.py": "from .image2video import WanI2V\nfrom .text2video import WanT2V\n",
+        "wan/image2video.py": model.format(name="WanI2V"),
+        "wan/text2video.py": model.format(name="WanT2V"),
+    }
+    found = _scan(tmp_path, files)
+    unused = found[("wan/image2video.py", 2, "AMP001")]
+    assert unused.severity.value == "info" and "(`amp`) is used only inside `WanI2V`" in unused.note, unused
+    assert found[("wan/text2video.py", 2, "AMP001")].severity.value != "info"
+    # an import of a package runs, and fails where it is missing, whatever uses what it binds
+    files["wan/image2video.py"] = "import triton\n" + model.format(name="WanI2V").replace("amp.autocast", "triton.x")
+    found = _scan(tmp_path / "package", files)
+    assert found[("wan/image2video.py", 1, "PKG006")].severity.value == "blocker", sorted(found)
+    # an import something else in the module uses too stays
+    files["wan/image2video.py"] = model.format(name="WanI2V") + "\n\nprint(amp.autocast)\n"
+    found = _scan(tmp_path / "kept", files)
+    assert found[("wan/image2video.py", 2, "AMP001")].severity.value != "info"

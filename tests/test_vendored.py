@@ -23,7 +23,7 @@ JUKEBOX = {
     ),
     "apex/setup.py": "from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension('amp_C', ['a.cu'])\n",
     "apex/LICENSE": "BSD\n",
-    "apex/apex/__init__.py": "",
+    "apex/apex/__init__.py": "from .normalization import fused\n",  # (exported: its users' to call)
     "apex/apex/normalization.py": "import torch\n\n\ndef fused(x):\n    torch.cuda.synchronize()\n    return x\n",
 }
 

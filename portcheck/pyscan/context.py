@@ -2771,10 +2771,24 @@ def is_periodic(test: ast.AST, loop: Optional[ast.AST] = None) -> bool:
     """`if step % log_every == 0:`: the branch runs once every k iterations. Also a name the enclosing loop
     bound to such a test (`is_log_step = step % log_every == 0 or last_batch`, then `if is_log_step:`), and a
     test that waits for an interval of wall-clock time (`if time.time() - last_log > log_every_s:`)."""
-    if _has_modulo(test) or _waits_for_interval(test, loop) or _in_sampled_steps(test):
+    if _has_modulo(test) or _waits_for_interval(test, loop) or _in_sampled_steps(test) or _moving_threshold(test, loop):
         return True
     names = _periodic_names(loop) if loop is not None else frozenset()
     return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in walk(test))
+
+
+def _moving_threshold(test: ast.AST, loop: Optional[ast.AST]) -> bool:
+    """`if total_step > log_step:` where the loop moves the threshold on (`log_step += config.log_interval`,
+    thu-ml/CRM's training loop): the branch runs once an interval, as `step % k == 0` does."""
+    if loop is None or not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    threshold = right if isinstance(op, (ast.Gt, ast.GtE)) else left if isinstance(op, (ast.Lt, ast.LtE)) else None
+    key = dotted(threshold) if threshold is not None else None
+    return key is not None and any(
+        isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and dotted(node.target) == key
+        for node in walk(loop)
+    )
 
 
 # Sequences that sample a range (`np.linspace(0, iterations, 10, dtype=int)`, `range(0, n, k)`): a few of its steps.

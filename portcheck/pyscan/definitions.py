@@ -12,6 +12,7 @@ and a module that looks names up by computed name (`globals()[name]`, `eval(expr
 
 from __future__ import annotations
 
+import ast
 import bisect
 import keyword
 import re
@@ -185,6 +186,38 @@ def _export_lines(lines: Sequence[str]) -> Set[int]:
                 break
             at += 1
     return out
+
+
+def import_bindings(text: str) -> List[Tuple[int, int, FrozenSet[str]]]:
+    """Each import statement of `text` as (first line, last line, the names it binds): `import torch.cuda.amp as
+    amp` binds `amp`, `import torch.nn` binds `torch`, `from x import (a, b as c)` binds `a` and `c`."""
+    out: List[Tuple[int, int, FrozenSet[str]]] = []
+    first, counted = 1, 0
+    for found in IMPORT_STATEMENT.finditer(text):
+        first += text.count("\n", counted, found.start())
+        counted = found.start()
+        try:
+            tree = ast.parse(found.group().strip())
+        except (SyntaxError, ValueError):
+            continue
+        bound = {
+            alias.asname or alias.name.split(".")[0]
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+            if alias.name != "*"
+        }
+        if bound:
+            out.append((first, first + found.group().count("\n"), frozenset(bound)))
+    return out
+
+
+def exported_names(text: str) -> Set[str]:
+    """The names the module's `__all__` statements spell (`__all__ = ["Timer", "load"]`)."""
+    if "__all__" not in text:
+        return set()
+    lines = text.splitlines()
+    return {word for number in _export_lines(lines) for word in IDENTIFIER.findall(lines[number - 1])}
 
 
 _EXPORTS = re.compile(r"__all__\s*(?::[^=]*)?\+?=")
