@@ -25,7 +25,7 @@ import bisect
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.project_index import Sources, module_name
 from portcheck.pyscan.definitions import (
@@ -343,6 +343,10 @@ LIBRARY_UNUSED_NOTE = (
     " configs or scripts) and no `__init__.py` or `__all__` exports it; it is unused code a port can leave as"
     " it is, unless the library's users import it from this module"
 )
+HELD_UNUSED_NOTE = (
+    "lowered to info: only code that is itself unused ({users}) uses `{name}`; nothing else in this project calls"
+    " or mentions it, and it is unused code a port can leave as it is"
+)
 UNUSED_IMPORT_NOTE = (
     "lowered to info: what this import binds (`{names}`) is used only inside {holders}, which nothing in this"
     " project uses; it goes with that code"
@@ -503,13 +507,33 @@ def unused_definitions(
         if path not in wanted:
             continue
         found = [
-            (a, b, (TEST_ONLY_NOTE if any(o in tests for o in spellers.get(n, ())) else unused_note).format(name=n))
-            for a, b, n, _ in spans
+            (a, b, _unused_note(path, n, holders, spellers.get(n, ()), tests, held, unused_note))
+            for a, b, n, holders in spans
             if (path, n) in unused
         ]
         if found:
             out[path] = found + _imports_only_they_use(sources.text(path), found)
     return out
+
+
+def _unused_note(
+    path: str,
+    name: str,
+    holders: Sequence[str],
+    spellers: Sequence[str],
+    tests: AbstractSet[str],
+    held: Mapping[str, Mapping[str, Sequence[str]]],
+    note: str,
+) -> str:
+    """The note for the findings inside the unused `name` of `path`: only tests use it; or only unused code does
+    (its own module's `holders`, other modules' definitions that hold their import of it), named; or nothing."""
+    if any(other in tests for other in spellers):
+        return TEST_ONLY_NOTE.format(name=name)
+    elsewhere = [h for other in spellers if other != path for h in held.get(other, {}).get(name, ())]
+    users = sorted({h for h in [*holders, *elsewhere] if not h.startswith(SWITCH)})
+    if users:
+        return HELD_UNUSED_NOTE.format(name=name, users=", ".join(f"`{u}`" for u in users[:3]))
+    return note.format(name=name)
 
 
 def _imports_only_they_use(text: str, spans: Sequence[Tuple[int, int, str]]) -> List[Tuple[int, int, str]]:

@@ -215,6 +215,9 @@ _CONSTANT_CODES = frozenset({"DEV001", "DEV005"})
 _OTHER_CONFIGS = frozenset({".conf", ".hocon", ".gin", ".json", ".jsonnet", ".cfg", ".ini", ".toml"})
 _MAX_OTHER_CONFIG_BYTES = 256 * 1024  # (a JSON file larger than this is data: annotations, vocabularies)
 _MAX_OTHER_CONFIGS = 2000
+# A library's documentation: the names its README and docs spell are what its users import (SAM2-Plus's
+# `from sam2.build_sam import build_sam2_plus`).
+_DOCS = frozenset({".md", ".rst"})
 
 
 def _finding_lines(
@@ -231,10 +234,13 @@ def _finding_lines(
     return out
 
 
-def _naming_texts(candidates: Sequence[Candidate], paths: Sequence[Path] = ()) -> Dict[str, List[str]]:
+def _naming_texts(
+    candidates: Sequence[Candidate], paths: Sequence[Path] = (), docs: bool = False
+) -> Dict[str, List[str]]:
     """The texts of the scan's files of `_NAMING_KINDS`, by kind (an unreadable one, or one the scan skips
     as too large, counts as empty), and under "other-config" those of the other config files below the
-    scanned folders (`_OTHER_CONFIGS`, hidden folders left out)."""
+    scanned folders (`_OTHER_CONFIGS`, hidden folders left out); with `docs`, under "doc" those of its
+    documentation (`_DOCS`: a library's README names what its users import)."""
     out: Dict[str, List[str]] = {}
     for candidate in candidates:
         if candidate.kind in _NAMING_KINDS:
@@ -245,23 +251,28 @@ def _naming_texts(candidates: Sequence[Candidate], paths: Sequence[Path] = ()) -
             except OSError:
                 continue
     found: List[str] = []
+    documents: List[str] = []
     for root in paths:
         if not root.is_dir():
             continue
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
             for name in sorted(files):
-                if os.path.splitext(name)[1].lower() not in _OTHER_CONFIGS or len(found) >= _MAX_OTHER_CONFIGS:
+                suffix = os.path.splitext(name)[1].lower()
+                into = found if suffix in _OTHER_CONFIGS else documents if docs and suffix in _DOCS else None
+                if into is None or len(into) >= _MAX_OTHER_CONFIGS:
                     continue
                 path = os.path.join(folder, name)
                 try:
                     if os.path.getsize(path) <= _MAX_OTHER_CONFIG_BYTES:
                         with open(path, encoding="utf-8", errors="replace") as handle:
-                            found.append(handle.read())
+                            into.append(handle.read())
                 except OSError:
                     continue
     if found:
         out["other-config"] = found
+    if documents:
+        out["doc"] = documents
     return out
 
 
@@ -317,8 +328,8 @@ def scan_paths_targets(
     shared.unreached = backup_copies(shared.sources)  # in a library too: the name and its sibling say so
     application = is_application(paths)
     if application or is_whole_repository(paths):
-        naming = _naming_texts(candidates, paths)
-        texts = [text for kind_texts in naming.values() for text in kind_texts]
+        naming = _naming_texts(candidates, paths, docs=not application)
+        texts = [text for kind, kind_texts in naming.items() if kind != "doc" for text in kind_texts]
         with_findings = sorted({r.path for found in per_target for r in found if r.kind == "python" and r.findings})
         if with_findings:
             # every file's text facts are asked below: computed in the scan's processes first
@@ -327,7 +338,9 @@ def scan_paths_targets(
             shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()), texts)}
         # (a library scanned whole: what no `__init__.py` or `__all__` exports and nothing in it uses)
         library = not application
-        shared.unused = unused_definitions(shared.sources, with_findings, shared.unreached, texts, library=library)
+        shared.unused = unused_definitions(
+            shared.sources, with_findings, shared.unreached, [*texts, *naming.get("doc", ())], library=library
+        )
         # `def load(path, device="cuda")` that every call gives a device: the default never runs (in a
         # library, only for a name its packages do not export)
         overridden = overridden_defaults(

@@ -14,6 +14,7 @@ from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
 from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, LOADS_CONFIG, LOADS_NAMED, MAIN, RUNS, SYS_PATH, loading_facts
 from portcheck.reach import (
+    HELD_UNUSED_NOTE,
     SWITCHED_OFF_NOTE,
     UNREACHED_NOTE,
     UNUSED_NOTE,
@@ -357,7 +358,9 @@ def test_a_module_named_like_a_test_that_the_product_imports_and_re_exports_has_
     }
     found = _scan(tmp_path, files)
     inside = found[("det/trainer/parallel_test.py", 5, "DIST002")]
-    assert inside.severity.value == "info" and inside.note == UNUSED_NOTE.format(name="worker_func"), inside
+    # (only the unused `parallel_test` calls it: the note names that)
+    held = HELD_UNUSED_NOTE.format(name="worker_func", users="`parallel_test`")
+    assert inside.severity.value == "info" and inside.note == held, inside
     # called by the product: used
     files["tools/train.py"] = "from det.trainer import load, parallel_test\n\nparallel_test(load([0]))\n"
     found = _scan(tmp_path / "used", files)
@@ -926,8 +929,8 @@ def test_below_is_one_level_under_the_package_a_prefix_names():
 
 def test_in_a_library_scanned_whole_what_nothing_uses_or_exports_is_info(tmp_path: Path):
     """Vchitect/Optix (a `setup.py` at its top): `optix/utils.py`'s `Timer`, which nothing imports, calls or
-    exports, is unused code; a name an `__init__.py` or the module's `__all__` exports, or that a test calls,
-    is the library's users' to call."""
+    exports, is unused code; a name an `__init__.py` or the module's `__all__` exports, that a test calls or
+    its documentation names, is the library's users' to call."""
     library = {**UNUSED_APP, "setup.py": "from setuptools import setup\nsetup()\n"}
     found = _scan(tmp_path / "bare", library)
     unused = found[("pkg/model.py", 10, "DEV002")]
@@ -936,14 +939,17 @@ def test_in_a_library_scanned_whole_what_nothing_uses_or_exports_is_info(tmp_pat
         "pkg/__init__.py": "from .model import normalize_kp\n",
         "pkg/model.py": "__all__ = ['normalize_kp', 'run']\n" + UNUSED_APP["pkg/model.py"],
         "tests/test_model.py": "from pkg.model import normalize_kp\n\n\ndef test_kp():\n    normalize_kp(1)\n",
+        # (its documentation names what users import: SAM2-Plus's README and `build_sam2_plus`)
+        "README.md": "```python\nfrom pkg.model import normalize_kp\n```\n",
     }
     for name, text in exports.items():
         found = _scan(tmp_path / name.replace("/", "_"), {**library, name: text})
         line = 11 if name == "pkg/model.py" else 10
         assert found[("pkg/model.py", line, "DEV002")].severity.value != "info", (name, sorted(found))
-    # an application's tests are test support: what only they call is info
-    found = _scan(tmp_path / "app", {**UNUSED_APP, "tests/test_model.py": exports["tests/test_model.py"]})
-    assert found[("pkg/model.py", 10, "DEV002")].severity.value == "info"
+    # an application's tests are test support: what only they call is info; its README names nothing
+    for name in ("tests/test_model.py", "README.md"):
+        found = _scan(tmp_path / f"app-{name.replace('/', '_')}", {**UNUSED_APP, name: exports[name]})
+        assert found[("pkg/model.py", 10, "DEV002")].severity.value == "info", name
 
 
 def test_an_import_only_unused_code_uses_goes_with_it(tmp_path: Path):

@@ -1792,8 +1792,10 @@ def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
     or the arguments of one among the other's (Deformable DETR's `MSDeformAttnFunction.apply(value, shapes,
     level_start_index, locations, weights, im2col_step)` or `ms_deform_attn_core_pytorch(value, shapes,
     locations, weights)`). (`x.cuda() if ... else x.cpu()` moves a value: not this.)"""
+    calls = _peeled(calls)
     first, second = (
-        {ast.dump(a) for a in c.args} | {f"{k.arg}={ast.dump(k.value)}" for k in c.keywords} for c in calls
+        {ast.dump(_plain(a)) for a in c.args} | {f"{k.arg}={ast.dump(_plain(k.value))}" for k in c.keywords}
+        for c in calls
     )
     if first != second and not ((first <= second or second <= first) and first & second):
         return False
@@ -1804,6 +1806,34 @@ def _calls_one_of_two(calls: List[ast.Call], imports: ImportTable) -> bool:
         and not any(name in _MOVING_CALLEES for name in names)
         and not any((imports.resolve(c.func) or "").startswith("torch.") for c in calls)
     )
+
+
+def _peeled(calls: List[ast.Call]) -> List[ast.Call]:
+    """The two calls without a conversion both sides apply alike (`kernel(x, n).to(torch.int64)` and
+    `reference(x, n).to(torch.int64)`, CamLiFlow's furthest point sampling): the calls that choose."""
+    while all(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Call) for c in calls):
+        first, second = (cast(ast.Attribute, c.func) for c in calls)
+        if first.attr != second.attr or [ast.dump(a) for a in calls[0].args] != [ast.dump(a) for a in calls[1].args]:
+            break
+        calls = [cast(ast.Call, first.value), cast(ast.Call, second.value)]
+    return calls
+
+
+# Methods that hand an argument over in another layout or dtype, the same value (`xyz.contiguous()`).
+_LAYOUT_METHODS = frozenset({"contiguous", "float", "int", "long", "detach", "clone"})
+
+
+def _plain(arg: ast.expr) -> ast.expr:
+    """`xyz.contiguous()` -> `xyz`: an argument without a layout or dtype conversion."""
+    while (
+        isinstance(arg, ast.Call)
+        and not arg.args
+        and not arg.keywords
+        and isinstance(arg.func, ast.Attribute)
+        and arg.func.attr in _LAYOUT_METHODS
+    ):
+        arg = arg.func.value
+    return arg
 
 
 def _replicates_or_runs(calls: List[ast.Call]) -> bool:
