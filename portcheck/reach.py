@@ -425,8 +425,15 @@ def unused_definitions(
             continue
         lone = decoded[path]
         if lone and library:
-            exported = exported_names(sources.text(path))
-            lone = [span for span in lone if span[2] not in exported]
+            # (and no method: a library's users call the methods of the classes it hands them)
+            text = sources.text(path)
+            exported = exported_names(text)
+            starts = text.splitlines()
+            lone = [
+                span
+                for span in lone
+                if span[2] not in exported and not starts[span[0] - 1].startswith((" ", "\t"))
+            ]
         if lone:
             candidates[path] = lone
     if not candidates:

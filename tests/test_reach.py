@@ -233,6 +233,14 @@ def test_per_file_facts():
     helper = "from runpy import run_path\n\n\ndef check(cmd):\n    args = cmd.split()\n    run_path(args[0])\n"
     for text in (ldm, mmcv, wetectron, helper):
         assert _loading(text) == {LOADS_NAMED}, text
+    # a name built below a package from the caller's (snap-research/CAT's `find_distiller_using_name`): a module
+    # one level below it too
+    cat = (
+        "import importlib\n\n\ndef find(distiller_name):\n"
+        "    distiller_filename = 'distillers.' + distiller_name + '_distiller'\n"
+        "    return importlib.import_module(distiller_filename)\n"
+    )
+    assert _loading(cat) == {LOADS_NAMED, "loads:distillers."}
     assert LOADS_ANY in loading_facts("from runpy import run_path\nrun_path(sys.argv[1])\n")
     # not one the function makes (`build_name` above), nor one of a module that lists files (plugins)
     made = "import importlib\n\n\ndef load(x):\n    name = make()\n    importlib.import_module(name)\n"
@@ -701,7 +709,7 @@ def test_a_class_a_config_file_names_is_used_and_so_is_what_it_builds(tmp_path: 
         "code/utils/__init__.py": "",
         "code/utils/general.py": "def get_class(kls):\n    return __import__(kls)\n",
         "code/model/__init__.py": "",
-        "code/model/ray_tracing.py": "class RayTracing:\n    def trace(self, x):\n        return x.cuda()\n",
+        "code/model/ray_tracing.py": "class RayTracing:\n    def __call__(self, x):\n        return x.cuda()\n",
         "code/model/renderer.py": (
             "from model.ray_tracing import RayTracing\n\n\nclass IDRNetwork:\n    def __init__(self):\n"
             "        self.ray_tracer = RayTracing()\n"
@@ -977,3 +985,32 @@ def test_an_import_only_unused_code_uses_goes_with_it(tmp_path: Path):
     files["wan/image2video.py"] = model.format(name="WanI2V") + "\n\nprint(amp.autocast)\n"
     found = _scan(tmp_path / "kept", files)
     assert found[("wan/image2video.py", 2, "AMP001")].severity.value != "info"
+
+
+def test_a_method_nothing_calls_of_a_class_that_derives_from_nothing_is_unused(tmp_path: Path):
+    """snap-research/T2Bs's `GaussianModel` (no base class): `load_ply` and `densify_and_prune` are called
+    nowhere, and `densify_and_clone` only by `densify_and_prune`; `training_setup`, which the script calls, and
+    a method of a class with a base (a framework may call it) keep their findings."""
+    model = (
+        "import torch\n\n\nclass GaussianModel:\n"
+        "    def training_setup(self):\n        self.x = torch.zeros(1, device='cuda')\n\n"
+        "    def load_ply(self, path):\n        self.x = torch.zeros(1, device='cuda')\n\n"
+        "    def densify_and_clone(self):\n        self.x = torch.zeros(1, device='cuda')\n\n"
+        "    def densify_and_prune(self):\n        self.densify_and_clone()\n\n\n"
+        "class Hooked(torch.nn.Module):\n    def on_step(self):\n        return torch.zeros(1, device='cuda')\n"
+    )
+    files = {
+        "train.py": (
+            "from scene.gaussian_model import GaussianModel, Hooked\n\nGaussianModel().training_setup()\nHooked()\n"
+        ),
+        "scene/__init__.py": "",
+        "scene/gaussian_model.py": model,
+    }
+    found = _severities(_scan(tmp_path, files), "scene/gaussian_model.py")
+    assert found == {
+        (6, "DEV003"): "minor", (9, "DEV003"): "info", (12, "DEV003"): "info", (20, "DEV003"): "minor"
+    }, found
+    # in a library, its users call the methods of the classes it hands them
+    library = {**files, "setup.py": "from setuptools import setup\nsetup()\n"}
+    found = _severities(_scan(tmp_path / "lib", library), "scene/gaussian_model.py")
+    assert set(found.values()) == {"minor"}, found

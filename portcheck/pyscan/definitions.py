@@ -16,7 +16,7 @@ import ast
 import bisect
 import keyword
 import re
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, without_comments
 
@@ -69,8 +69,9 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     if looks_up_by_computed_name(text):
         return frozenset(switched)
     definitions = [d for d in top_level_definitions(lines) if not d[2].startswith("test")]
+    methods = base_less_methods(lines, definitions)
     definitions += top_level_constants(lines)
-    names = {name for _, _, name in definitions}
+    names = {name for _, _, name in definitions} | {name for _, _, name in methods}
     code_lines = without_comments(text).splitlines()  # a comment spells nothing
     spelt: Dict[str, List[int]] = {}  # name -> the lines that spell it (in code or a string, not a comment)
     for number, line in enumerate(code_lines, 1):
@@ -109,7 +110,40 @@ def lone_definitions(text: str) -> FrozenSet[str]:
             out.add(f"{first}:{last}:{name}")
         elif None not in holders:
             out.add(f"{first}:{last}:{name}:{','.join(sorted(h for h in holders if h))}")
+    out.update(_lone_methods(methods, spelt, exported, lines))
     return frozenset(out | switched)
+
+
+def _lone_methods(
+    methods: Sequence[Tuple[int, int, str]],
+    spelt: Mapping[str, Sequence[int]],
+    exported: Set[int],
+    lines: Sequence[str],
+) -> Set[str]:
+    """Of a module's base-less classes' `methods`, those whose name no line outside them spells, or only lines
+    inside other such methods (held by those, as a definition by another): `first:last:name[:holders]`. A
+    name spelt twice as a method (two classes' `load`) is no one method's: left out."""
+    counts: Dict[str, int] = {}
+    for _, _, name in methods:
+        counts[name] = counts.get(name, 0) + 1
+    spans = sorted((first, last, name) for first, last, name in methods)
+    starts = [first for first, _, _ in spans]
+
+    def within(number: int) -> Optional[str]:
+        at = bisect.bisect_right(starts, number) - 1
+        return spans[at][2] if at >= 0 and spans[at][0] <= number <= spans[at][1] else None
+
+    out: Set[str] = set()
+    for first, last, name in methods:
+        if counts[name] > 1:
+            continue
+        outside = [n for n in spelt.get(name, ()) if not first <= n <= last and n not in exported]
+        holders = {None if _quoted(lines[n - 1], name) else within(n) for n in outside}
+        if not holders:
+            out.add(f"{first}:{last}:{name}")
+        elif None not in holders:
+            out.add(f"{first}:{last}:{name}:{','.join(sorted(h for h in holders if h))}")
+    return out
 
 
 def _quoted(line: str, name: str) -> bool:
@@ -427,6 +461,55 @@ def top_level_definitions(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
     return out
 
 
+def base_less_methods(
+    lines: Sequence[str], definitions: Iterable[Tuple[int, int, str]]
+) -> List[Tuple[int, int, str]]:
+    """The methods of the module-level classes among `definitions` that derive from nothing (`class
+    GaussianModel:`, `(object)`): what calls them is the project's own code, by name, never a framework's base
+    class. Each as (first line, last line, name), from its first decorator; none with a decorator but those
+    that only wrap it (`@staticmethod`, `@torch.no_grad()`), none named like a protocol a library calls by
+    duck typing (`__call__`, `state_dict`, `fit`), none named `test*`."""
+    out: List[Tuple[int, int, str]] = []
+    for first, last, _ in definitions:
+        header = next((n for n in range(first, last + 1) if _CLASS.match(lines[n - 1])), None)
+        if header is None or not _BASE_LESS.match(lines[header - 1]):
+            continue
+        body = next((n for n in range(header + 1, last + 1) if _code(lines[n - 1])), None)
+        if body is None:
+            continue
+        indent = _indent(lines[body - 1])
+        for number in range(body, last + 1):
+            line = lines[number - 1]
+            found = _METHOD.match(line)
+            if not found or _indent(line) != indent:
+                continue
+            name = found.group(1)
+            if name.startswith(("__", "test")) or name in _PROTOCOL_METHODS:
+                continue
+            start = number
+            while start > header + 1 and lines[start - 2].strip().startswith("@"):
+                start -= 1
+                if not _METHOD_WRAPPING.match(lines[start - 1].strip()):
+                    break
+            else:
+                out.append((start, _last_code_line(lines, _block_end(lines, number, indent)), name))
+    return out
+
+
+_CLASS = re.compile(r"class[ \t]+[A-Za-z_]\w*")
+_BASE_LESS = re.compile(r"class[ \t]+[A-Za-z_]\w*[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:")
+_METHOD = re.compile(r"[ \t]+(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
+# Methods a library calls on an object it is handed, whatever its class (duck typing): never unused for want of a
+# caller in the project.
+_PROTOCOL_METHODS = frozenset(
+    {
+        "forward", "state_dict", "load_state_dict", "step", "zero_grad", "fit", "predict", "transform",
+        "fit_transform", "score", "update", "reset", "close", "run", "start", "stop", "write", "read", "flush",
+        "get", "keys", "items", "values", "emit", "format", "filter", "setup", "teardown",
+    }
+)
+
+
 def top_level_constants(lines: Sequence[str]) -> List[Tuple[int, int, str]]:
     """The module-level one-line constants and aliases of `lines` (`DEVICE = "cuda:0"`, `mult =
     TriangularToeplitzMult.apply`), each as (line, line, name): a name bound once so (a name set twice is a
@@ -459,6 +542,7 @@ _WRAPPING = re.compile(
     r"|@(?:functools\.)?(?:lru_cache|cache|wraps)\b|@(?:numba\.)?n?jit\b|@(?:contextlib\.)?contextmanager\b"
     r"|@triton\.(?:jit|autotune|heuristics)\b"
 )
+_METHOD_WRAPPING = re.compile(r"@(?:staticmethod|classmethod|property)\b|" + _WRAPPING.pattern)
 
 
 def _wrapped_from(lines: Sequence[str], number: int) -> int:

@@ -163,6 +163,11 @@ def loading_facts(text: str) -> FrozenSet[str]:
                 # 1)`), mmcv's `import_modules_from_strings(imports)`: what the caller names, a config's
                 # `target:` or a string, as a loader given names
                 out.add(LOADS_NAMED)
+                # and a name built below a package from what the caller gives (snap-research/CAT's
+                # `distiller_filename = "distillers." + distiller_name + "_distiller"`): a module there
+                prefix = _bound_prefix(text, found.start(), argument)
+                if prefix:
+                    out.add(LOADS + prefix)
             else:
                 out.add(LOADS_ANY)  # `import_module(name)`: any module (a name typed on a command line too)
     text = facts_text
@@ -210,6 +215,18 @@ def _given_by_caller(text: str, at: int, argument: str) -> bool:
             return True
         return False
     return False
+
+
+def _bound_prefix(text: str, at: int, argument: str) -> str:
+    """The literal dotted prefix of the string `argument` (a name) was last bound to before offset `at`:
+    `distiller_filename = "distillers." + distiller_name + "_distiller"` -> `distillers.`; "" for none."""
+    if not argument.isidentifier():
+        return ""
+    bindings = re.findall(_PREFIX_BINDING.format(name=argument), text[:at], re.MULTILINE)
+    return bindings[-1] if bindings else ""
+
+
+_PREFIX_BINDING = r"^[ \t]*{name}[ \t]*=[ \t]*[rfRF]?[\"']((?:[A-Za-z_]\w*\.)+)"
 
 
 # A line that binds `name` (among others): `module, cls = string.rsplit(".", 1)`, `for imp in imports:`; group 1
