@@ -443,8 +443,11 @@ def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
 
 
 _PP_IF = re.compile(r"^\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)$")
-# `WITH_CUDA`, `USE_CUDA` and the project-prefixed spellings (`MMCV_WITH_CUDA`), `__CUDACC__`, `__NVCC__`
-_CUDA_MACRO = re.compile(r"\b(?:\w*_)?(?:WITH_CUDA|USE_CUDA)\b|\b(?:__CUDACC__|__NVCC__|GOOGLE_CUDA)\b")
+# `WITH_CUDA`, `USE_CUDA`, `HAVE_CUDA` (byteps) and the project-prefixed spellings (`MMCV_WITH_CUDA`),
+# `__CUDACC__`, `__CUDACC_RTC__` (CUTLASS's `cuda/std` headers under NVRTC, `<cstdint>` elsewhere), `__NVCC__`
+_CUDA_MACRO = re.compile(
+    r"\b(?:\w*_)?(?:WITH_CUDA|USE_CUDA|HAVE_CUDA|ENABLE_CUDA)\b|\b(?:__CUDACC__|__CUDACC_RTC__|__NVCC__|GOOGLE_CUDA)\b"
+)
 
 
 def cuda_conditional_lines(lines: Sequence[str]) -> Set[int]:
