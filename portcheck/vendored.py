@@ -9,7 +9,8 @@ scan of the folder itself lists them: the scanned root is never a copy). An impo
 project's own code is a package dependency like any other, not an import of the project's own module.
 
 A folder counts when it is below the scanned root, holds packaging metadata (`setup.py`,
-`pyproject.toml`) and a licence file, is not inside one of the project's Python packages (flash-attn's
+`pyproject.toml`, or a C++ project's `CMakeLists.txt`: FasterTransformer in ABQ-LLM) and a licence file,
+is not inside one of the project's Python packages (flash-attn's
 `flash_attn/cute/` is the library's own subpackage), and the scan has Python code outside every such
 folder (in a monorepo of such folders, each is the product). A folder kept in a `third_party/` (or
 `3rdparty/`, `vendor/`) folder says so by its place: packaging or a licence is enough, inside a package
@@ -31,7 +32,9 @@ import posixpath
 import re
 from typing import Dict, Iterable, Sequence, Tuple
 
-_PACKAGING = ("setup.py", "pyproject.toml")
+# (a C++ project's `CMakeLists.txt` too: NVIDIA's FasterTransformer copied into bytedance/ABQ-LLM, with its
+# own licence beside it; a project's own extension folder holds no licence of its own)
+_PACKAGING = ("setup.py", "pyproject.toml", "CMakeLists.txt")
 # folders that hold other projects by name
 _THIRD_PARTY = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "_vendor", "vendored"}

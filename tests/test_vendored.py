@@ -225,3 +225,22 @@ def test_a_folder_named_for_a_release_of_a_named_project_is_a_copy(tmp_path: Pat
     assert found[("csrc/kilonerf_cuda/integrate.cu", 1, "KRN002")].severity.value != "info", sorted(found)
     # a release-named folder without a licence is the project's own
     assert found[("data/split-1.2/run.py", 3, "DEV002")].severity.value != "info", sorted(found)
+
+
+def test_a_cpp_project_with_its_own_cmake_build_and_licence_is_a_copy(tmp_path: Path):
+    """bytedance/ABQ-LLM's `fastertransformer/`: NVIDIA's FasterTransformer, its `CMakeLists.txt` and `LICENSE`
+    beside its kernels; the project's own extension, with a `CMakeLists.txt` and no licence, is the project."""
+    files = {
+        "train.py": "import torch\n\n\ndef main(x):\n    return x.cuda()\n",
+        "fastertransformer/LICENSE": "Apache-2.0\n",
+        "fastertransformer/CMakeLists.txt": "project(FasterTransformer LANGUAGES CXX CUDA)\n",
+        "fastertransformer/src/kernels/gemm.cu": "#include <cuda_runtime.h>\n__global__ void g() {}\n",
+        "fastertransformer/src/utils/allocator.h": "#pragma once\n#include <cuda_runtime.h>\n",
+        "csrc/CMakeLists.txt": "project(abq LANGUAGES CXX CUDA)\n",
+        "csrc/abq_gemm.cu": "#include <cuda_runtime.h>\n__global__ void k() {}\n",
+    }
+    found = _scan(tmp_path, files)
+    copied = [f for key, f in found.items() if key[0].startswith("fastertransformer/")]
+    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    assert "`fastertransformer/` is a copy of another project" in copied[0].note, copied[0].note
+    assert found[("csrc/abq_gemm.cu", 1, "KRN002")].severity.value != "info", sorted(found)
