@@ -472,3 +472,19 @@ def test_membership_in_nccl_alone_asks_for_cuda(members, guarded):
     # mobile-vision's `if backend.lower() in ["nccl"]: torch.cuda.set_device(...)`
     test = ast.parse(f"backend.lower() in {members}", mode="eval").body
     assert is_cuda_check(test, ImportTable.from_module(ast.parse(""))) is guarded
+
+
+def test_an_is_cuda_available_flag_guards_what_it_switches_on(tmp_path):
+    # snap-research/EfficientFormer's `tools/deploy_test.py` (mmseg's ONNX Runtime segmentor): the flag named for
+    # CUDA's availability picks the CUDA provider and the `.cuda()` move, the CPU sides beside them
+    text = (
+        "import onnxruntime as ort\nimport torch\n\n\nclass Segmentor:\n    def __init__(self, device_id):\n"
+        "        providers = ['CPUExecutionProvider']\n        is_cuda_available = ort.get_device() == 'GPU'\n"
+        "        if is_cuda_available:\n            providers.insert(0, 'CUDAExecutionProvider')\n"
+        "        self.is_cuda_available = is_cuda_available\n        self.device_id = device_id\n\n"
+        "    def simple_test(self, img):\n        if not self.is_cuda_available:\n"
+        "            img = img.detach().cpu()\n"
+        "        elif self.device_id >= 0:\n            img = img.cuda(self.device_id)\n        return img\n"
+    )
+    notes = _notes(tmp_path, text)
+    assert "CUDA check" in notes[(10, "PKG010")] and "CUDA check" in notes[(18, "DEV002")], notes

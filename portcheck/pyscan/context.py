@@ -70,7 +70,7 @@ _SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skip", "skipif", "xfail"})
 # not one: `args.gpu` is a device index (`if args.gpu is not None: model.cuda(args.gpu)`, else `model.cuda()`).
 _CUDA_FLAG = re.compile(
     r"^(?:(?:use|no|has|is|on|with|run_on|using)_?)?cuda$|^(?:use|no|has|is|on|with|run_on|using)_?gpu$"
-    r"|^(?:cuda|gpu)_?(?:available|enabled)$",
+    r"|^(?:is_)?(?:cuda|gpu)_?(?:available|enabled)$",
     re.IGNORECASE,
 )
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
