@@ -428,11 +428,11 @@ def unused_definitions(
             # (and no method: a library's users call the methods of the classes it hands them)
             text = sources.text(path)
             exported = exported_names(text)
-            starts = text.splitlines()
+            lines = text.splitlines()
             lone = [
                 span
                 for span in lone
-                if span[2] not in exported and not starts[span[0] - 1].startswith((" ", "\t"))
+                if span[2] not in exported and not lines[span[0] - 1].startswith((" ", "\t"))
             ]
         if lone:
             candidates[path] = lone
@@ -513,13 +513,13 @@ def unused_definitions(
     for path, spans in candidates.items():
         if path not in wanted:
             continue
+        named = [(a, b, n, holders) for a, b, n, holders in spans if (path, n) in unused]
         found = [
             (a, b, _unused_note(path, n, holders, spellers.get(n, ()), tests, held, unused_note))
-            for a, b, n, holders in spans
-            if (path, n) in unused
+            for a, b, n, holders in named
         ]
         if found:
-            out[path] = found + _imports_only_they_use(sources.text(path), found)
+            out[path] = found + _imports_only_they_use(sources.text(path), [(a, b, n) for a, b, n, _ in named])
     return out
 
 
@@ -544,7 +544,8 @@ def _unused_note(
 
 
 def _imports_only_they_use(text: str, spans: Sequence[Tuple[int, int, str]]) -> List[Tuple[int, int, str]]:
-    """The import statements of PyTorch's own modules in `text`, outside the unused definitions `spans`, whose
+    """The import statements of PyTorch's own modules in `text`, outside the unused definitions `spans` (first
+    line, last line, name), whose
     every bound name the module spells only inside them (CineTrans's `import torch.cuda.amp as amp`, used only in
     the unused `WanI2V`), each as a span with the note for its findings. Not an import of another package or
     module (`import triton`, `from .correlation import Correlation`): importing the module runs it."""
@@ -552,13 +553,13 @@ def _imports_only_they_use(text: str, spans: Sequence[Tuple[int, int, str]]) -> 
     if not statements:
         return []
     starts = sorted((first, last) for first, last, _ in spans)
+    names_of = {first: name for first, _, name in spans}
 
     def inside(number: int) -> Optional[Tuple[int, int]]:
         at = bisect.bisect_right(starts, (number, float("inf"))) - 1
         return starts[at] if at >= 0 and starts[at][0] <= number <= starts[at][1] else None
 
     lines_of = text.splitlines()
-    names_of = {first: _name_of(lines_of, first, last) for first, last in starts}
     import_lines = {n for first, last, _ in statements for n in range(first, last + 1)}
     spelt: Dict[str, List[int]] = {}
     bound = {name for _, _, names in statements for name in names}
@@ -583,19 +584,6 @@ def _imports_only_they_use(text: str, spans: Sequence[Tuple[int, int, str]]) -> 
             described = ", ".join(f"`{names_of[h[0]]}`" for h in sorted(holders))
             out.append((first, last, UNUSED_IMPORT_NOTE.format(names="`, `".join(sorted(names)), holders=described)))
     return out
-
-
-def _name_of(lines: Sequence[str], first: int, last: int) -> str:
-    """The name the definition on lines `first`..`last` defines (`class WanI2V:` below its decorators -> `WanI2V`;
-    `knn = KNN.apply` -> `knn`)."""
-    for line in lines[first - 1 : last]:
-        found = _DEFINED.match(line)
-        if found:
-            return found.group(1) or found.group(2)
-    return "?"
-
-
-_DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)|(\w+)\s*(?::[^=]*)?=")
 
 
 _LOOKUP_WORDS = frozenset({"globals", "locals", "vars", "eval", "exec", "modules"})
@@ -729,7 +717,10 @@ def _below(prefix: str, module: str) -> bool:
     names, wherever that package sits. Not one further down: mmcv's `import_module('mmcv.' + name)` loads
     its compiled `mmcv._ext`, not every op module of a vendored `annotator/uniformer/mmcv` (those load as their
     package's `__init__.py` imports them)."""
-    package, _, start = prefix.strip(".").rpartition(".") if not prefix.endswith(".") else (prefix.strip("."), "", "")
+    if prefix.endswith("."):  # `mmcv.`: any module of the package
+        package, start = prefix.strip("."), ""
+    else:  # `models.arch_`: a module of `models` whose name starts `arch_`
+        package, _, start = prefix.strip(".").rpartition(".")
     above, _, last = module.rpartition(".")
     return bool(package) and ("." + above).endswith("." + package) and last.startswith(start)
 

@@ -32,6 +32,13 @@ def _scan(root: Path, files: Dict[str, str]):
     return scan_tree(root, files)
 
 
+def _standing_for(found, folder: str):
+    """The one finding of the copy below `folder`, at info, standing for all of them."""
+    copied = [f for key, f in found.items() if key[0].startswith(folder)]
+    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    return copied[0]
+
+
 def test_one_info_finding_stands_for_a_copied_project_and_importing_it_is_a_dependency(tmp_path: Path):
     found = _scan(tmp_path, JUKEBOX)
     copied = {key: f for key, f in found.items() if key[0].startswith("apex/")}
@@ -141,8 +148,7 @@ CONTROLNET = {
 
 def test_a_versioned_library_below_a_licensed_folder_is_a_copy_but_the_glue_beside_it_is_not(tmp_path: Path):
     found = _scan(tmp_path, CONTROLNET)
-    copied = [f for key, f in found.items() if key[0].startswith("annotator/uniformer/mmcv/")]
-    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    _standing_for(found, "annotator/uniformer/mmcv/")
     # the project's own glue in the licensed folder, and its own code, keep their findings
     assert ("annotator/uniformer/__init__.py", 3, "DEV002") in found, sorted(found)
     assert ("gradio_seg.py", 3, "DEV002") in found, sorted(found)
@@ -199,9 +205,8 @@ def test_a_release_folder_with_its_own_licence_is_a_copy(tmp_path: Path):
         "models/v1.5/run.py": "import torch\n\nx = torch.zeros(1).cuda()\n",
     }
     found = _scan(tmp_path, files)
-    copied = [f for key, f in found.items() if key[0].startswith("csrc/fftconv/mathdx/")]
-    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
-    assert "csrc/fftconv/mathdx/22.02/" in copied[0].note, copied[0].note
+    stand = _standing_for(found, "csrc/fftconv/mathdx/")
+    assert "csrc/fftconv/mathdx/22.02/" in stand.note, stand.note
     # the project's own kernel keeps its finding; a release-named folder without a licence is the project's
     assert found[("csrc/fftconv/fftconv_cuda.cu", 1, "KRN002")].severity.value != "info", sorted(found)
     assert found[("models/v1.5/run.py", 3, "DEV002")].severity.value != "info", sorted(found)
@@ -220,8 +225,7 @@ def test_a_folder_named_for_a_release_of_a_named_project_is_a_copy(tmp_path: Pat
         "data/split-1.2/run.py": "import torch\n\nx = torch.zeros(1).cuda()\n",
     }
     found = _scan(tmp_path, files)
-    copied = [f for key, f in found.items() if key[0].startswith("csrc/kilonerf_cuda/cub-1.8.0/")]
-    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
+    _standing_for(found, "csrc/kilonerf_cuda/cub-1.8.0/")
     assert found[("csrc/kilonerf_cuda/integrate.cu", 1, "KRN002")].severity.value != "info", sorted(found)
     # a release-named folder without a licence is the project's own
     assert found[("data/split-1.2/run.py", 3, "DEV002")].severity.value != "info", sorted(found)
@@ -240,7 +244,6 @@ def test_a_cpp_project_with_its_own_cmake_build_and_licence_is_a_copy(tmp_path: 
         "csrc/abq_gemm.cu": "#include <cuda_runtime.h>\n__global__ void k() {}\n",
     }
     found = _scan(tmp_path, files)
-    copied = [f for key, f in found.items() if key[0].startswith("fastertransformer/")]
-    assert len(copied) == 1 and copied[0].severity.value == "info", sorted(found)
-    assert "`fastertransformer/` is a copy of another project" in copied[0].note, copied[0].note
+    stand = _standing_for(found, "fastertransformer/")
+    assert "`fastertransformer/` is a copy of another project" in stand.note, stand.note
     assert found[("csrc/abq_gemm.cu", 1, "KRN002")].severity.value != "info", sorted(found)

@@ -2815,10 +2815,23 @@ def _moving_threshold(test: ast.AST, loop: Optional[ast.AST]) -> bool:
     op, left, right = test.ops[0], test.left, test.comparators[0]
     threshold = right if isinstance(op, (ast.Gt, ast.GtE)) else left if isinstance(op, (ast.Lt, ast.LtE)) else None
     key = dotted(threshold) if threshold is not None else None
-    return key is not None and any(
-        isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and dotted(node.target) == key
-        for node in walk(loop)
-    )
+    return key is not None and key in _moved_on(loop)
+
+
+def _moved_on(loop: ast.AST) -> FrozenSet[str]:
+    """The names the loop adds to (`log_step += log_interval`, `self.next_log += k`), once per loop (memo on the
+    node: every `if` of the loop asks)."""
+    cached = getattr(loop, "_portcheck_moved_on", None)
+    if cached is None:
+        cached = frozenset(
+            key
+            for node in walk(loop)
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
+            for key in [dotted(node.target)]
+            if key is not None
+        )
+        loop._portcheck_moved_on = cached  # type: ignore[attr-defined]
+    return cached
 
 
 # Sequences that sample a range (`np.linspace(0, iterations, 10, dtype=int)`, `range(0, n, k)`): a few of its steps.

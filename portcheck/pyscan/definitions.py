@@ -16,7 +16,7 @@ import ast
 import bisect
 import keyword
 import re
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, without_comments
 
@@ -99,46 +99,39 @@ def lone_definitions(text: str) -> FrozenSet[str]:
     out = _held_imports(text, code_lines, lambda number: switches.of(number) or function_holder(number))
     # the module's `__all__` lists what `import *` brings in: no use (videocomposer's `detect_duplicates`)
     exported = _export_lines(lines)
+    out |= _lone(definitions, spelt, exported, lines, lambda number: switches.of(number) or holder(number))
+    # a base-less class's methods, held only by each other; a name spelt twice as a method (two classes' `load`)
+    # is no one method's
+    counts: Dict[str, int] = {}
+    for _, _, name in methods:
+        counts[name] = counts.get(name, 0) + 1
+    method_spans = sorted(methods)
+    method_starts = [first for first, _, _ in method_spans]
+
+    def method_holder(number: int) -> Optional[str]:
+        at = bisect.bisect_right(method_starts, number) - 1
+        span = method_spans[at] if at >= 0 else None
+        return span[2] if span is not None and span[0] <= number <= span[1] else None
+
+    out |= _lone([m for m in methods if counts[m[2]] == 1], spelt, exported, lines, method_holder)
+    return frozenset(out | switched)
+
+
+def _lone(
+    definitions: Iterable[Tuple[int, int, str]],
+    spelt: Mapping[str, Sequence[int]],
+    exported: Set[int],
+    lines: Sequence[str],
+    holder: Callable[[int], Optional[str]],
+) -> Set[str]:
+    """Of `definitions`, those whose name no line outside them spells (`__all__` aside), as `first:last:name`, and
+    those that only lines `holder` gives a holder for spell, as `first:last:name:holders`."""
+    out: Set[str] = set()
     for first, last, name in definitions:
         outside = [number for number in spelt.get(name, ()) if not first <= number <= last and number not in exported]
         # the name as a string of its own (`return 'MVPAgent'` in a CARLA agent's `get_entry_point()`, a
         # registry's key): something may look it up by that string, whatever definition holds it
-        holders = {
-            None if _quoted(lines[number - 1], name) else (switches.of(number) or holder(number)) for number in outside
-        }
-        if not holders:
-            out.add(f"{first}:{last}:{name}")
-        elif None not in holders:
-            out.add(f"{first}:{last}:{name}:{','.join(sorted(h for h in holders if h))}")
-    out.update(_lone_methods(methods, spelt, exported, lines))
-    return frozenset(out | switched)
-
-
-def _lone_methods(
-    methods: Sequence[Tuple[int, int, str]],
-    spelt: Mapping[str, Sequence[int]],
-    exported: Set[int],
-    lines: Sequence[str],
-) -> Set[str]:
-    """Of a module's base-less classes' `methods`, those whose name no line outside them spells, or only lines
-    inside other such methods (held by those, as a definition by another): `first:last:name[:holders]`. A
-    name spelt twice as a method (two classes' `load`) is no one method's: left out."""
-    counts: Dict[str, int] = {}
-    for _, _, name in methods:
-        counts[name] = counts.get(name, 0) + 1
-    spans = sorted((first, last, name) for first, last, name in methods)
-    starts = [first for first, _, _ in spans]
-
-    def within(number: int) -> Optional[str]:
-        at = bisect.bisect_right(starts, number) - 1
-        return spans[at][2] if at >= 0 and spans[at][0] <= number <= spans[at][1] else None
-
-    out: Set[str] = set()
-    for first, last, name in methods:
-        if counts[name] > 1:
-            continue
-        outside = [n for n in spelt.get(name, ()) if not first <= n <= last and n not in exported]
-        holders = {None if _quoted(lines[n - 1], name) else within(n) for n in outside}
+        holders = {None if _quoted(lines[number - 1], name) else holder(number) for number in outside}
         if not holders:
             out.add(f"{first}:{last}:{name}")
         elif None not in holders:
@@ -189,12 +182,9 @@ def _held_imports(text: str, code_lines: Sequence[str], holder) -> Set[str]:
     holding it, or None)."""
     import_lines: Set[int] = set()
     imported: Set[str] = set()
-    first, counted = 1, 0  # the line at offset `counted`, counted on from the last statement (once over the text)
-    for found in IMPORT_STATEMENT.finditer(text):
-        first += text.count("\n", counted, found.start())
-        counted = found.start()
-        import_lines.update(range(first, first + found.group().count("\n") + 1))
-        imported.update(w for w in IDENTIFIER.findall(found.group()) if not keyword.iskeyword(w))
+    for first, last, statement in _import_statements(text):
+        import_lines.update(range(first, last + 1))
+        imported.update(w for w in IDENTIFIER.findall(statement) if not keyword.iskeyword(w))
     if not imported:
         return set()
     where: Dict[str, Set[Optional[str]]] = {}
@@ -226,12 +216,9 @@ def import_bindings(text: str) -> List[Tuple[int, int, FrozenSet[str]]]:
     """Each import statement of `text` as (first line, last line, the names it binds): `import torch.cuda.amp as
     amp` binds `amp`, `import torch.nn` binds `torch`, `from x import (a, b as c)` binds `a` and `c`."""
     out: List[Tuple[int, int, FrozenSet[str]]] = []
-    first, counted = 1, 0
-    for found in IMPORT_STATEMENT.finditer(text):
-        first += text.count("\n", counted, found.start())
-        counted = found.start()
+    for first, last, statement in _import_statements(text):
         try:
-            tree = ast.parse(found.group().strip())
+            tree = ast.parse(statement.strip())
         except (SyntaxError, ValueError):
             continue
         bound = {
@@ -242,8 +229,17 @@ def import_bindings(text: str) -> List[Tuple[int, int, FrozenSet[str]]]:
             if alias.name != "*"
         }
         if bound:
-            out.append((first, first + found.group().count("\n"), frozenset(bound)))
+            out.append((first, last, frozenset(bound)))
     return out
+
+
+def _import_statements(text: str) -> Iterator[Tuple[int, int, str]]:
+    """Each import statement of `text` (`IMPORT_STATEMENT`) as (first line, last line, its text)."""
+    first, counted = 1, 0  # the line at offset `counted`, counted on from the last statement (once over the text)
+    for found in IMPORT_STATEMENT.finditer(text):
+        first += text.count("\n", counted, found.start())
+        counted = found.start()
+        yield first, first + found.group().count("\n"), found.group()
 
 
 def exported_names(text: str) -> Set[str]:
