@@ -47,6 +47,7 @@ from portcheck.pyscan.loading import (
     NAMED,
     RUNS,
     SYS_PATH,
+    TESTS,
     TORCH_IMPORT,
     loading_facts,
     without_comments,
@@ -391,7 +392,13 @@ def unused_definitions(
     product_imports = {w for p in all_paths if not is_test_path(p) for w in imported[p]}
 
     def named_test(path: str) -> bool:
-        return is_collected_test(path) and module_name(path)[0].rsplit(".", 1)[-1] not in product_imports
+        # (and holds tests: FSSD_OoD_Detection's `test_maha.py` and `test_fss.py` are the scripts its README
+        # runs, named for what they evaluate)
+        return (
+            is_collected_test(path)
+            and module_name(path)[0].rsplit(".", 1)[-1] not in product_imports
+            and TESTS in sources.loading_facts(path)
+        )
 
     for path in all_paths:
         module, package = module_name(path)

@@ -12,7 +12,17 @@ from portcheck.catalog import load_catalog
 from portcheck.config import Config
 from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
-from portcheck.pyscan.loading import IMPORTS, LOADS_ANY, LOADS_CONFIG, LOADS_NAMED, MAIN, RUNS, SYS_PATH, loading_facts
+from portcheck.pyscan.loading import (
+    IMPORTS,
+    LOADS_ANY,
+    LOADS_CONFIG,
+    LOADS_NAMED,
+    MAIN,
+    RUNS,
+    SYS_PATH,
+    TESTS,
+    loading_facts,
+)
 from portcheck.reach import (
     HELD_UNUSED_NOTE,
     SWITCHED_OFF_NOTE,
@@ -182,6 +192,22 @@ def test_a_warm_scan_gives_what_a_cold_one_does(tmp_path: Path, monkeypatch):
 
 def _loading(text: str):
     return {f for f in loading_facts(text) if not f.startswith(IMPORTS)}
+
+
+@pytest.mark.parametrize(
+    "text,holds",
+    [
+        ("def test_forward():\n    pass\n", True),
+        ("class T(unittest.TestCase):\n    def check(self):\n        pass\n", True),
+        ("import pytest\n", True),
+        ("from torch.testing import assert_close\n", True),
+        ("import argparse\n\ndef main():\n    pass\n\nif __name__ == '__main__':\n    main()\n", False),
+        ("def tester():\n    pass\n", True),  # `test*`, as the runner's default pattern
+        ("# def test_x():\nx = 'import pytest'\n", False),
+    ],
+)
+def test_the_tests_fact(text: str, holds: bool):
+    assert (TESTS in loading_facts(text)) is holds
 
 
 def test_per_file_facts():
@@ -1014,3 +1040,22 @@ def test_a_method_nothing_calls_of_a_class_that_derives_from_nothing_is_unused(t
     library = {**files, "setup.py": "from setuptools import setup\nsetup()\n"}
     found = _severities(_scan(tmp_path / "lib", library), "scene/gaussian_model.py")
     assert set(found.values()) == {"minor"}, found
+
+
+def test_a_script_named_like_a_test_that_holds_no_test_is_a_user(tmp_path: Path):
+    """FSSD_OoD_Detection's `test_maha.py`: the evaluation script its README runs, named for what it evaluates and
+    holding no test, so what it calls is used."""
+    files = {
+        "lib/inference/maha.py": "import torch\n\n\ndef sample_estimator(model):\n    return model.cuda()\n",
+        "test_maha.py": (
+            "import argparse\nfrom lib.inference.maha import sample_estimator\n\n"
+            "parser = argparse.ArgumentParser()\nprint(sample_estimator(parser.parse_args()))\n"
+        ),
+    }
+    found = _scan(tmp_path, files)
+    assert found[("lib/inference/maha.py", 5, "DEV002")].severity.value != "info", sorted(found)
+    # the same file holding a test: only tests use it
+    files["test_maha.py"] += "\n\ndef test_estimator():\n    assert sample_estimator(1)\n"
+    found = _scan(tmp_path / "test", files)
+    ref = found[("lib/inference/maha.py", 5, "DEV002")]
+    assert ref.severity.value == "info" and "only tests use" in ref.note, ref

@@ -129,6 +129,14 @@ def test_the_unit_test_of_a_compiled_cuda_kernel_only_runs_with_cuda(text, cuda_
         ("pkg/apis/test.py", "import torch\n\ndef single_gpu_test(model):\n    model = model.cuda()\n", False),
         ("pkg/zero/test.py", "import torch\n\ndef test1():\n    x = torch.ones(2).cuda()\n", True),
         ("models/ops/test.py", "import torch\n\ndef check_forward_equal():\n    x = torch.ones(2).cuda()\n", True),
+        # TransMVSNet's and KD-MVS's `test.py`: the evaluation script's depth filter checks what it is given
+        (
+            "test.py",
+            "import torch\n\ndef check_geometric_consistency(depth_ref, intrinsics_ref):\n    pass\n\n"
+            "model = Net().cuda()\n",
+            False,
+        ),
+        ("models/ops/test.py", "import torch\n\ndef check_gradient(channels=4):\n    x = torch.ones(2).cuda()\n", True),
         ("tests/test.py", "import torch\n\ndef main():\n    model = Net().cuda()\n", True),
         # CenterTrack's `src/test.py`: `def test(opt):` is the evaluation script's entry point, no test
         ("src/test.py", "import torch\n\ndef test(opt):\n    model = Net().cuda()\n", False),

@@ -10,8 +10,9 @@ runs; the names it uses it spells), and
 `loads:<prefix>` for each literal prefix (`import_module(f"basicsr.archs.{name}")` gives
 `loads:basicsr.archs.`), `imports:<name>` for each dotted name an import statement spells (`from utils
 import torch_utils` gives `imports:utils` and `imports:utils.torch_utils`; a relative one keeps its dots:
-`imports:.ops`), and `sys-path` where the module changes `sys.path` (its absolute imports may then name
-a module below any folder).
+`imports:.ops`), `sys-path` where the module changes `sys.path` (its absolute imports may then name
+a module below any folder), and `tests` where it holds tests (a `test*` function or method, a `TestCase`, an
+import of a test framework): a `test_*.py` without any is a script named for what it evaluates.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ LOADS = "loads:"
 NAMED = "named:"
 IMPORTS = "imports:"
 SYS_PATH = "sys-path"
+TESTS = "tests"
 
 # Calls that load modules by a computed name: with a literal prefix, below it only.
 PREFIXED_LOADERS = frozenset({"import_module", "__import__"})
@@ -179,6 +181,8 @@ def loading_facts(text: str) -> FrozenSet[str]:
         out.add(SYS_PATH)
     if _MAIN_GUARD.search(text):
         out.add(MAIN)
+    if _HOLDS_TESTS.search(text):
+        out.add(TESTS)
     if any(not _SETTING.match(found.group()) for found in _MODULE_LEVEL_WORK.finditer(text)):
         out.add(RUNS)
     return frozenset(out)
@@ -290,6 +294,12 @@ _MAIN_GUARD = re.compile(
     r"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__)"
     # sacred's `@ex.automain` runs the function when the module is the script (TencentARC/GVT's `run.py`)
     r"|^@\w+\.automain\b",
+    re.MULTILINE,
+)
+# A test a runner collects (`def test_forward(`, also a method), a test case class, or a test framework imported.
+_HOLDS_TESTS = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(|^[ \t]*class[ \t]+\w+\([^)]*TestCase\b"
+    r"|^[ \t]*(?:import|from)[ \t]+(?:unittest|pytest|nose|hypothesis|torch\.testing)\b",
     re.MULTILINE,
 )
 # A statement at column 0 that does work when the module runs: a loop, a `with`, or a call that is not

@@ -292,12 +292,16 @@ def _defines_a_test(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> b
     """A `test*` or `check_*` function, but not the entry point of an evaluation script or API: a function
     named just `test` that takes what to evaluate (CenterTrack's `def test(opt):`, `def test(model, loader):`),
     or a `test*` function with options a caller may leave out (mmfashion's `def test_retriever(model, query_set,
-    gallery_set, cfg, distributed=False, validate=False)`; a test runner gives a test no such options)."""
+    gallery_set, cfg, distributed=False, validate=False)`; a test runner gives a test no such options), nor a
+    `check_*` function that needs what it checks passed in (TransMVSNet's `def check_geometric_consistency(depth_ref,
+    intrinsics_ref, ...)`, the depth filter of its evaluation script; an op's check takes nothing it must be given)."""
+    args = function.args
     if function.name == "test":
-        return not (function.args.posonlyargs or function.args.args)
+        return not (args.posonlyargs or args.args)
     if function.name.startswith("test"):
-        return not (function.args.defaults or any(d is not None for d in function.args.kw_defaults))
-    return function.name.startswith("check_")
+        return not (args.defaults or any(d is not None for d in args.kw_defaults))
+    required = len(args.posonlyargs) + len(args.args) - len(args.defaults)
+    return function.name.startswith("check_") and required <= 0
 
 
 def _gpu_test_folder(path: str) -> bool:
