@@ -48,6 +48,7 @@ from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.devices import mark_string_globals
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
+from portcheck.pyscan.flow import INDEX_SOURCE_ATTR
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
 from portcheck.pyscan.nodes import module_nodes
@@ -235,6 +236,12 @@ def _finding(
         severity = Severity.INFO
         note = f"{note}; {ctx.kernel_driver}" if note else ctx.kernel_driver
     unlowered = severity
+    source = getattr(reported, INDEX_SOURCE_ATTR, None)
+    if source is not None and not ctx.info_note:
+        # `.to(device)` after `device = torch.cuda.current_device()`: that call is the edit, reported there
+        severity = Severity.INFO
+        why = INDEX_SOURCE_NOTE.format(line=source)
+        note = f"{note}; {why}" if note else why
     if ctx.info_note:
         severity = Severity.INFO
         note = f"{note}; {ctx.info_note}" if note else ctx.info_note
@@ -922,6 +929,10 @@ def _owners(findings: Sequence[Finding]) -> Dict[str, int]:
     return {**first, **built}
 
 
+INDEX_SOURCE_NOTE = (
+    "lowered to info: the index comes from `torch.cuda.current_device()` on line {line}, reported there; making"
+    " that the port's device index ports this use with it"
+)
 DETAIL_NOTE = "lowered to info: a detail of what this file's {code} finding (line {line}) reports, ported with it"
 
 

@@ -154,8 +154,9 @@ PLATFORM_NAME_WORDS = OTHER_PLATFORM_WORDS - {"cpu", "hip", "neuron"}
 
 
 def name_words(name: str) -> List[str]:
-    """`attention_forward_generic_ck_tiled.cpp` -> its words, lower case, split at `_`, `-`, `.`."""
-    return [w for w in re.split(r"[-_.]+", name.lower()) if w]
+    """`attention_forward_generic_ck_tiled.cpp` -> its words, lower case, split at `_`, `-`, `.`, and at a `2`
+    between letters, a conversion's "to" (mmdetection's `onnx2tensorrt.py`, `torch2trt`)."""
+    return [w for w in re.split(r"[-_.]+|(?<=[a-z])2(?=[a-z])", name.lower()) if w]
 
 
 def identifier_words(name: str) -> List[str]:

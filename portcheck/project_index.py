@@ -186,6 +186,9 @@ class ProjectSite:
     binds: Tuple[str, ...] = ()  # of an import: every name its statement binds (the site stands for them all)
     defined_here: bool = False  # of a launch: the kernel is defined in the same module
     dual: bool = False  # of an extension the project builds without CUDA too (`Project.dual`)
+    # of an import: a Triton kernel imported into a module that defines Triton kernels itself (a device function
+    # its kernels call: fouroversix's `quantize.py` importing `convert_to_e2m1x2` from `fp4.py`)
+    among_kernels: bool = False
 
 
 # -- step 1: one module ------------------------------------------------------------------------
@@ -1393,7 +1396,14 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
             guarded = bool(detail)
         binds = tuple(b.local for b in summary.imports if b.statement == binding.statement)
         dual = sym[0] == "<ext>" and sym[1] in project.dual
-        out.append(ProjectSite(module, binding.span, label, "import", guarded, detail, binding.local, binds, dual=dual))
+        definition = project.defs.get(sym)
+        among = definition is not None and definition.kernel and any(d.kernel for d in summary.definitions)
+        out.append(
+            ProjectSite(
+                module, binding.span, label, "import", guarded, detail, binding.local, binds, dual=dual,
+                among_kernels=among,
+            )
+        )
     return out
 
 
@@ -1817,6 +1827,10 @@ GUARD_NOTE = (
 OWN_LAUNCH_NOTE = (
     "lowered to info: a launch of a Triton kernel this module defines; the kernel is reported where it is"
     " defined, and the port replaces it with its launcher"
+)
+KERNEL_IMPORT_NOTE = (
+    "lowered to info: a Triton kernel imported into a module of Triton kernels, which call it; it is reported"
+    " where it is defined, and this module's own kernels where they are: the port replaces them together"
 )
 REEXPORT_NOTE = (
     "lowered to info: the package's `__init__` re-exports its own submodule's CUDA-bound name; it is reported"
@@ -2544,6 +2558,10 @@ def _site_findings(path: str, found: List[ProjectSite], text: str, entries, targ
             elif site.span[0] > first[_bound_name(site)]:
                 repeat = REPEAT_NOTE.format(label=_bound_name(site), line=first[_bound_name(site)])
                 sev, note = Severity.INFO, f"{note}; {repeat}" if note else repeat
+            elif site.among_kernels:
+                # fouroversix's `kernels/triton/quantize.py` imports the `@triton.jit` helpers of `fp4.py`: its own
+                # kernels (KRN003, reported here) call them; the helpers are reported where they are defined
+                sev, note = Severity.INFO, f"{note}; {KERNEL_IMPORT_NOTE}" if note else KERNEL_IMPORT_NOTE
             elif site.kind == "launch" and site.defined_here:
                 # lmdeploy's `pagedattention.py` launches the kernels it defines: the definition (KRN003) is the
                 # finding; its launcher is how it runs, replaced with it

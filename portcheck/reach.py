@@ -35,6 +35,7 @@ from portcheck.pyscan.definitions import (
     held_imports,
     import_bindings,
     looks_up_by_computed_name,
+    looks_up_given_names_only,
 )
 from portcheck.pyscan.loading import (
     IDENTIFIER,
@@ -602,7 +603,11 @@ def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Map
     computed name (`globals()[name]`, `eval(expr)`): any of their names may be the one it looks up."""
     by_name = {module_name(p)[0]: p for p in paths}
     texts = {p: sources.text(p) for p in paths if words[p] & _LOOKUP_WORDS}
-    pending = [p for p, text in texts.items() if looks_up_by_computed_name(text)]
+    # (not where every lookup takes a name a configuration gives, `globals()[self.arch["name"]]` in megvii-research/
+    # PMN's trainer: that name is spelt where it is given, a YAML file or a script, and counts as used there)
+    pending = [
+        p for p, text in texts.items() if looks_up_by_computed_name(text) and not looks_up_given_names_only(text)
+    ]
     out: Set[str] = set()
     seen = set(pending)
     while pending:

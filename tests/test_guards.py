@@ -179,6 +179,11 @@ def test_a_debugging_branch_lowers_what_it_runs(tmp_path):
     notes = _notes(tmp_path, text)
     assert "debugging" in notes[(7, "RT001")], notes
     assert "debugging" not in notes[(9, "RT001")], notes
+    # x-attention's `if self.fastprefillconfig.print_detail:` around a timed section
+    detail = text.replace("os.environ.get('HY3DGEN_DEBUG', '0') == '1'", "self.config.print_detail")
+    assert "debugging" in _notes(tmp_path, detail)[(7, "RT001")]
+    other = text.replace("os.environ.get('HY3DGEN_DEBUG', '0') == '1'", "self.config.print_memory")
+    assert "debugging" not in _notes(tmp_path, other)[(7, "RT001")]
 
 
 def test_a_try_around_a_whole_job_is_no_fallback(tmp_path):

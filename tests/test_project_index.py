@@ -969,6 +969,21 @@ def test_a_packages_init_re_exporting_its_own_kernels_is_info(tmp_path: Path):
     assert found[("model.py", 1, "KRN009")].severity.value == "blocker", sorted(found)
 
 
+
+def test_a_triton_kernel_imported_into_a_module_of_triton_kernels_is_info(tmp_path: Path):
+    """fouroversix's `kernels/triton/quantize.py` imports the `@triton.jit` helpers of `fp4.py` for its own kernels."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/fp4.py": "import triton\n\n\n@triton.jit\ndef to_e2m1(x):\n    return x\n",
+        "pkg/quantize.py": "import triton\nfrom pkg.fp4 import to_e2m1\n\n\n@triton.jit\ndef quantize_kernel(x):\n"
+        "    return to_e2m1(x)\n",
+        "pkg/model.py": "from pkg.fp4 import to_e2m1\n\n\ndef mlp(x):\n    return to_e2m1(x)\n",
+    }
+    found = _fallback_findings(tmp_path, texts)
+    inside = found[("pkg/quantize.py", 2, "KRN009")]
+    assert inside.severity.value == "info" and "module of Triton kernels" in inside.note, inside
+    assert found[("pkg/model.py", 1, "KRN009")].severity.value == "blocker", sorted(found)
+
 _UNRELATED_MODULE = "import torch\n\n\ndef main():\n    return torch.ones(2)\n"
 
 

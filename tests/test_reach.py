@@ -365,6 +365,9 @@ NO_LOOKUP = {
     "vars of another object": "\n\nsettings = vars(args)\n",
     "a literal key": "\n\nglobals()['model'] = run\n",
     "timeit's namespace": "\n\nimport timeit\nt = timeit.timeit('run(1)', globals=globals(), number=3)\n",
+    # megvii-research/PMN: a number read out of EXIF text, and a method named `eval`
+    "eval of a string's text": "\n\niso = eval(str(tags['ISO']))\n",
+    "a method named eval": "\n\nclass Trainer:\n    def eval(self, epoch=-1):\n        return epoch\n",
 }
 
 
@@ -917,6 +920,13 @@ def test_a_module_another_looks_up_by_computed_name_through_star_imports_is_used
     # without the lookup, nothing names the builder
     plain = {**files, "data/__init__.py": "from .ego4d import *\n\n\ndef build(names):\n    return names\n"}
     assert unused_definitions(TextSources(plain), ["data/ego4d/lta.py"], {})
+    # a lookup of the name a configuration gives as it is (megvii-research/PMN's `globals()[self.arch["name"]]`):
+    # spelt in that configuration, where it counts; the builder nothing spells stays unused
+    given = "from .ego4d import *\n\n\ndef build(cfg):\n    return globals()[cfg['dataset']['name']]()\n"
+    assert unused_definitions(TextSources({**files, "data/__init__.py": given}), ["data/ego4d/lta.py"], {})
+    texts = ["dataset:\n  name: build_ego4d_lta_train\n"]  # configs/lta.yaml
+    sources = TextSources({**files, "data/__init__.py": given})
+    assert not unused_definitions(sources, ["data/ego4d/lta.py"], {}, texts=texts)
 
 
 # ControlNet's vendored `annotator/uniformer/mmcv` (thu-ml/controlvideo): its extension loader imports

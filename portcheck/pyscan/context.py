@@ -2856,7 +2856,9 @@ def _in_sampled_steps(test: ast.AST) -> bool:
 _ANOMALY_CHECKS = frozenset(
     {"torch.is_anomaly_enabled", "torch.autograd.is_anomaly_enabled", "torch.is_anomaly_check_nan_enabled"}
 )
-_DEBUG_NAME = re.compile(r"^(?:debug|DEBUG)(?:_\w+)?$|_(?:debug|DEBUG)$")
+# (and a switch for detail printed in debugging: mit-han-lab/x-attention's `if self.fastprefillconfig.print_detail:
+# torch.cuda.synchronize(); print(f"... took {time.time() - start_time:.6f} seconds")`, `if verbose:`)
+_DEBUG_NAME = re.compile(r"^(?:debug|DEBUG)(?:_\w+)?$|_(?:debug|DEBUG)$|^print_details?$|^verbose$")
 
 
 def is_debug_branch(test: ast.AST, imports: ImportTable) -> bool:
@@ -4858,21 +4860,44 @@ def unread_locals(scope: ast.AST) -> FrozenSet[str]:
 
 
 def builds_value_only(node: ast.AST) -> bool:
-    """A value whose making runs nothing on a device: a literal, `torch.device(...)`, a settings object
-    (`BitsAndBytesConfig(...)`, `SomethingConfig(...)`) from arguments that call nothing (`getattr(torch,
-    "float16")` aside)."""
-    if isinstance(node, ast.Constant):
-        return True
-    if not isinstance(node, ast.Call):
-        return False
-    name = (dotted(node.func) or "").rsplit(".", 1)[-1]
-    if name != "device" and not name.endswith("Config"):
-        return False
-    return not any(
-        isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id == "getattr")
-        for value in [*node.args, *(k.value for k in node.keywords)]
-        for n in walk(value)
-    )
+    """A value whose making runs nothing on a device: a literal, a name or attribute read, a comparison, a choice
+    between such values on such a test (DomainBed's `device = "cuda" if x.is_cuda else "cpu"`), `torch.device(...)`,
+    a device query that raises nowhere (`torch.cuda.is_available()`, `device_count()`), a settings object
+    (`BitsAndBytesConfig(...)`, `SomethingConfig(...)`), from parts that are such values too (`getattr(torch,
+    "float16")` among them)."""
+    stack = [node]  # (a stack, not recursion: a `+` chain of a thousand terms nests a thousand deep)
+    while stack:
+        part = stack.pop()
+        if isinstance(part, ast.Call):
+            name = (dotted(part.func) or "").rsplit(".", 1)[-1]
+            if name not in _VALUE_CALLS and not name.endswith("Config"):
+                return False
+            stack.extend([*part.args, *(k.value for k in part.keywords)])
+        elif isinstance(part, (ast.Starred, *_VALUE_NODES)):
+            stack.extend(ast.iter_child_nodes(part))
+        elif not isinstance(part, (ast.expr_context, ast.boolop, ast.cmpop, ast.operator, ast.unaryop)):
+            return False
+    return True
+
+
+# Calls that make a value and run nothing on a device (what `builds_value_only` accepts).
+_VALUE_CALLS = frozenset({"device", "getattr", "is_available", "device_count", "is_bf16_supported", "str", "int"})
+_VALUE_NODES = (
+    ast.Constant,
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.IfExp,
+    ast.JoinedStr,
+    ast.FormattedValue,
+    ast.Tuple,
+    ast.List,
+)
 
 
 def shown_names(scope: ast.AST) -> FrozenSet[str]:
@@ -4932,12 +4957,17 @@ _INIT_ONLY_ATTR = "_portcheck_init_only"
 
 def mark_init_only_methods(cls: ast.ClassDef) -> None:
     """Mark the methods a class calls (as `self.name(...)`) only from its `__init__`, directly or through
-    other such methods (`register_schedule`, called once to build buffers): they run once per object, as
-    the constructor does. A method called from anywhere else in the class, or never, is not marked."""
+    other such methods (`register_schedule`, called once to build buffers), or only to set the object up on
+    first use (under `if self.step_index is None:`): they run once per object, as the constructor does (which
+    matters where objects of the class are built once: a module, a scheduler; threestudio's `Mesh`, built on
+    every step, computes its lazy `edges` on every step). A method called from anywhere else in the class, or
+    never, is not marked."""
     methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     callers: dict = {}
     for name, method in methods.items():
-        for sub in walk(method):
+        stack: List[Tuple[ast.AST, bool]] = [(method, False)]
+        while stack:
+            sub, lazy = stack.pop()
             if (
                 isinstance(sub, ast.Call)
                 and isinstance(sub.func, ast.Attribute)
@@ -4945,17 +4975,40 @@ def mark_init_only_methods(cls: ast.ClassDef) -> None:
                 and sub.func.value.id == "self"
                 and sub.func.attr in methods
             ):
-                callers.setdefault(sub.func.attr, set()).add(name)
-    once = {"__init__"}
-    changed = True
-    while changed:
-        changed = False
-        for name, by in callers.items():
-            if name not in once and by <= once:
-                once.add(name)
-                changed = True
-    for name in once - {"__init__"}:
+                # (a call under `if self.step_index is None:`, a diffusers scheduler's `_init_step_index` on the
+                # first step: set up once, as by `__init__`)
+                callers.setdefault(sub.func.attr, set()).add(LAZY_SETUP if lazy else name)
+            if isinstance(sub, ast.If) and _tests_unset_attribute(sub.test):
+                stack.append((sub.test, lazy))
+                stack.extend((s, True) for s in sub.body)
+                stack.extend((s, lazy) for s in sub.orelse)
+            else:
+                stack.extend((child, lazy) for child in children(sub))
+
+    def closure(once: Set[str]) -> Set[str]:
+        changed = True
+        while changed:
+            changed = False
+            for name, by in callers.items():
+                if name not in once and by <= once:
+                    once.add(name)
+                    changed = True
+        return once
+
+    by_init = closure({"__init__"})
+    for name in by_init - {"__init__"}:
         setattr(methods[name], _INIT_ONLY_ATTR, True)
+    for name in closure({"__init__", LAZY_SETUP}) - by_init - {LAZY_SETUP}:
+        setattr(methods[name], _INIT_ONLY_ATTR, True)
+
+
+LAZY_SETUP = "<lazy set-up>"  # the caller of what a class sets up on first use (`mark_init_only_methods`)
+
+
+def _tests_unset_attribute(test: ast.AST) -> bool:
+    """`self.step_index is None`: whether an attribute of the object is still unset."""
+    unset = none_operand(test, (ast.Is,))
+    return isinstance(unset, ast.Attribute) and isinstance(unset.value, ast.Name) and unset.value.id == "self"
 
 
 def is_init_only(node: ast.AST) -> bool:
@@ -5027,8 +5080,9 @@ def is_collate_function(node: ast.AST) -> bool:
 
 
 # Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.
-# (`TensorDictModuleBase`, torchrl's base of its modules: a base class named for one)
-_BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)(?:Base)?$")
+# (`TensorDictModuleBase`, torchrl's base of its modules: a base class named for one; diffusers' `SchedulerMixin`,
+# the base of a pipeline's noise schedulers)
+_BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)(?:Base)?$|^SchedulerMixin$")
 
 
 BUILT_ONCE_ATTR = "_portcheck_built_once"  # set on a class whose base is a built-once class of its module

@@ -38,7 +38,9 @@ _ALIAS = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)
 # model` (a name the string spells), `timeit.timeit(stmt, globals=globals())` (EfficientPose's latency helper:
 # names the statement spells).
 COMPUTED_LOOKUP = re.compile(
-    r"(?<![.\w])(?:eval|exec)[ \t]*\("
+    # (not `eval(str(tags["EXIF ExposureTime"]))`, PMN's reading of a number out of EXIF text: data, not a name)
+    # (nor `def eval(self, epoch=-1):`, a method of that name)
+    r"(?<![.\w])(?<!def )(?:eval|exec)[ \t]*\((?![ \t]*str[ \t]*\()"
     r"|(?<![.\w])(?<!globals=)(?<!globals = )(?:globals|locals|vars)[ \t]*\([ \t]*\)"
     r"(?![ \t]*\[[ \t]*[rRbBuU]{0,2}(?:'[^'\\\n]*'|\"[^\"\\\n]*\")[ \t]*\])"
     r"|\bsys\.modules[ \t]*\[[ \t]*__name__"
@@ -47,6 +49,23 @@ COMPUTED_LOOKUP = re.compile(
 # the same matches several times faster (the pattern opens with a look-behind, which the search would try at
 # every position of the text).
 _LOOKUP_START = re.compile(r"eval|exec|globals|locals|vars|sys\.modules")
+
+
+# A lookup of a name a configuration or command line gives as it is: `globals()[self.arch["name"]]`,
+# `globals()[args.model]` (a subscript by a literal key, or an attribute, of a name). The name looked up is
+# spelt where it is given (a YAML file, a script, a default), unlike a key built in code (`f"build_{name}"`,
+# or a bare name bound to anything).
+_CONFIG_LOOKUP = re.compile(
+    r"(?:globals|locals|vars)[ \t]*\([ \t]*\)[ \t]*\[[ \t]*[A-Za-z_]\w*"
+    r"(?:\.[A-Za-z_]\w*|\[[ \t]*(?:'[^'\\\n]*'|\"[^\"\\\n]*\")[ \t]*\])+[ \t]*\]"
+)
+
+
+def looks_up_given_names_only(text: str) -> bool:
+    """Whether every COMPUTED_LOOKUP of `text` (one at least) looks up a name a configuration gives as it is
+    (`_CONFIG_LOOKUP`)."""
+    starts = [m.start() for m in _LOOKUP_START.finditer(text) if COMPUTED_LOOKUP.match(text, m.start())]
+    return bool(starts) and all(_CONFIG_LOOKUP.match(text, at) for at in starts)
 
 
 def looks_up_by_computed_name(text: str) -> bool:

@@ -10,7 +10,7 @@ name-based `int-device` kind misses it; here the binding is what makes it a devi
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set
 
 from portcheck.pyscan.context import OFF_SWITCH_ATTR
 from portcheck.pyscan.devices import DeviceIndexMatcher
@@ -30,6 +30,12 @@ _COUNT_CALLS = frozenset({"torch.cuda.device_count", "torch.accelerator.device_c
 _INDEX_CALLS = frozenset(
     {"torch.cuda.current_device", "torch.accelerator.current_device_index", "torch.accelerator.current_device_idx"}
 )
+# On a name read where a device goes, bound from `torch.cuda.current_device()`: that call's line. The call is
+# reported where it is, and a port that makes it the device (`torch.accelerator.current_device_index()`, an
+# index each accelerator reads as its own) ports the reads with it (sail-sg/oat's `device =
+# torch.cuda.current_device()` and the `.to(device)` after it).
+INDEX_SOURCE_ATTR = "_portcheck_index_source"
+_CUDA_INDEX_CALL = "torch.cuda.current_device"
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -148,6 +154,7 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
     def match(self, node, parent, ctx, imports) -> Iterator[Hit]:
         body = node.body
         known: Set[str] = set()
+        sources: Dict[str, int] = {}  # name -> the line of the `torch.cuda.current_device()` it holds
         pos = self.positions
         params = _params(node)
         fills: Set[int] = set()
@@ -157,7 +164,10 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
                 continue
             for expr in _expressions(stmt):
                 if isinstance(expr, ast.Call) and known:
-                    yield from self._uses(expr, imports, known, pos)
+                    for hit in self._uses(expr, imports, known, pos):
+                        if isinstance(hit[0], ast.Name) and hit[0].id in sources:
+                            setattr(hit[0], INDEX_SOURCE_ATTR, sources[hit[0].id])
+                        yield hit
             if "device-map" in pos and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
                 targets = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in stmt.targets]
                 if any(t.endswith("device_map") for t in targets):
@@ -170,10 +180,14 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
                             yield value, Label("`device_map`", DEVICE_MAP)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
+                sources.pop(name, None)
                 if id(stmt) in fills:
                     known.discard(name)  # callers may pass a device: the name is not only an index
                 elif is_device_index(stmt.value, imports, known):
                     known.add(name)
+                    value = stmt.value
+                    if isinstance(value, ast.Call) and imports.resolve(value.func) == _CUDA_INDEX_CALL:
+                        sources[name] = stmt.lineno
                 elif not (isinstance(stmt.value, ast.Constant) and type(stmt.value.value) is int):
                     known.discard(name)  # `local_rank = 0` in the other branch is an index too
 
@@ -221,4 +235,4 @@ def _index_role(call: ast.Call, callee: Optional[str], keyword: str, given: ast.
 
 register(IntDeviceFlowMatcher)
 
-__all__ = ["IntDeviceFlowMatcher", "LOCAL_INDEX_VARS", "is_device_index", "dotted"]
+__all__ = ["INDEX_SOURCE_ATTR", "IntDeviceFlowMatcher", "LOCAL_INDEX_VARS", "is_device_index", "dotted"]

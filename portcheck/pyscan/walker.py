@@ -48,6 +48,7 @@ from portcheck.pyscan.context import (
     UNREAD_FLAG_ATTR,
     UNREAD_OPTION_ATTR,
     Ctx,
+    and_terms,
     asks_complex,
     asks_float64,
     asks_for_accelerator_api,
@@ -201,6 +202,7 @@ UNREAD_OPTION_NOTE = (
     "lowered to info: nothing in this module reads the option, and the parsed arguments stay in it, so its"
     " default picks nothing"
 )
+MESSAGE_CHECK_NOTE = "lowered to info: the check only decides which message is shown; nothing else depends on it"
 UNREAD_LOCAL_NOTE = (
     "lowered to info: the function binds this value to a name it never reads, so it picks or loads nothing"
 )
@@ -319,6 +321,17 @@ _PRINTF_NUMBER = re.compile(r"%[-+ #0]*\d*(?:\.\d+[a-zA-Z]|[eEfFgG])")
 # `def _save_tpu(self, ...)`: a method for the TPU path of its class.
 _TPU_NAME = re.compile(r"(?i)(?:^|_)tpu(?:_|$)")
 # `class DistributedXLAEngine(Engine)`, `class TPUAccelerator`: a class named for XLA or TPUs is that path.
+# A word of a CUDA-only library or kernel, in the name of an availability probe (`is_triton_available`) or of the
+# class whose `is_available` it is (fouroversix's `TritonQuantizeBackend.is_available`).
+_CUDA_LIBRARY_WORD = re.compile(
+    r"(?i)triton|flash|xformers|apex|bnb|bitsandbytes|deepspeed|cutlass|kernel|extension|cupy|tensorrt|liger"
+    r"|mamba|vllm|flashinfer"
+)
+LIBRARY_PROBE_ATTR = "_portcheck_library_probe"  # on an `is_available` method of a class named for such a library
+LIBRARY_PROBE_NOTE = (
+    "lowered to info: in `{name}`, the availability probe of a CUDA-only library or kernel: it answers no where"
+    " CUDA is not, and callers take another path; the library is reported where it is used"
+)
 _XLA_CLASS_NAME = re.compile(r"(?:^|[a-z_])(?:XLA|TPU)(?:[A-Z_]|$)")
 
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias, ast.Global, ast.Nonlocal})
@@ -502,6 +515,10 @@ def _children(
                 # `if torch.cuda.is_bf16_supported(): print("... try --bf16")`: the test only picks a hint to show
                 # (not `if torch.cuda.get_device_capability(0)[0] < 7: print(...)`, which raises without CUDA)
                 test_ctx = test_ctx._replace(display=True)
+            elif not node.orelse and _only_messages(node.body) and _raising_behind_check(node.test, imports):
+                # `if self.cuda and torch.cuda.get_device_capability(0)[0] >= 7: print("| NOTICE: ... faster
+                # training with --fp16")` (fairseq's trainer, copied widely): asked only where CUDA is, for a hint
+                test_ctx = test_ctx._replace(info_note=MESSAGE_CHECK_NOTE)
         # `if i == 0:` in `for i in ...`: its body runs in one iteration (the `else` in all the others).
         once = ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop)
         if _never_true(node.test):
@@ -580,6 +597,10 @@ def _children(
             ctx = ctx._replace(evaluation=True)
         if is_stopping_criterion(node):
             ctx = ctx._replace(stop_decision=True)
+        if _CUDA_LIBRARY_WORD.search(node.name):
+            for item in node.body:
+                if isinstance(item, _FUNCS) and is_probe_function(item):
+                    setattr(item, LIBRARY_PROBE_ATTR, f"{node.name}.{item.name}")
         return [(c, ctx) for c in live_children(node)]
     if isinstance(node, _FUNCS):
         inner = ctx._replace(
@@ -610,6 +631,11 @@ def _children(
             inner = inner._replace(display=True)
         if is_probe_function(node):
             inner = inner._replace(probe=True)
+            name = getattr(node, "name", "")
+            asked = getattr(node, LIBRARY_PROBE_ATTR, "") or (name if _CUDA_LIBRARY_WORD.search(name) else "")
+            if asked and not inner.info_note:
+                # `def is_flash_attn_available(): return torch.cuda.is_available() and ...`: a question of the library
+                inner = inner._replace(info_note=LIBRARY_PROBE_NOTE.format(name=asked))
         if is_collate_function(node):
             inner = inner._replace(host=True)  # a data loader's collate function works on host tensors
         if is_post_processing(node):
@@ -650,8 +676,9 @@ def _children(
             len(node.targets) == 1
             and isinstance(target, ast.Name)
             and ctx.scope is not None
-            and builds_value_only(node.value)
             and target.id in unread_locals(ctx.scope)
+            and not getattr(node, UNREAD_FLAG_ATTR, False)  # a flag's own note says more (below)
+            and builds_value_only(node.value)
         ):
             # `quant_config = BitsAndBytesConfig(load_in_4bit=True)` that the function never hands on
             return [(target, ctx), (node.value, ctx._replace(info_note=UNREAD_LOCAL_NOTE))]
@@ -1194,6 +1221,18 @@ def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
     return any(
         isinstance(n, ast.Call) and imports.resolved(n.func) in RAISING_DEVICE_QUERIES for n in walk_nodes(test)
     )
+
+
+def _raising_behind_check(test: ast.AST, imports: ImportTable) -> bool:
+    """`self.cuda and torch.cuda.get_device_capability(0)[0] >= 7`: a question that raises without CUDA, asked
+    only after a CUDA check in the same `and` (none before it)."""
+    terms = and_terms(test)
+    checked = next(
+        (i for i, t in enumerate(terms) if is_cuda_check(t, imports) and not _asks_raising(t, imports)), None
+    )
+    if checked is None or any(_asks_raising(t, imports) for t in terms[:checked]):
+        return False
+    return any(_asks_raising(t, imports) for t in terms[checked + 1 :])
 
 
 def _only_shows(stmts: Sequence[ast.AST]) -> bool:
