@@ -31,6 +31,7 @@ from portcheck.pyscan.context import (
     mark_cuda_alternatives,
     mark_cuda_flags,
     mark_cuda_side_helpers,
+    mark_dataset_map_functions,
     mark_flash_attention_code,
     mark_iteration_sources,
     mark_load_locations,
@@ -48,7 +49,7 @@ from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.devices import mark_string_globals
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
-from portcheck.pyscan.flow import INDEX_SOURCE_ATTR
+from portcheck.pyscan.flow import INDEX_SOURCE_ATTR, UNREAD_VALUE_ATTR
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import ImportMatcher, Located, MethodMatcher, Reported, mark_own_method_calls
 from portcheck.pyscan.nodes import module_nodes
@@ -72,7 +73,7 @@ from portcheck.pyscan.testcode import (
     module_cuda_only,
 )
 from portcheck.pyscan.unwrapped import unwrapped_wrappers
-from portcheck.pyscan.walker import build_dispatch, walk
+from portcheck.pyscan.walker import UNREAD_LOCAL_NOTE, build_dispatch, walk
 from portcheck.source import python_lines
 from portcheck.suppress import is_suppressed, suppressions
 
@@ -236,6 +237,8 @@ def _finding(
         severity = Severity.INFO
         note = f"{note}; {ctx.kernel_driver}" if note else ctx.kernel_driver
     unlowered = severity
+    if getattr(reported, UNREAD_VALUE_ATTR, False) and not ctx.info_note:
+        ctx = ctx._replace(info_note=UNREAD_LOCAL_NOTE)
     source = getattr(reported, INDEX_SOURCE_ATTR, None)
     if source is not None and not ctx.info_note:
         # `.to(device)` after `device = torch.cuda.current_device()`: that call is the edit, reported there
@@ -327,6 +330,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_iteration_sources(module)
     mark_loader_classes(module)
     mark_built_once_classes(module)
+    if ".map(" in text or ".filter(" in text:
+        mark_dataset_map_functions(module)
     if ("grid" in text and "block" in text) or "c_void_p" in text:
         mark_raw_kernel_wrappers(module)
     if "flash_att" in text:  # (`flash_attn`, and `_flash_attention_forward`)

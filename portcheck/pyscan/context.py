@@ -4897,6 +4897,7 @@ _VALUE_NODES = (
     ast.FormattedValue,
     ast.Tuple,
     ast.List,
+    ast.Dict,
 )
 
 
@@ -5075,8 +5076,42 @@ def mark_loader_classes(module: ast.Module) -> None:
 
 
 def is_collate_function(node: ast.AST) -> bool:
-    """`def collate_fn(batch):`, `def video_collate(samples):`: a data loader's collate function, run on the host."""
-    return "collate" in getattr(node, "name", "").lower() and not _places_on_device(node)
+    """`def collate_fn(batch):`, `def video_collate(samples):`: a data loader's collate function, run on the host;
+    a function a Hugging Face dataset maps over its examples (`mark_dataset_map_functions`); a pickler's hook
+    (`persistent_id`: lit_gpt's `incremental_save`, copied from torch's own checkpoint writer, reads the storages
+    it is handed)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _places_on_device(node):
+        return False
+    return "collate" in node.name.lower() or node.name in _PICKLER_HOOKS or bool(getattr(node, _MAPPED_ATTR, False))
+
+
+_PICKLER_HOOKS = frozenset({"persistent_id", "persistent_load", "reducer_override"})
+_MAPPED_ATTR = "_portcheck_dataset_mapped"
+# Keywords of `datasets.Dataset.map`/`filter` that no tensor op takes: the call maps a function over examples.
+_DATASET_MAP_KEYWORDS = frozenset(
+    {"batched", "num_proc", "remove_columns", "fn_kwargs", "load_from_cache_file", "with_indices", "input_columns"}
+)
+
+
+def mark_dataset_map_functions(module: ast.Module) -> None:
+    """Mark (`_MAPPED_ATTR`) the functions a Hugging Face dataset maps over its examples (`dataset.map(
+    format_and_tokenize, batched=False, num_proc=4)`, sail-sg/ActivePRM's preprocessing): they run on the host,
+    on the tokenizer's tensors, before any step."""
+    mapped: Set[str] = set()
+    for node in walk(module):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("map", "filter")
+            and any(k.arg in _DATASET_MAP_KEYWORDS for k in node.keywords)
+        ):
+            given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "function"), None)
+            if isinstance(given, ast.Name):
+                mapped.add(given.id)
+    if mapped:
+        for node in walk(module):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in mapped:
+                setattr(node, _MAPPED_ATTR, True)
 
 
 # Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterator, List, Optional, Set
 
-from portcheck.pyscan.context import OFF_SWITCH_ATTR
+from portcheck.pyscan.context import OFF_SWITCH_ATTR, unread_locals
 from portcheck.pyscan.devices import DeviceIndexMatcher
 from portcheck.pyscan.environ import variable_read
 from portcheck.pyscan.imports import ImportTable, dotted, none_operand
@@ -35,6 +35,8 @@ _INDEX_CALLS = frozenset(
 # index each accelerator reads as its own) ports the reads with it (sail-sg/oat's `device =
 # torch.cuda.current_device()` and the `.to(device)` after it).
 INDEX_SOURCE_ATTR = "_portcheck_index_source"
+# On a value bound to a name its function never reads: it picks nothing.
+UNREAD_VALUE_ATTR = "_portcheck_unread_value"
 _CUDA_INDEX_CALL = "torch.cuda.current_device"
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -171,12 +173,18 @@ class IntDeviceFlowMatcher(DeviceIndexMatcher):
             if "device-map" in pos and isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
                 targets = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in stmt.targets]
                 if any(t.endswith("device_map") for t in targets):
+                    # (bound to a name the function never reads: sail-sg/VeriFree's `device_map = {"": local_rank}`
+                    # beside `from_pretrained(..., device_map="auto")`)
+                    single = len(targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    unread = single and targets[0] in unread_locals(node)
                     for key, value in zip(stmt.value.keys, stmt.value.values):
                         if (
                             isinstance(key, ast.Constant)
                             and key.value == ""
                             and (is_device_index(value, imports, known) or _process_index(value))
                         ):
+                            if unread:
+                                setattr(value, UNREAD_VALUE_ATTR, True)
                             yield value, Label("`device_map`", DEVICE_MAP)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
@@ -235,4 +243,11 @@ def _index_role(call: ast.Call, callee: Optional[str], keyword: str, given: ast.
 
 register(IntDeviceFlowMatcher)
 
-__all__ = ["INDEX_SOURCE_ATTR", "IntDeviceFlowMatcher", "LOCAL_INDEX_VARS", "is_device_index", "dotted"]
+__all__ = [
+    "INDEX_SOURCE_ATTR",
+    "UNREAD_VALUE_ATTR",
+    "IntDeviceFlowMatcher",
+    "LOCAL_INDEX_VARS",
+    "is_device_index",
+    "dotted",
+]

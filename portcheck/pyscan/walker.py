@@ -461,6 +461,8 @@ def _children(
             test_ctx = ctx._replace(guard_test=True)  # a kernel for CUDA tensors, the reference path elsewhere
         elif is_precision_choice(node.test, imports) or is_precision_branch(node):
             test_ctx = ctx._replace(precision_test=True)  # picks a precision, not a device
+            if _bf16_without_cuda(node.test, imports):
+                test_ctx = test_ctx._replace(info_note=BF16_ELSEWHERE_NOTE)
         elif is_build_choice(node, imports):
             # with a CPU build on the other side, the check is no device fallback (`guard_test`) either
             test_ctx = ctx._replace(build_test=True, guard_test=builds_cpp_otherwise(node))
@@ -1221,6 +1223,30 @@ def _asks_raising(test: ast.AST, imports: ImportTable) -> bool:
     return any(
         isinstance(n, ast.Call) and imports.resolved(n.func) in RAISING_DEVICE_QUERIES for n in walk_nodes(test)
     )
+
+
+def _bf16_without_cuda(test: ast.AST, imports: ImportTable) -> bool:
+    """`not torch.cuda.is_available() or torch.cuda.is_bf16_supported()` (lit_gpt's
+    `get_default_supported_precision`, copied into TinyLlama's descendants): bf16 wherever CUDA is not."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+        return False
+    absent = any(
+        isinstance(t, ast.UnaryOp)
+        and isinstance(t.op, ast.Not)
+        and isinstance(t.operand, ast.Call)
+        and imports.resolved(t.operand.func) == "torch.cuda.is_available"
+        for t in test.values
+    )
+    asks = any(
+        isinstance(t, ast.Call) and (imports.resolved(t.func) or "").endswith("is_bf16_supported") for t in test.values
+    )
+    return absent and asks
+
+
+BF16_ELSEWHERE_NOTE = (
+    "lowered to info: without CUDA the check picks bf16, the precision Neuron and XLA devices train in; only"
+    " CUDA's answer depends on the GPU"
+)
 
 
 def _raising_behind_check(test: ast.AST, imports: ImportTable) -> bool:
