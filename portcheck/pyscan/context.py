@@ -4978,32 +4978,26 @@ def mark_init_only_methods(cls: ast.ClassDef) -> None:
             ):
                 # (a call under `if self.step_index is None:`, a diffusers scheduler's `_init_step_index` on the
                 # first step: set up once, as by `__init__`)
-                callers.setdefault(sub.func.attr, set()).add(LAZY_SETUP if lazy else name)
+                callers.setdefault(sub.func.attr, set()).add(_LAZY_SETUP if lazy else name)
             if isinstance(sub, ast.If) and _tests_unset_attribute(sub.test):
                 stack.append((sub.test, lazy))
                 stack.extend((s, True) for s in sub.body)
                 stack.extend((s, lazy) for s in sub.orelse)
             else:
                 stack.extend((child, lazy) for child in children(sub))
-
-    def closure(once: Set[str]) -> Set[str]:
-        changed = True
-        while changed:
-            changed = False
-            for name, by in callers.items():
-                if name not in once and by <= once:
-                    once.add(name)
-                    changed = True
-        return once
-
-    by_init = closure({"__init__"})
-    for name in by_init - {"__init__"}:
-        setattr(methods[name], _INIT_ONLY_ATTR, True)
-    for name in closure({"__init__", LAZY_SETUP}) - by_init - {LAZY_SETUP}:
+    once = {"__init__", _LAZY_SETUP}
+    changed = True
+    while changed:
+        changed = False
+        for name, by in callers.items():
+            if name not in once and by <= once:
+                once.add(name)
+                changed = True
+    for name in once - {"__init__", _LAZY_SETUP}:
         setattr(methods[name], _INIT_ONLY_ATTR, True)
 
 
-LAZY_SETUP = "<lazy set-up>"  # the caller of what a class sets up on first use (`mark_init_only_methods`)
+_LAZY_SETUP = "<lazy set-up>"  # the caller of what a class sets up on first use (`mark_init_only_methods`)
 
 
 def _tests_unset_attribute(test: ast.AST) -> bool:

@@ -203,6 +203,10 @@ UNREAD_OPTION_NOTE = (
     " default picks nothing"
 )
 MESSAGE_CHECK_NOTE = "lowered to info: the check only decides which message is shown; nothing else depends on it"
+BF16_ELSEWHERE_NOTE = (
+    "lowered to info: without CUDA the check picks bf16, the precision Neuron and XLA devices train in; only"
+    " CUDA's answer depends on the GPU"
+)
 UNREAD_LOCAL_NOTE = (
     "lowered to info: the function binds this value to a name it never reads, so it picks or loads nothing"
 )
@@ -1242,11 +1246,6 @@ def _bf16_without_cuda(test: ast.AST, imports: ImportTable) -> bool:
     )
     return absent and asks
 
-
-BF16_ELSEWHERE_NOTE = (
-    "lowered to info: without CUDA the check picks bf16, the precision Neuron and XLA devices train in; only"
-    " CUDA's answer depends on the GPU"
-)
 
 
 def _raising_behind_check(test: ast.AST, imports: ImportTable) -> bool:
