@@ -629,3 +629,27 @@ def test_a_test_that_asks_for_a_fixture_skipping_without_cuda_runs_only_with_cud
     # NVlabs/curobo's mapper tests take `cuda_device`, which skips where CUDA is not
     lines = sorted(set(_lines_found(tmp_path, "test_grid.py", CUDA_FIXTURE)))
     assert lines == [CUDA_FIXTURE.splitlines().index("def test_everywhere():") + 2], lines
+
+
+@pytest.mark.parametrize(
+    "docstring,harness",
+    [
+        ('"""Reproduce Paper Table 1: FA2 vs DualKV kernel-level fwd/bwd timing."""\n', True),
+        ('"""Latency benchmark of the fused attention kernel."""\n', True),
+        ('"""Train the model on one node."""\n', False),
+        ("", False),
+    ],
+)
+def test_a_script_whose_docstring_says_it_times_code_is_a_benchmark(tmp_path: Path, docstring, harness):
+    # amazon-science/dualkv-flash-attn-for-rl's `experiments/reproduce_table1.py`
+    script = (
+        docstring + "import time\nimport torch\nfrom pkg.model import Net\n\n"
+        "device = 'cuda'\nmodel = Net().to(device)\n"
+        "start = time.time()\nmodel(torch.ones(8, device=device))\ntorch.cuda.synchronize()\n"
+        "print(time.time() - start)\n"
+    )
+    line = 5 + (1 if docstring else 0)
+    files = {"pkg/__init__.py": "", "pkg/model.py": "class Net:\n    pass\n", "experiments/reproduce.py": script}
+    found = scan_tree(tmp_path, files, top=True)
+    device = found[("experiments/reproduce.py", line, "DEV001")]
+    assert (device.severity.value == "info" and "measures on CUDA by design" in device.note) is harness, device

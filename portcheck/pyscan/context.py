@@ -3409,13 +3409,23 @@ def records_memory_figure(stmt: ast.AST) -> bool:
 _PROGRESS_TEXT = frozenset({"set_postfix", "set_postfix_str", "set_description", "set_description_str"})
 
 
+def _takes_memory_figure(stmt: ast.AST) -> bool:
+    """`memory_info = retriever.get_gpu_memory_usage()`: a memory figure taken under a name for a log line (beside
+    output only, in a block `_display_only` accepts whole: icr-kv-caching's indexer logs it next)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    value = stmt.value
+    name = _last_name(value.func) if isinstance(value, ast.Call) else ""
+    return "mem" in stmt.targets[0].id.lower() and "mem" in (name or "").lower()
+
+
 def _display_only(stmt: ast.AST) -> bool:
     """`print(...)`, `logger.info(...)`, `parts.append("max mem: ...")`, `log_str += f"memory: {mem}"`,
     `log_msg = sep.join([header, "max mem: {memory:.0f}"])`: output, text for it, and nothing else."""
     if isinstance(stmt, (ast.Assign, ast.AugAssign)) and _message_value(stmt.value):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         return all(isinstance(t, (ast.Name, ast.Attribute, ast.Subscript)) for t in targets)
-    if records_memory_figure(stmt):
+    if records_memory_figure(stmt) or _takes_memory_figure(stmt):
         return True
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
         return False

@@ -625,7 +625,7 @@ class TensorControlFlowMatcher(Matcher):
                     if (
                         func.attr == "item"
                         or _mentions_torch(func.value, imports)
-                        or not imports.imports_any(_ARRAY_LIBRARIES)
+                        or not (imports.imports_any(_ARRAY_LIBRARIES) or _builds_array(func.value))
                     ):
                         yield node.test, func.attr
                         return
@@ -637,6 +637,18 @@ class TensorControlFlowMatcher(Matcher):
 
 
 _ARRAY_LIBRARIES = ("numpy", "pandas", "jax", "tensorflow", "cupy", "scipy", "polars")
+
+
+# The names numpy and pandas go by, for a notebook cell that uses them after another cell imports them.
+_ARRAY_ALIASES = frozenset({"np", "numpy", "pd", "pandas"})
+
+
+def _builds_array(expr: ast.AST) -> bool:
+    """`(np.array(lang_cur)[:, -k:] == pad)`: the value is built by numpy or pandas (by their usual names)."""
+    return any(
+        isinstance(sub, ast.Call) and (dotted(sub.func) or "").split(".", 1)[0] in _ARRAY_ALIASES
+        for sub in walk(expr)
+    )
 
 
 def _mentions_torch(expr: ast.AST, imports) -> bool:
