@@ -493,3 +493,12 @@ def test_an_is_cuda_available_flag_guards_what_it_switches_on(tmp_path):
     )
     notes = _notes(tmp_path, text)
     assert "CUDA check" in notes[(10, "PKG010")] and "CUDA check" in notes[(18, "DEV002")], notes
+
+
+def test_a_config_field_is_read_by_the_configs_users(tmp_path):
+    # assaying-ood's `ModelConfig.device`, which Hydra hands to every model loader: no unread flag
+    field = "    device: str = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+    config = "import dataclasses\nimport torch\n\n\n@dataclasses.dataclass\nclass ModelConfig:\n" + field
+    assert "nothing in this module reads" not in _notes(tmp_path, config)[(7, "DEV005")]
+    plain = "import torch\n\n\nclass Case:\n" + field
+    assert "nothing in this module reads" in _notes(tmp_path, plain)[(5, "DEV005")]

@@ -923,9 +923,11 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
                 guards = bool(names) and all(id(n) in tests for n in names)
                 if (unread or guards) and is_cuda_check(value, imports):
                     setattr(holder, UNREAD_FLAG_ATTR if unread else GUARD_FLAG_ATTR, True)
-        elif isinstance(node, ast.ClassDef):
+        elif isinstance(node, ast.ClassDef) and not _holds_fields(node):
             # `cuda_available: bool = torch.cuda.is_available()` in a class body (torchtnt's test case) that
-            # nothing reads, as the class's or an instance's attribute or as a name
+            # nothing reads, as the class's or an instance's attribute or as a name (not a dataclass's or a
+            # config's field, which its users read: assaying-ood's `ModelConfig.device`, handed by Hydra to
+            # every model loader)
             for stmt in node.body:
                 target, bound = _name_binding(stmt)
                 if (
@@ -936,6 +938,16 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
                     and is_cuda_check(bound, imports)
                 ):
                     setattr(stmt, UNREAD_FLAG_ATTR, True)
+
+
+_FIELD_DECORATORS = frozenset({"dataclass", "dataclasses.dataclass", "attr.s", "attrs.define", "define", "frozen"})
+_FIELD_BASES = re.compile(r"(?:Config|BaseModel|Settings|NamedTuple|TypedDict|Args|Arguments)$")
+
+
+def _holds_fields(node: ast.ClassDef) -> bool:
+    """A class whose body declares fields its users read (a dataclass, a config or settings class)."""
+    decorated = {dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list}
+    return bool(decorated & _FIELD_DECORATORS) or any(_FIELD_BASES.search(name) for name in _base_names(node))
 
 
 # A data loader's options that say how batches are loaded and copied, not where the model runs.
