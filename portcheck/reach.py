@@ -34,8 +34,7 @@ from portcheck.pyscan.definitions import (
     exported_names,
     held_imports,
     import_bindings,
-    looks_up_by_computed_name,
-    looks_up_given_names_only,
+    looks_up_built_names,
 )
 from portcheck.pyscan.loading import (
     IDENTIFIER,
@@ -605,9 +604,7 @@ def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Map
     texts = {p: sources.text(p) for p in paths if words[p] & _LOOKUP_WORDS}
     # (not where every lookup takes a name a configuration gives, `globals()[self.arch["name"]]` in megvii-research/
     # PMN's trainer: that name is spelt where it is given, a YAML file or a script, and counts as used there)
-    pending = [
-        p for p, text in texts.items() if looks_up_by_computed_name(text) and not looks_up_given_names_only(text)
-    ]
+    pending = [p for p, text in texts.items() if looks_up_built_names(text)]
     out: Set[str] = set()
     seen = set(pending)
     while pending:

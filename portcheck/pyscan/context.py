@@ -5091,7 +5091,7 @@ def mark_loader_classes(module: ast.Module) -> None:
                     setattr(classes[sub.func.id], LOADER_CLASS_ATTR, True)
 
 
-def is_collate_function(node: ast.AST) -> bool:
+def runs_on_host_data(node: ast.AST) -> bool:
     """`def collate_fn(batch):`, `def video_collate(samples):`: a data loader's collate function, run on the host;
     a function a Hugging Face dataset maps over its examples (`mark_dataset_map_functions`); a pickler's hook
     (`persistent_id`: lit_gpt's `incremental_save`, copied from torch's own checkpoint writer, reads the storages

@@ -61,11 +61,13 @@ _CONFIG_LOOKUP = re.compile(
 )
 
 
-def looks_up_given_names_only(text: str) -> bool:
-    """Whether every COMPUTED_LOOKUP of `text` (one at least) looks up a name a configuration gives as it is
+def looks_up_built_names(text: str) -> bool:
+    """Whether `text` holds a COMPUTED_LOOKUP whose name is built in code, not given as it is by a configuration
     (`_CONFIG_LOOKUP`)."""
-    starts = [m.start() for m in _LOOKUP_START.finditer(text) if COMPUTED_LOOKUP.match(text, m.start())]
-    return bool(starts) and all(_CONFIG_LOOKUP.match(text, at) for at in starts)
+    return any(
+        COMPUTED_LOOKUP.match(text, start.start()) and not _CONFIG_LOOKUP.match(text, start.start())
+        for start in _LOOKUP_START.finditer(text)
+    )
 
 
 def looks_up_by_computed_name(text: str) -> bool:

@@ -296,10 +296,12 @@ _MAIN_GUARD = re.compile(
     r"|^@\w+\.automain\b",
     re.MULTILINE,
 )
+# Test frameworks, by their top-level module (and torch's own testing helpers, `torch.testing`).
+TEST_FRAMEWORKS = frozenset({"unittest", "pytest", "nose", "hypothesis"})
 # A test a runner collects (`def test_forward(`, also a method), a test case class, or a test framework imported.
 _HOLDS_TESTS = re.compile(
     r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(|^[ \t]*class[ \t]+\w+\([^)]*TestCase\b"
-    r"|^[ \t]*(?:import|from)[ \t]+(?:unittest|pytest|nose|hypothesis|torch\.testing)\b",
+    r"|^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(sorted(TEST_FRAMEWORKS)) + r"|torch\.testing)\b",
     re.MULTILINE,
 )
 # A statement at column 0 that does work when the module runs: a loop, a `with`, or a call that is not

@@ -40,6 +40,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.extensions import is_triton_kernel
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules
+from portcheck.pyscan.loading import TEST_FRAMEWORKS
 from portcheck.pyscan.nodes import children, module_nodes, walk
 
 # `tests/`, `test/`, `testing/` folders; `test_x.py`, `x_test.py`, `conftest.py`, `testing.py` files.
@@ -252,14 +253,13 @@ def is_test_module(path: str, module: ast.Module) -> bool:
     return defines or (bool(suites) and any(_is_test_framework(m) for m in imported_modules(module.body)))
 
 
-_TEST_FRAMEWORKS = frozenset({"unittest", "pytest", "nose", "hypothesis"})
 # Folders of a project's own code, whose `test/` subfolder holds the inference code (`lib/test/tracker/`); a
 # package's `test/` (gpytorch's `gpytorch/test/`, its testing utilities) is a test folder.
 _CODE_FOLDERS = frozenset({"lib", "core", "src"})
 
 
 def _is_test_framework(module: str) -> bool:
-    return module.split(".", 1)[0] in _TEST_FRAMEWORKS or module.startswith("torch.testing")
+    return module.split(".", 1)[0] in TEST_FRAMEWORKS or module.startswith("torch.testing")
 
 
 def _is_test_case(stmt: ast.stmt) -> bool:

@@ -68,7 +68,6 @@ from portcheck.pyscan.context import (
     is_availability_check,
     is_build_choice,
     is_built_once_class,
-    is_collate_function,
     is_copy_guard,
     is_copy_hint_assignment,
     is_cuda_check,
@@ -129,6 +128,7 @@ from portcheck.pyscan.context import (
     on_host_array,
     records_memory_figure,
     returns_usage_figure,
+    runs_on_host_data,
     scaled_usage_figure,
     short_circuits_off_cuda,
     shown_names,
@@ -642,7 +642,7 @@ def _children(
             if asked and not inner.info_note:
                 # `def is_flash_attn_available(): return torch.cuda.is_available() and ...`: a question of the library
                 inner = inner._replace(info_note=LIBRARY_PROBE_NOTE.format(name=asked))
-        if is_collate_function(node):
+        if runs_on_host_data(node):
             inner = inner._replace(host=True)  # a data loader's collate function works on host tensors
         if is_post_processing(node):
             inner = inner._replace(evaluation=True)
