@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
+from portcheck.analyze import GUARD_NOTE as UNDER_CHECK_NOTE
 from portcheck.analyze import KERNEL_KEEPS, REQUIREMENT_NOTE, TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import PLATFORM_NAME_WORDS, cuda_variants, identifier_words, is_deployment_name
 from portcheck.model import FileResult, Finding, Severity, Target
@@ -850,6 +851,12 @@ class Project:
             for b in summary.imports:
                 if self.binds[(summary.module, b.local)] is not b:
                     self.other_binds.setdefault((summary.module, b.local), []).append(b)
+        # `from .prepare_data import *` in a package's `__init__`: where the names it does not bind itself come from
+        self.stars: Dict[str, List[Binding]] = {}
+        for summary in self.modules.values():
+            for b in summary.imports:
+                if b.name == "*":
+                    self.stars.setdefault(summary.module, []).append(b)
         self.packages: FrozenSet[str] = frozenset(s.module for s in self.modules.values() if s.package)
         # CUDA extensions the project's build scripts name (`exllama_kernels`, `auto_gptq.exllama_kernels`)
         self.built: FrozenSet[str] = frozenset(n for s in self.modules.values() for n in s.built)
@@ -932,13 +939,26 @@ class Project:
                     return found
             return key
         if binding is None:
-            return None
+            return self._star_target(module, local, seen)
         found = self._bound(module, binding, seen)
         for other in self.other_binds.get(key, ()):
             if found is not None:
                 break
             found = self._bound(module, other, seen)
         return found
+
+    def _star_target(self, module: str, local: str, seen: Set[Symbol]) -> Optional[Symbol]:
+        """What a star import of `module` binds to `local` (GrndPodcastSum's `utility/__init__.py`: `from
+        .prepare_data import *`, and its importers' `from utility import prepare_data_cuda`, a function)."""
+        if local.startswith("_"):
+            return None  # a star import binds no private name
+        for star in self.stars.get(module, ()):
+            source = self.find_module(self.absolute(star, module), module)
+            if source is not None and source != module:
+                found = self._target(source, local, seen)
+                if found is not None:
+                    return found
+        return None
 
     def _bound(self, module: str, binding: Binding, seen: Set[Symbol]) -> Optional[Symbol]:
         """What one import binding of `module` refers to (see `target`)."""
@@ -1774,7 +1794,20 @@ def index_project(
         }  # re-exported by its package
         names = {n.rsplit(".", 1)[-1] for m, n in resolved.bound if m != "<ext>" and n}
         # `from pkg.config import _C` looks like an extension until `pkg/config.py` is read: read it.
-        owners = {paths.get(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m}
+        # (by the module's name in the scan: `utility` is `repo.utility` when the scan starts above the repository)
+        guessed = {
+            project.find_module(m.rsplit(".", 1)[0]) for e, m in resolved.extensions if e == "<ext>" and "." in m
+        }
+        owners = {paths.get(m or "") for m in guessed}
+        # `from utility import prepare_data_cuda`, where `utility/__init__.py` star-imports `.prepare_data`: the
+        # star's module may define the name (a function, not a compiled module): read it.
+        owners |= {
+            paths.get(source or "")
+            for m in guessed
+            if m is not None
+            for star in project.stars.get(m, ())
+            for source in [project.find_module(project.absolute(star, m), m)]
+        }
         # What a name several imports bind may be instead (`except Exception: from cuda_op.op_native import
         # FusedLeakyReLU`): read it, whether it holds a portable path is what `resolve` asks.
         owners |= {paths.get(m) for m in _alternative_modules(project)}
@@ -2398,13 +2431,17 @@ def _in_spans(
     drops: AbstractSet[str] = frozenset(),
 ) -> List[Finding]:
     """`findings` inside one of `spans` at `info`, with that span's note (but for categories in `keeps`,
-    and without those in `drops`); the others as they are."""
+    and without those in `drops`); the others as they are. A finding at `info` only for its CUDA check takes the
+    span's note too: that nothing runs or reads the code is the reason that holds (intent-aware-encoder's
+    module-level `device = torch.device("cuda") if ... else ...` that nothing reads); other reasons for `info` (test
+    code, a parameter never read) say more of the line and stay."""
     out = []
     for finding in findings:
         inside = next((note for a, b, note in spans if a <= finding.line <= b), None)
         if inside is not None and finding.category in drops:
             continue
-        if inside is not None and finding.category not in keeps and finding.severity is not Severity.INFO:
+        lowered = finding.severity is not Severity.INFO or finding.note in ("", UNDER_CHECK_NOTE)
+        if inside is not None and finding.category not in keeps and lowered:
             finding = as_info([finding], inside)[0]
         out.append(finding)
     return out

@@ -148,7 +148,7 @@ def unread_constants(
         stem = module_name(path)[0].rsplit(".", 1)[-1]
         others = [p for p in paths if p != path and stem in sources.words(p)]
         for number, name in unread:
-            if any(_reaches(sources, other, stem, name) for other in others) or any(
+            if any(_reaches(sources, other, stem, name, path) for other in others) or any(
                 stem in words and name in words for words in named
             ):
                 continue
@@ -194,13 +194,59 @@ def _names_read(text: str) -> Optional[Set[str]]:
     return read
 
 
-def _reaches(sources: Sources, path: str, stem: str, name: str) -> bool:
-    """Whether the Python file at `path` (which spells `stem`) may read `name` of the module `stem`."""
+def _reaches(sources: Sources, path: str, stem: str, name: str, target: str = "") -> bool:
+    """Whether the Python file at `path` (which spells `stem`) may read `name` of the module `stem`: it imports the
+    name, or imports the module and spells `stem.name` (not `batch.data.device` in a file that imports no `data`:
+    intent-aware-encoder's `paraphrase/utils/data.py`, whose module-level `device` nothing reads)."""
     if name in sources.import_words(path):
         return True
     text = sources.text(path)
+    if not _imports_module_named(text, stem):
+        return False
+    if re.search(rf"\b{re.escape(stem)}\.{re.escape(name)}\b", text):
+        return True
+    # the module under another name, or all its names (`from .data import *`): unless the import names another
+    # module of that name (intent-aware-encoder's `protaugment/utils/__init__.py` star-imports its own `data`)
+    for spec in _aliased_or_starred(text, stem):
+        if not target or _names_module(spec, path, target):
+            return True
+    return False
+
+
+def _imports_module_named(text: str, stem: str) -> bool:
+    """Whether an import of `text` can bind the module `stem` or reach it by a dotted name (`import pkg.data`,
+    `from pkg import data`, `from .data import *`), not only import names from it (`from pkg.data import X`); torch's
+    own modules are none of the project's (`import torch.utils.data`)."""
+    word = re.escape(stem)
     return bool(
-        re.search(rf"\b{re.escape(stem)}\.{re.escape(name)}\b", text)
-        or re.search(rf"\b{re.escape(stem)}\s+as\s+\w+|\b{re.escape(stem)}\s+import\s+\*", text)
+        re.search(rf"^\s*import\s+(?!torch\b)[^#\n]*\b{word}\b", text, re.M)
+        or re.search(rf"^\s*from\s+(?!torch\b)\.*[\w.]*\s+import\s+\([^)]*\b{word}\b", text, re.M)
+        or re.search(rf"^\s*from\s+(?!torch\b)\.*[\w.]*\s+import\s+[^#\n(]*\b{word}\b", text, re.M)
+        or re.search(rf"^\s*from\s+\.*(?:[\w.]*\.)?{word}\s+import\s+\*", text, re.M)
     )
+
+
+def _aliased_or_starred(text: str, stem: str) -> List[str]:
+    """The dotted modules (`.data`, `pkg.utils.data`) `text` imports as `stem` under another name or star-imports."""
+    word = re.escape(stem)
+    found = [m.group(1) for m in re.finditer(rf"^\s*from\s+(\.*(?:[\w.]*\.)?{word})\s+import\s+\*", text, re.M)]
+    found += [m.group(1) for m in re.finditer(rf"^\s*import\s+((?:[\w.]*\.)?{word})\s+as\b", text, re.M)]
+    for m in re.finditer(rf"^\s*from\s+(\.*[\w.]*)\s+import\s+[^#\n]*\b{word}\s+as\b", text, re.M):
+        spec = m.group(1)
+        found.append(spec + stem if spec.endswith(".") or not spec else f"{spec}.{stem}")
+    return found
+
+
+def _names_module(spec: str, importer: str, target: str) -> bool:
+    """Whether the import `spec` in the file `importer` may name the module of the file `target`: a relative one
+    resolved from the importer's folder, an absolute one by its dotted suffix (scans start at different folders)."""
+    wanted = module_name(target)[0]
+    dots = len(spec) - len(spec.lstrip("."))
+    if dots:
+        base = module_name(importer)[0].split(".")
+        base = base[: len(base) - dots] if not importer.endswith("__init__.py") else base[: len(base) - dots + 1]
+        rest = spec[dots:]
+        full = ".".join([*base, *([rest] if rest else [])])
+        return wanted == full or wanted.endswith("." + full) or full.endswith("." + wanted)
+    return wanted == spec or wanted.endswith("." + spec)
 

@@ -40,10 +40,19 @@ _THIRD_PARTY = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "_vendor", "vendored"}
 )
 VENDORED_NOTE = (
-    "lowered to info: `{folder}/` is a copy of another project (its own licence, and packaging or version);"
+    "lowered to info: `{folder}/` is a copy of another project ({why});"
     " this finding stands for all {{count}} of its findings, which are not listed (scan the folder on its own"
     " for them); a port takes upstream's support for the target or drops it, and the project's imports of it say which"
 )
+
+
+
+
+def vendored_note(folder: str, named: bool = False) -> str:
+    """The note of the finding that stands for the copy in `folder` (`{count}` left to fill); `named`: a copy
+    known by its library's name and version, not by a licence of its own."""
+    why = "a copy of that library, with its own version" if named else "its own licence, and packaging or version"
+    return VENDORED_NOTE.format(folder=folder, why=why)
 
 
 def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()) -> Dict[str, str]:
@@ -81,7 +90,9 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
             continue
         library = posixpath.dirname(display)
         folder, disk_folder = posixpath.dirname(library), os.path.dirname(os.path.dirname(disk))
-        while folder:
+        # up to, not including, the scanned folder: its licence is the project's own (fact-graph's root LICENSE
+        # above its `src/transformers/` copy counts the same scanned as `.` or as `../fact-graph`)
+        while folder and not any(r == folder or r.startswith(folder + "/") for r in roots):
             if disk_folder not in licences:
                 licences[disk_folder] = _has_licence(disk_folder)
             if licences[disk_folder]:
@@ -93,6 +104,22 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
                         distributions.add(folder)
                 break
             folder, disk_folder = posixpath.dirname(folder), os.path.dirname(disk_folder)
+    # a well-known library copied in whole below a folder of the project, with its own `__version__`
+    # (amazon-science/fact-graph's `src/transformers/`, an adapter-transformers release, under the repository's
+    # licence alone), unless the project's own packaging publishes that name (transformers' own `src/` layout)
+    named = set()
+    for display, disk in pairs:
+        library = posixpath.dirname(display)
+        if posixpath.basename(display) != "__init__.py" or posixpath.basename(library) not in _KNOWN_LIBRARIES:
+            continue
+        root = next((r for r in roots if library.startswith(r + "/")), "")
+        below = library[len(root) + 1 :] if root else library
+        if "/" in below and library not in candidates and not _publishes(packaged, root, posixpath.basename(library)):
+            if _sets_version(disk):
+                candidates[library] = True
+                disk_of.setdefault(library, os.path.dirname(disk))
+                versioned.add(library)
+                named.add(library)
     # that distribution's own examples, tests and scripts came with it (diffusers 0.22 copied as LLMGA's
     # `llmga/diffusers/`, whose `examples/` and `tests/` are upstream's; LLMGA's trainers beside them are its own)
     for distribution in distributions:
@@ -122,7 +149,7 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
             continue
         licensed = _has_licence(disk_of[folder])
         if licensed or (not candidates[folder] and folder in packaged) or folder in versioned:
-            found[folder] = VENDORED_NOTE.format(folder=folder)
+            found[folder] = vendored_note(folder, named=folder in named)
     if not found:
         return {}
     own = [d for d in displays if d.endswith(".py") and not under(d, found)]
@@ -135,6 +162,31 @@ _DISTRIBUTION_EXTRAS = frozenset({"examples", "tests", "docs", "scripts", "bench
 _RELEASE_FOLDER = re.compile(r"^(?:[A-Za-z][\w+]*[-_])?v?\d+(?:\.\d+)+$")
 _VERSION_FILES = frozenset({"version.py", "_version.py", "__init__.py"})
 _SETS_VERSION = re.compile(r"^__version__\s*=\s*['\"]", re.MULTILINE)
+
+
+# Libraries research repositories copy in whole, modified or not (a copy sets upstream's `__version__`)
+_KNOWN_LIBRARIES = frozenset(
+    {
+        "transformers", "diffusers", "peft", "accelerate", "trl", "timm", "open_clip", "fairseq", "fairscale",
+        "detectron2", "mmcv", "mmdet", "mmseg", "mmengine", "basicsr", "apex", "deepspeed", "megatron", "xformers",
+        "pytorch_lightning", "lightning", "torchvision", "torchaudio", "espnet", "allennlp", "lavis", "datasets",
+    }
+)
+
+
+def _publishes(packaged: Dict[str, str], root: str, name: str) -> bool:
+    """Whether the packaging at the scanned folder `root` names `name` (`name="transformers"` in its setup.py)."""
+    folder = packaged.get(root if root else "")
+    if folder is None:
+        return False
+    for packaging in ("setup.py", "pyproject.toml", "setup.cfg"):
+        try:
+            with open(os.path.join(folder or ".", packaging), encoding="utf-8", errors="replace") as handle:
+                if re.search(rf"""\bname\s*=\s*['"]{re.escape(name)}['"]""", handle.read(50000)):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _sets_version(path: str) -> bool:

@@ -203,3 +203,36 @@ def test_a_subclass_that_uses_the_base_default_keeps_it(tmp_path: Path, subclass
     score = BASE["score.py"].split("class CLIPScore")[0] + subclass
     found = _scan(tmp_path, {**BASE, "score.py": score})
     assert found[("score.py", 5, "DEV001")].severity.value != "info"
+
+
+@pytest.mark.parametrize(
+    "user,read",
+    [
+        # `batch.data.device` in a file that imports no module `data`: an attribute of a value
+        ("from pkg.para.utils.data import FewShot\n\n\ndef f(batch):\n    return batch.data.device\n", False),
+        ("import torch.utils.data\n\n\ndef f(batch):\n    return batch.data.device\n", False),
+        # a star import of another module of the same name (the package's own `pkg/utils/data.py`)
+        ("from pkg.para.utils.data import FewShot\nfrom pkg.utils import *\n", False),
+        ("from pkg.para.utils.data import *\n", True),
+        ("from pkg.para.utils import data as d\n\nprint(d.device)\n", True),
+    ],
+)
+def test_a_device_constant_of_a_module_named_like_an_attribute(tmp_path: Path, user: str, read: bool):
+    """amazon-science/intent-aware-encoder's `paraphrase/utils/data.py`: `device = torch.device("cuda") if
+    torch.cuda.is_available() else torch.device("cpu")` that nothing reads, in a module named `data`; both of the
+    line's findings say so, the one already at info for its CUDA check too."""
+    files = {
+        "pkg/para/utils/data.py": (
+            "import torch\n\ndevice = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')\n\n\n"
+            "class FewShot:\n    pass\n"
+        ),
+        "pkg/utils/__init__.py": "from .data import *\n",
+        "pkg/utils/data.py": "def load(path):\n    return open(path)\n",
+        "run.py": user,
+    }
+    found = _scan(tmp_path, files)
+    line = [f for (path, number, _), f in found.items() if path == "pkg/para/utils/data.py" and number == 3]
+    assert {f.code for f in line} == {"DEV001", "DEV005"}, sorted(found)
+    for finding in line:
+        assert ("nothing reads `device`" in finding.note) is not read, finding
+    assert read or all(f.severity.value == "info" for f in line)

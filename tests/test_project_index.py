@@ -1575,3 +1575,33 @@ def test_a_precondition_inside_an_unused_wrapper_is_still_not_reported(tmp_path:
     found = scan_tree(tmp_path, files, top=True)
     assert not [k for k in found if k[0] == "ops/dcn.py" and k[1] == 12], sorted(found)
     assert found[("ops/dcn.py", 13, "KRN009")].severity.value == "info", sorted(found)
+
+
+# tencent-ailab/GrndPodcastSum's layout: a package whose `__init__` star-imports its modules, one of which defines
+# a function named like a compiled module (`prepare_data_cuda`, which only calls `.cuda()`)
+STAR_REEXPORT_PROJECT = {
+    "utility/__init__.py": "from .input_output import *\nfrom .prepare_data import *\n",
+    "utility/input_output.py": "import pickle\n\n\ndef load_from_pkl(path):\n    return pickle.load(path)\n",
+    "utility/prepare_data.py": (
+        "import torch\n\n\ndef prepare_data_cuda(batch):\n    return tuple(t.cuda() for t in batch)\n"
+    ),
+    "train.py": (
+        "from utility import prepare_data_cuda, load_from_pkl\n\n\ndef train_ext(loader):\n"
+        "    for batch in loader:\n        x = prepare_data_cuda(batch)\n    return x\n"
+    ),
+    "run.py": "from train import train_ext\n\ntrain_ext([])\n",
+}
+
+
+@pytest.mark.parametrize("above", [False, True])
+def test_a_function_a_package_star_imports_is_no_compiled_module(tmp_path: Path, above: bool):
+    root = tmp_path / "repo"
+    for name, text in STAR_REEXPORT_PROJECT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    # scanned from inside the repository, and from the folder above it (`portcheck scan repo`)
+    cwd = tmp_path if above else root
+    result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=cwd, jobs=1)
+    codes = {(Path(r.path).name, f.code) for r in result.files for f in r.findings}
+    assert ("prepare_data.py", "DEV002") in codes, sorted(codes)  # the `.cuda()` is the lock-in
+    assert not any(code == "KRN009" for _, code in codes), sorted(codes)

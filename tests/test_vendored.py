@@ -10,7 +10,7 @@ from helpers import scan_tree
 
 from portcheck.config import Config
 from portcheck.runner import scan_paths
-from portcheck.vendored import VENDORED_NOTE, vendored_folders
+from portcheck.vendored import vendored_folders, vendored_note
 
 # jukebox's layout: its own package, and NVIDIA apex copied in beside it with its own setup.py and licence.
 JUKEBOX = {
@@ -45,7 +45,7 @@ def test_one_info_finding_stands_for_a_copied_project_and_importing_it_is_a_depe
     # the copy's most severe finding (the CUDA extension it builds, a blocker), standing for both of its findings
     assert list(copied) == [("apex/setup.py", 2, "KRN001")], sorted(found)
     stand = copied[("apex/setup.py", 2, "KRN001")]
-    counts = [n for n in range(2, 10) if stand.note == VENDORED_NOTE.format(folder="apex").format(count=n)]
+    counts = [n for n in range(2, 10) if stand.note == vendored_note("apex").format(count=n)]
     assert stand.severity.value == "info" and counts, stand.note  # the rest are counted, not listed
     # scanned on its own, the copy is the product: every finding is listed at its severity
     alone = scan_paths([tmp_path / "apex"], Config(respect_gitignore=False), target="neuron", cwd=tmp_path, jobs=1)
@@ -60,10 +60,10 @@ def test_what_is_no_copy(tmp_path: Path):
     for name, text in JUKEBOX.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    assert vendored_folders(files) == {"apex": VENDORED_NOTE.format(folder="apex")}
+    assert vendored_folders(files) == {"apex": vendored_note("apex")}
     # the scan's own root is no copy of anything
     assert vendored_folders([("repo/" + n, d) for n, d in files], roots=("repo",)) == {
-        "repo/apex": VENDORED_NOTE.format(folder="repo/apex")
+        "repo/apex": vendored_note("repo/apex")
     }
     # a subpackage of the project's own package (flash-attn's `flash_attn/cute/`) is the product
     (tmp_path / "jukebox/cute").mkdir()
@@ -247,3 +247,48 @@ def test_a_cpp_project_with_its_own_cmake_build_and_licence_is_a_copy(tmp_path: 
     stand = _standing_for(found, "fastertransformer/")
     assert "`fastertransformer/` is a copy of another project" in stand.note, stand.note
     assert found[("csrc/abq_gemm.cu", 1, "KRN002")].severity.value != "info", sorted(found)
+
+
+# amazon-science/fact-graph's layout: a release of (adapter-)transformers copied whole into `src/`, under the
+# repository's licence alone, beside the project's own scripts
+FACT_GRAPH = {
+    "LICENSE": "Apache\n",
+    "src/main.py": "import torch\nfrom transformers import ElectraModel\nmodel = ElectraModel().cuda()\n",
+    "src/transformers/__init__.py": '__version__ = "4.5.0.dev0"\nfrom .models import ElectraModel\n',
+    "src/transformers/models.py": (
+        "import torch\n\n\nclass ElectraModel(torch.nn.Module):\n    pass\n\n\n"
+        "def parallelize(model):\n    torch.cuda.synchronize()\n    return model.to('cuda:0')\n"
+    ),
+}
+
+
+def _write(root: Path, files: Dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def test_a_well_known_library_copied_whole_is_a_copy_by_its_name_and_version(tmp_path: Path):
+    root = tmp_path / "fact-graph"
+    _write(root, FACT_GRAPH)
+    # the same answer scanned from inside the repository and from the folder above it
+    for cwd, prefix in ((root, ""), (tmp_path, "fact-graph/")):
+        result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=cwd, jobs=1)
+        copied = [f for r in result.files if r.path.startswith(prefix + "src/transformers/") for f in r.findings]
+        assert len(copied) == 1 and copied[0].severity.value == "info", copied
+        assert copied[0].note.startswith(f"lowered to info: `{prefix}src/transformers/` is a copy"), copied[0].note
+        assert "with its own version" in copied[0].note
+        own = [f for r in result.files if r.path == prefix + "src/main.py" for f in r.findings]
+        assert own and all(f.severity.value != "info" for f in own)  # the project's own `.cuda()`
+    # the library's own repository publishes that name: its `src/transformers/` is the product
+    published = dict(FACT_GRAPH, **{"setup.py": "from setuptools import setup\nsetup(\n    name='transformers',\n)\n"})
+    _write(tmp_path / "transformers", published)
+    files = [(name, str(tmp_path / "transformers" / name)) for name in published]
+    assert vendored_folders(files) == {}
+    # a project's own versioned package under the repository's licence (no library's name) is the product, scanned
+    # from inside or from above
+    own_pkg = {k.replace("transformers", "factgraph"): v for k, v in FACT_GRAPH.items()}
+    _write(tmp_path / "own", own_pkg)
+    files = [(name, str(tmp_path / "own" / name)) for name in own_pkg]
+    assert vendored_folders(files) == {}
+    assert vendored_folders([("own/" + n, d) for n, d in files], roots=("own",)) == {}

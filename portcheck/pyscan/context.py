@@ -4745,6 +4745,8 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
         return True  # `x.to(device="cpu")`, skorch's `to_tensor(val, device='cpu')`: on the host, copied if need be
     if isinstance(func, ast.Attribute) and func.attr in _ARRAY_ONLY_METHODS:
         return True  # `dataset.inter_matrix(form="csr").astype(np.float32)`: numpy's and scipy's, not a tensor's
+    if copies and host_type_copy(call, imports):
+        return True
     name = imports.resolved(call.func) or ""
     if name.startswith(("numpy.", "pandas.")) or name in HOST_TENSOR_TYPES or name == "torch.from_numpy":
         # `torch.from_numpy(a)` shares a numpy array's memory: a CPU tensor; a pandas frame or series
@@ -4760,6 +4762,18 @@ def _makes_host_value(call: ast.Call, imports: ImportTable, copies: bool = True)
             and is_host_factory(call, imports)
         )
     return is_host_factory(call, imports)
+
+
+def host_type_copy(call: ast.Call, imports: ImportTable) -> bool:
+    """`x.type(torch.DoubleTensor)`: a copy in a legacy CPU tensor type, which is on the host whatever the device
+    of `x` (the CUDA types are `torch.cuda.*Tensor`)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "type"
+        and len(call.args) == 1
+        and imports.resolved(call.args[0]) in HOST_TENSOR_TYPES
+    )
 
 
 def _tensor_of_list(node: ast.AST, imports: ImportTable) -> bool:
@@ -5045,7 +5059,8 @@ def is_dataset_class(node: ast.ClassDef) -> bool:
     """`class PairDataset(FairseqDataset)`, `class Shards(torch.utils.data.IterableDataset)`, `class
     MaskCollator:`: the data loader runs its methods (`__getitem__`, collaters, noising) on the host, usually
     in worker processes; so do the methods of the classes such a class builds (see `mark_loader_classes`)."""
-    return getattr(node, LOADER_CLASS_ATTR, False) or _loads_data(node)
+    marked = getattr(node, LOADER_CLASS_ATTR, None)  # (a module's top-level classes: `mark_loader_classes`)
+    return marked if marked is not None else _loads_data(node)
 
 
 def is_stopping_criterion(node: ast.ClassDef) -> bool:
@@ -5056,10 +5071,46 @@ def is_stopping_criterion(node: ast.ClassDef) -> bool:
     return any(name.endswith("StoppingCriteria") for name in _base_names(node))
 
 
-def _loads_data(node: ast.ClassDef) -> bool:
-    if any(name.endswith("Dataset") for name in _base_names(node)):
+def _loads_data(node: ast.ClassDef, module_classes: Optional[Dict[str, ast.ClassDef]] = None) -> bool:
+    """`module_classes`: the classes of the class's module by name, to follow its bases there."""
+    bases = _base_names(node)
+    if any(name.endswith("Dataset") for name in bases) or any(_PREPROCESSOR_BASE.search(name) for name in bases):
         return True
+    if _PREPROCESSOR_NAME.search(node.name) and any(_PREPROCESSOR_NAME.search(name) for name in bases):
+        # `class PenguinVLQwen3Processor(PenguinVLBaseProcessor)`: a processor derived from one of its project's;
+        # not a module of the model (SongGeneration's `Feature1DProcessor(SampleProcessor)`, whose base is a
+        # `torch.nn.Module` of the same file, normalises features in the forward pass)
+        return not (_places_on_device(node) or _derives_from_module(node, module_classes))
     return bool(_COLLATOR.search(node.name)) and not _places_on_device(node)
+
+
+# The bases of what turns raw inputs into a model's tensors on the host, before any step: a tokenizer, a
+# multimodal processor, an image processor or feature extractor (Hugging Face's classes and their subclasses:
+# robust-tableqa's `CustomTapasTokenizer(PreTrainedTokenizer)`, Penguin-VL's `ProcessorMixin` subclass).
+# (Named exactly: a project's `FeatureExtractor` or `BaseTokenizer` may be a module that runs on the device.)
+_PREPROCESSOR_BASE = re.compile(
+    r"^(?:PreTrainedTokenizer(?:Fast|Base)?|ProcessorMixin|(?:Base)?ImageProcessor(?:Fast)?|ImageProcessingMixin"
+    r"|SequenceFeatureExtractor|FeatureExtractionMixin|(?:Base)?VideoProcessor)$"
+)
+# A processor class by its name, not one that runs in the model or in generation (diffusers' attention
+# processors, `LogitsProcessor`s run on the device at every step)
+_PREPROCESSOR_NAME = re.compile(r"^(?!.*(?:Logits|Attn|Attention)).*Processor$")
+
+
+def _derives_from_module(node: ast.ClassDef, module_classes: Optional[Dict[str, ast.ClassDef]]) -> bool:
+    """Whether a base of the class, or of one of its module's classes it derives from, is a `Module`."""
+    seen: Set[str] = set()
+    pending = [node]
+    while pending:
+        cls = pending.pop()
+        for name in _base_names(cls):
+            if name.endswith("Module"):
+                return True
+            base = (module_classes or {}).get(name)
+            if base is not None and name not in seen:
+                seen.add(name)
+                pending.append(base)
+    return False
 
 
 def _places_on_device(node: ast.AST) -> bool:
@@ -5081,10 +5132,14 @@ def _places_on_device(node: ast.AST) -> bool:
 
 
 def mark_loader_classes(module: ast.Module) -> None:
-    """Mark (`LOADER_CLASS_ATTR`) the module's classes that one of its data-loader classes builds (jepa's
-    `MaskCollator` calls `_MaskGenerator(...)` objects that sample masks): they run in the data loader too."""
+    """Mark (`LOADER_CLASS_ATTR`) whether each of the module's classes runs on host data: a data-loader class
+    (its bases followed through the module: `_loads_data`), or one such a class builds (jepa's `MaskCollator`
+    calls `_MaskGenerator(...)` objects that sample masks): they run in the data loader too."""
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
-    for cls in [c for c in classes.values() if _loads_data(c)]:
+    loaders = [c for c in classes.values() if _loads_data(c, classes)]
+    for cls in classes.values():
+        setattr(cls, LOADER_CLASS_ATTR, cls in loaders)
+    for cls in loaders:
         for sub in walk(cls):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in classes:
                 if sub.func.id != cls.name:
@@ -5212,7 +5267,13 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
     node = _chain_root_node(root)
     if node is not None and getattr(node, BEFORE_MOVE_ATTR, False):
         return True
+    if node is not None and _FRAME_NAME.search(node.id) and imports.imports_any(("pandas",)):
+        # `df_dataset[df_dataset["uuid"] == uuid]["obj_uri"].unique()` in a module that uses pandas: a frame
+        return True
     return node is not None and scope is not None and node.id in host_names(scope, imports)
+
+
+_FRAME_NAME = re.compile(r"^df$|^df_|_df$")  # the names pandas code gives its frames (`df`, `df_train`, `pred_df`)
 
 
 _BUILTIN_REDUCTIONS = frozenset({"max", "min", "sum", "abs"})
@@ -5256,10 +5317,18 @@ def numpy_of_host_tensor(call: ast.Call) -> bool:
             expr = expr.value
         elif isinstance(expr, (ast.Compare, ast.BinOp)):
             # `(tokens == mask_idx).nonzero().numpy()` (LAMA's `roberta_connector`): a tensor compared with values
+            # or a field of a batch (`(encoding['attention_mask'] == 1).nonzero().numpy()`, robust-tableqa's tokenizer)
             operands = [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) else [expr.left, expr.right]
-            return all(isinstance(o, (ast.Name, ast.Attribute, ast.Constant)) for o in operands)
+            return all(_plain_operand(o) for o in operands)
         else:
             return isinstance(expr, ast.Name)
+
+
+def _plain_operand(expr: ast.AST) -> bool:
+    """`tokens`, `self.mask_idx`, `1`, `batch["mask"]`: an operand that moves nothing (no call in it)."""
+    while isinstance(expr, ast.Subscript) and isinstance(expr.slice, (ast.Constant, ast.Name)):
+        expr = expr.value
+    return isinstance(expr, (ast.Name, ast.Attribute, ast.Constant))
 
 
 NUMPY_RECEIVER_ATTR = "_portcheck_numpy_receiver"  # set on the calls a host tensor's `.numpy()` chain makes

@@ -161,18 +161,25 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
 _DATA_NAMES = frozenset(
     {
         "data", "dataset", "datasets", "dataloader", "dataloaders", "data_loader", "data_loaders", "data_loading",
-        "transforms", "preprocessing",
+        "transforms", "preprocessing", "preprocess",
     }
 )
 
 
 def is_data_pipeline_path(path: str) -> bool:
     """A module of the data pipeline, by its folder or name (`data/`, `datasets/`, `transforms/`,
-    `dataloader.py`): it prepares batches on the host."""
+    `dataloader.py`, panrep's `load_data.py`, `prepare_data.py`): it prepares batches on the host."""
     parts = [p.lower() for p in _parts(path)]
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
+        words = set(name_words(parts[-1]))
+        if "data" in words and words & _DATA_VERBS and words <= _DATA_VERBS | {"data"}:
+            return True
     return any(p in _DATA_NAMES for p in parts)
+
+
+# What a module named `<verb>_data` does to the data (`load_data.py`, `prepare_data.py`, `data_process.py`)
+_DATA_VERBS = frozenset({"load", "loading", "prepare", "preprocess", "preprocessing", "process", "processing"})
 
 
 def is_evaluation_path(path: str) -> bool:

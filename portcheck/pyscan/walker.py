@@ -64,6 +64,7 @@ from portcheck.pyscan.context import (
     deployment_definition,
     dispatch_arms,
     formatted_text,
+    host_type_copy,
     in_units,
     is_availability_check,
     is_build_choice,
@@ -530,9 +531,10 @@ def _children(
         if _never_true(node.test):
             # `if torch.cuda.is_available() and False:`: switched off in the code; the body never runs
             cuda_side, test_ctx = "body", test_ctx._replace(guard_test=True)
-        elif _asks_scripting(node.test, imports):
+        elif _asks_scripting(node.test, imports) or _asks_onnx_export(node.test, imports):
             # `if torch.jit.is_scripting(): ... else: return x.nonzero(as_tuple=True)` (detectron2's `nonzero_tuple`):
-            # the TorchScript side, which an eager run on any device never takes
+            # the TorchScript side, which an eager run on any device never takes; so is fairseq's `if
+            # self.onnx_trace:` (copied with fairseq's modules everywhere), the side an ONNX export traces
             cuda_side = "orelse" if isinstance(node.test, ast.UnaryOp) else "body"
         body_ctx = body_branch._replace(skipped=True) if cuda_side == "body" else body_branch
         self_test = getattr(node, SELF_TEST_ATTR, "")
@@ -779,6 +781,10 @@ def _children(
             return [(node.func, ctx._replace(host=True))] + [(c, ctx) for c in node.args] + [
                 (k, ctx) for k in node.keywords
             ]
+        if host_type_copy(node, imports):
+            # `x.data.type(torch.DoubleTensor).cpu().numpy()` (EMNLP21_SemEq's `tensor_to_numpy`): a legacy CPU type
+            # makes a host copy in that type, wherever `x` is; the type names no device dtype
+            return [(node.func, ctx), (node.args[0], ctx._replace(host=True))]
         if isinstance(node.func, ast.Name) and node.func.id == "hasattr" and len(node.args) == 2:
             # `hasattr(torch.cuda.amp, "autocast")`: the object is asked whether it has a name, like a guard's
             # test asks whether CUDA is there; nothing of it runs.
@@ -1131,6 +1137,18 @@ def _asks_scripting(test: ast.AST, imports: ImportTable) -> bool:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     return isinstance(test, ast.Call) and imports.resolved(test.func) == "torch.jit.is_scripting"
+
+
+def _asks_onnx_export(test: ast.AST, imports: ImportTable) -> bool:
+    """`self.onnx_trace`, `onnx_trace`, `torch.onnx.is_in_onnx_export()`, or their negation: whether the code is
+    being traced for an ONNX export."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Call):
+        return imports.resolved(test.func) == "torch.onnx.is_in_onnx_export"
+    return (isinstance(test, ast.Attribute) and test.attr == "onnx_trace") or (
+        isinstance(test, ast.Name) and test.id == "onnx_trace"
+    )
 
 
 def _never_true(test: ast.AST) -> bool:
