@@ -32,6 +32,7 @@ from portcheck.pyscan.context import (
     mark_cuda_flags,
     mark_cuda_side_helpers,
     mark_dataset_map_functions,
+    mark_device_loops,
     mark_flash_attention_code,
     mark_iteration_sources,
     mark_load_locations,
@@ -315,6 +316,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if "device_count" in text:
         mark_clamped_counts(module)
         mark_count_tests(module)
+        mark_device_loops(module, imports)
     if "map_location" in text:
         mark_load_locations(module)
     if "cuda" in text or ".to(" in text:

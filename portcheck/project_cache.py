@@ -72,7 +72,7 @@ class _Facts:
 
     __slots__ = (
         "path", "display", "digest", "included", "may_define", "import_words", "words", "loading", "lone",
-        "import_only", "state", "summary", "text", "changed",
+        "import_only", "tied", "state", "summary", "text", "changed",
     )
 
     def __init__(self, path: str, display: str, digest: bytes, text: Optional[str]) -> None:
@@ -88,18 +88,19 @@ class _Facts:
         self.loading: Optional[FrozenSet[str]] = loading_facts(text) if text is not None else None
         self.lone: Optional[FrozenSet[str]] = None
         self.import_only: Optional[FrozenSet[str]] = None
+        self.tied: Optional[FrozenSet[str]] = None
         self.state = _UNKNOWN
         self.summary: Optional[ModuleSummary] = None
         self.changed = True
 
     @classmethod
     def decode(cls, path: str, entry: tuple) -> "_Facts":
-        digest, display, included, may, import_words, words, loading, lone, import_only, state, summary = entry
+        digest, display, included, may, import_words, words, loading, lone, import_only, tied, state, summary = entry
         facts = cls.__new__(cls)
         facts.path, facts.display, facts.digest = path, display, digest
         facts.included, facts.may_define = included, may
         facts.import_words, facts.words, facts.loading, facts.lone = import_words, words, loading, lone
-        facts.import_only = import_only
+        facts.import_only, facts.tied = import_only, tied
         facts.state = state
         facts.summary = decode_summary(summary) if state == _SUMMARIZED else None
         facts.text = None
@@ -110,15 +111,15 @@ class _Facts:
         summary = encode_summary(self.summary) if self.summary is not None else None
         return (
             self.digest, self.display, self.included, self.may_define, self.import_words, self.words, self.loading,
-            self.lone, self.import_only, self.state, summary,
+            self.lone, self.import_only, self.tied, self.state, summary,
         )
 
 
 def _valid(entry: tuple) -> bool:
     return (
-        len(entry) == 11 and isinstance(entry[1], str) and isinstance(entry[2], bool) and isinstance(entry[3], bool)
-        and all(isinstance(entry[i], (frozenset, type(None))) for i in (4, 5, 6, 7, 8))
-        and entry[9] in (_UNKNOWN, _SUMMARIZED, _UNPARSABLE) and (entry[9] == _SUMMARIZED) == (entry[10] is not None)
+        len(entry) == 12 and isinstance(entry[1], str) and isinstance(entry[2], bool) and isinstance(entry[3], bool)
+        and all(isinstance(entry[i], (frozenset, type(None))) for i in (4, 5, 6, 7, 8, 9))
+        and entry[10] in (_UNKNOWN, _SUMMARIZED, _UNPARSABLE) and (entry[10] == _SUMMARIZED) == (entry[11] is not None)
     )
 
 
@@ -208,6 +209,9 @@ class CachedSources(Sources):
 
     def import_only(self, path: str) -> FrozenSet[str]:
         return self._remembered(path, "import_only", super().import_only)
+
+    def tied(self, path: str) -> FrozenSet[str]:
+        return self._remembered(path, "tied", super().tied)
 
     def summary(self, path: str) -> Optional[ModuleSummary]:
         facts = self.files[path]

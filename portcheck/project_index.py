@@ -58,6 +58,7 @@ from portcheck.pyscan.fallbacks import continues, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, import_statements
 from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, TORCH_IMPORT, loading_facts, without_comments
 from portcheck.pyscan.nodes import children, walk
+from portcheck.pyscan.spellings import tied_fact
 from portcheck.pyscan.testcode import (
     cuda_only_spans,
     early_cuda_exit,
@@ -1461,6 +1462,40 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
     return frozenset(p for p, only in named.items() if only)
 
 
+UNIMPORTED_BUILD_NOTE = (
+    "lowered to info: this builds, or is a source of, the extension {names}, which only modules nothing in this"
+    " application runs import; it is an optional build a port can leave as it is"
+)
+
+
+def unimported_builds(
+    summaries: Mapping[str, ModuleSummary], sources: "Sources", unreached: Mapping[str, str], native: Sequence[str]
+) -> Dict[str, str]:
+    """The build scripts, and the C++/CUDA sources they name (with the headers those include), of extensions that
+    only modules nothing runs import (apple/ml-sigmoid-attention's `csrc/layer_norm/setup.py` builds flash-attn's
+    optional `dropout_layer_norm`, which only the unreached `ops/layer_norm.py` imports), each with its note. An
+    extension no module imports by its name is left alone: it may be loaded another way (`torch.ops`)."""
+    out: Dict[str, str] = {}
+    natives = frozenset(native)
+    for path, summary in summaries.items():
+        if not summary.built or not summary.sources or is_test_path(path):
+            continue
+        names = {name.rsplit(".", 1)[-1] for name in summary.built}
+        importers = [p for p in sources.paths() if p != path and names & sources.import_words(p)]
+        if not importers or any(p not in unreached for p in importers):
+            continue
+        folder = posixpath.dirname(path.replace("\\", "/"))
+        named = {
+            candidate
+            for literal, _ in summary.sources
+            for candidate in (posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal))
+        } & natives
+        note = UNIMPORTED_BUILD_NOTE.format(names=", ".join(f"`{n}`" for n in sorted(names)))
+        for found in {path, *named, *headers_of(frozenset(named), natives)}:
+            out[found] = note
+    return out
+
+
 _HEADERS = (".cuh", ".h", ".hpp", ".hh", ".hxx")
 
 
@@ -1613,6 +1648,11 @@ TEXT_FACTS = {
 }
 
 
+# A fact asked only of the files that spell a name the unused-code pass weighs: computed when asked (an AST
+# parse), then kept like the others.
+LAZY_FACTS = {"tied": tied_fact}
+
+
 def _text_facts(work: Tuple[str, Tuple[str, ...]]) -> Tuple[FrozenSet[str], ...]:
     text, names = work
     return tuple(TEXT_FACTS[name](text) for name in names)
@@ -1674,6 +1714,10 @@ class Sources:
         (portcheck.pyscan.definitions)."""
         return lone_definitions(self.text(path))
 
+    def tied(self, path: str) -> FrozenSet[str]:
+        """Where the module's spellings of names lead (portcheck.pyscan.spellings.tied_fact)."""
+        return tied_fact(self.text(path))
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
         """The file's summary, or None when it does not parse."""
         return summarize_or_none(self.text(path), path)
@@ -1718,8 +1762,12 @@ class TextSources(Sources):
     def _fact(self, path: str, name: str) -> FrozenSet[str]:
         found = self.facts.get((path, name))
         if found is None:
-            found = self.facts[(path, name)] = TEXT_FACTS[name](self.text(path))
+            compute = TEXT_FACTS.get(name) or LAZY_FACTS[name]
+            found = self.facts[(path, name)] = compute(self.text(path))
         return found
+
+    def tied(self, path: str) -> FrozenSet[str]:
+        return self._fact(path, "tied")
 
     def import_words(self, path: str) -> FrozenSet[str]:
         return self._fact(path, "import_words")
@@ -2016,6 +2064,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     legacy_native: FrozenSet[str] = frozenset()  # C++/CUDA files beside modules kept for an old torch only
     platform_spans: Dict[str, List[Tuple[int, int, str]]] = {}  # functions named for another platform
     wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # definitions that call an extension or launch a kernel
+    unimported: Dict[str, str] = {}  # build scripts and sources of extensions only modules nothing runs import
     cuda_sources = [d for c, d in zip(candidates, displays) if c.kind == "cuda"]
     cpp_sources = [d for c, d in zip(candidates, displays) if c.kind == "cpp"]
     if state.index is not None:
@@ -2032,6 +2081,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             wrapped = [] if is_test_path(p) else extension_wrappers(s, project, resolved)
             if wrapped:
                 wrappers[p] = wrapped
+        if state.unreached:
+            native_files = [d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")]
+            unimported = unimported_builds(summaries, state.sources, state.unreached, native_files)
         built = built_with_fallback(summaries, resolved)
         if built:
             built |= headers_of(built, (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")))
@@ -2087,7 +2139,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         extra = added.get(result.path, [])
         platform = other_platform_code(project_path(result.path, settings.roots), result.kind)
         copy = copy_of.get(result.path, "")
-        whole = state.vendored[copy] if copy else state.unreached.get(result.path, "")  # the whole file
+        whole = (  # the whole file
+            state.vendored[copy] if copy else state.unreached.get(result.path, "") or unimported.get(result.path, "")
+        )
         if copy:
             # a copy of another project: one finding stands for it, at info; the rest are its own workings
             stand = standing.get(copy)

@@ -16,7 +16,8 @@ package prefix (`importlib.import_module(name)`: a name typed on a command line 
 paths (`spec_from_file_location`, `run_path`) makes every module reached. A folder without an `__init__.py`
 that the project imports through (`from src.ops.toeplitz import ...`) holds modules as a package does. It
 reads per-file facts only (`Sources.loading_facts`, and for unused definitions `Sources.words`,
-`Sources.import_words`, `Sources.import_only`, `Sources.lone_definitions`), which the project cache keeps.
+`Sources.import_words`, `Sources.import_only`, `Sources.lone_definitions`, and `Sources.tied` of the modules
+that spell a name it weighs), which the project cache keeps.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from portcheck.pyscan.loading import (
     loading_facts,
     without_comments,
 )
+from portcheck.pyscan.spellings import OWN, decode_tied, may_lead_to
 from portcheck.pyscan.testcode import is_collected_test, is_named_test_only, is_test_path
 
 # A dotted name in a config, script or `.env` file (`_target_: src.models.sequence.SequenceModel`).
@@ -479,14 +481,47 @@ def unused_definitions(
     # else spells its own, not another's (Open-MAGVIT2's two copies of taming's `util.py`)
     own = {p: {name for _, _, name, _ in decoded[p]} for p in all_paths}
 
-    def dead_use(other: str, name: str) -> bool:
+    tied: Dict[str, Optional[Dict[str, FrozenSet[str]]]] = {}  # path -> where its spellings lead (asked lazily)
+
+    def elsewhere(other: str, name: str, path: str) -> bool:
+        """`other` spells `name` only as its own binding (a local of the same name) or tied by its imports to
+        modules that cannot be `path`'s (another copy of a module of the same name). In a library, a name an
+        `__init__.py` spells is its users' to import, whichever module it names (see above)."""
+        if library and module_name(other)[1]:
+            return False
+        if other not in tied:
+            tied[other] = decode_tied(sources.tied(other))
+        leads = (tied[other] or {}).get(name)
+        if leads is None:
+            return False
+        importer, package = module_name(other)
+        target = module_name(path)[0]
+        return not any(
+            where != OWN and (may_lead_to(where, importer, target, package) or not known(where, importer, package))
+            for where in leads
+        )
+
+    modules = [module_name(p)[0] for p in all_paths]
+    resolves: Dict[Tuple[str, str], bool] = {}
+
+    def known(where: str, importer: str, package: bool) -> bool:
+        """Whether the import `where` names a module of the project: one that names none (a package's or a
+        module that is not here: SpargeAttn's example importing `.quant_per_block` beside it) may be anything."""
+        key = (where, importer)
+        if key not in resolves:
+            resolves[key] = any(may_lead_to(where, importer, m, package) for m in modules)
+        return resolves[key]
+
+    def dead_use(other: str, name: str, path: str) -> bool:
         """`other` spells `name` only inside its own definitions, every one of them unused, or only as its own
         definition of that name, or is a test (H3's `fftconv_ref`, the reference only the test of its CUDA
-        kernel calls)."""
+        kernel calls), or spells it only as its own binding or another module's name (`elsewhere`)."""
         if other in tests or (name in own[other] and name not in imported[other]):
             return True
         holders = held[other].get(name, ())
-        return bool(holders) and all(dead(other, h) for h in holders)
+        if holders and all(dead(other, h) for h in holders):
+            return True
+        return elsewhere(other, name, path)
 
     def dead(path: str, holder: str) -> bool:
         return holder[len(SWITCH) :] in off if holder.startswith(SWITCH) else (path, holder) in unused
@@ -509,7 +544,7 @@ def unused_definitions(
                     path not in alone
                     and (
                         name in named_in_texts
-                        or any(other != path and not dead_use(other, name) for other in spellers.get(name, ()))
+                        or any(other != path and not dead_use(other, name, path) for other in spellers.get(name, ()))
                     )
                 ) or not all(dead(path, h) for h in holders):
                     unused.discard((path, name))

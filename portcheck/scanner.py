@@ -45,7 +45,7 @@ from portcheck.pyscan.matchers import SET_TO_NOTE
 from portcheck.pyscan.testcode import is_test_path
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
-from portcheck.textscan import cmake_conditional_lines, cuda_conditional_lines, cuda_extras, explicit_indexes
+from portcheck.textscan import cmake_conditional_lines, cuda_conditional_lines, explicit_indexes, opt_in_extras
 
 MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
@@ -141,6 +141,10 @@ MARKER_NOTE = (
 EXTRA_NOTE = (
     "lowered one level: in the `{extra}` extra, an opt-in install for CUDA machines; a default install does not pull it"
 )
+OPT_IN_NOTE = (
+    "lowered one level: in the `{extra}` extra, an opt-in install; a default install does not pull it (the code's"
+    " imports of it say whether the project needs it)"
+)
 CONDITIONAL_NOTE = "lowered one level: inside `#ifdef WITH_CUDA` (or the like), which a build without CUDA leaves out"
 SWITCH_NOTE = "lowered one level: inside `if ({switch})`, a build switch; a configuration without it builds no CUDA"
 INDEX_NOTE = (
@@ -234,7 +238,7 @@ def _text_findings(
     lines = python_lines(text)
     out: List[Finding] = []
     other_platform = kind == "requirements" and other_accelerator_requirements(path)
-    extras = cuda_extras(lines) if kind == "pyproject" else {}
+    extras = opt_in_extras(lines) if kind == "pyproject" else {}
     indexes = explicit_indexes(lines) if kind == "pyproject" else {}
     conditional = cuda_conditional_lines(lines) if kind == "cpp" else set()
     switched = cmake_conditional_lines(lines) if kind == "cmake" else {}
@@ -259,7 +263,9 @@ def _text_findings(
                         continue  # `CUDA_VISIBLE_DEVICES="" python train.py` in a test script: a CPU run anywhere
                     marked, sev, note = True, severity.lowered(), matcher.lower_note or SET_TO_NOTE
                 elif not marked and line in extras:
-                    marked, sev, note = True, severity.lowered(), EXTRA_NOTE.format(extra=extras[line])
+                    extra, for_cuda = extras[line]
+                    marked, sev = True, severity.lowered()
+                    note = (EXTRA_NOTE if for_cuda else OPT_IN_NOTE).format(extra=extra)
                 elif not marked and line in indexes:
                     marked, sev, note = True, severity.lowered(), INDEX_NOTE.format(index=indexes[line])
                 elif not marked and line in conditional:

@@ -432,13 +432,14 @@ def _pyproject_deps(lines: Sequence[str]) -> Iterator[Dep]:
 _CUDA_EXTRA = re.compile(r"(?i)(?:^|[-_.])(?:cu\d+\w*|cuda\w*|gpu|nvidia)(?:$|[-_.])|^cu\d+")
 
 
-def cuda_extras(lines: Sequence[str]) -> Dict[int, str]:
-    """Line number -> name, for the lines of a pyproject.toml's optional-dependency extras (and dependency
-    groups) whose name is for CUDA installs (`cu118only = [...]`): opt-in, not what a default install pulls."""
+def opt_in_extras(lines: Sequence[str]) -> Dict[int, Tuple[str, bool]]:
+    """Line number -> (name, whether the name is for CUDA installs), for the lines of a pyproject.toml's
+    optional-dependency extras and dependency groups (`cu118only = [...]`, apple/ml-4m's `fast = ["xformers"]`):
+    opt-in, not what a default install pulls."""
     return {
-        number: name
+        number: (name, bool(_CUDA_EXTRA.search(name)))
         for number, section, name, _key, _text in _pyproject_keys(lines)
-        if section in _PYPROJECT_ALL_ARRAYS and _CUDA_EXTRA.search(name)
+        if section in _PYPROJECT_ALL_ARRAYS
     }
 
 

@@ -328,3 +328,35 @@ def test_pinned_batches_are_pinned_only_where_an_accelerator_is():
     )
     assert "x.pin_memory() if torch.accelerator.is_available() else x" in out["text"]
     assert out["x"].device.type == "cpu" and not out["y"].is_pinned() and not out["batch"]["a"].is_pinned()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        (
+            "import torch\ncaps = []\nfor i in range(torch.cuda.device_count()):\n"
+            "    caps.append(torch.cuda.get_device_capability(i))\n"
+        ),
+        "import torch\ncaps = [torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())]\n",
+    ],
+)
+def test_a_device_count_bounding_a_loop_of_cuda_only_work_stays(source):
+    # a loop over the CUDA devices never runs without CUDA; over the accelerator's, the CUDA query would raise
+    result = fix(source, "neuron")
+    assert "torch.cuda.device_count()" in result.text, result.text
+    assert any("get_device_capability" in why for why in reasons(result, "DEV006")), skipped_reasons(result)
+
+
+def test_a_device_count_bounding_a_loop_of_fixed_work_is_rewritten_with_it():
+    result = fix(
+        """
+        import torch
+        for i in range(torch.cuda.device_count()):
+            torch.cuda.set_device(i)
+        """,
+        "neuron",
+    )
+    assert result.text == (
+        "import torch\nfor i in range(torch.accelerator.device_count()):\n"
+        "    if torch.accelerator.is_available():\n        torch.accelerator.set_device_index(i)\n"
+    ), result.text

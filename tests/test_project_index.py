@@ -1605,3 +1605,37 @@ def test_a_function_a_package_star_imports_is_no_compiled_module(tmp_path: Path,
     codes = {(Path(r.path).name, f.code) for r in result.files for f in r.findings}
     assert ("prepare_data.py", "DEV002") in codes, sorted(codes)  # the `.cuda()` is the lock-in
     assert not any(code == "KRN009" for _, code in codes), sorted(codes)
+
+
+# apple/ml-sigmoid-attention's flash-attention fork: an optional extension with its own build script, which only a
+# module nothing in the application imports loads.
+OPTIONAL_BUILD = {
+    "main.py": "from pkg.model import run\n\nrun()\n",
+    "pkg/__init__.py": "",
+    "pkg/model.py": "import torch\n\n\ndef run():\n    return torch.ones(2)\n",
+    "pkg/ops/__init__.py": "",
+    "pkg/ops/layer_norm.py": "import dropout_layer_norm\n\n\ndef ln(x):\n    return dropout_layer_norm.fwd(x)\n",
+    "csrc/layer_norm/setup.py": (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+        "setup(\n    name='dropout_layer_norm',\n    ext_modules=[\n        CUDAExtension(\n"
+        "            name='dropout_layer_norm',\n            sources=['ln_api.cpp', 'ln_fwd_256.cu'],\n        )\n"
+        "    ],\n    cmdclass={'build_ext': BuildExtension},\n)\n"
+    ),
+    "csrc/layer_norm/ln_api.cpp": "#include <torch/extension.h>\n#include <cuda_runtime.h>\n",
+    "csrc/layer_norm/ln_fwd_256.cu": '#include "ln.h"\n__global__ void ln_fwd(float *x) {}\n',
+    "csrc/layer_norm/ln.h": "#include <cuda_fp16.h>\n",
+}
+
+
+@pytest.mark.parametrize("imported", [False, True])
+def test_an_extension_only_unreached_modules_import_is_an_optional_build(tmp_path: Path, imported: bool):
+    files = dict(OPTIONAL_BUILD)
+    if imported:
+        files["main.py"] = "from pkg.model import run\nfrom pkg.ops.layer_norm import ln\n\nrun()\nln(1)\n"
+    found = scan_tree(tmp_path, files, top=True)
+    build = {k: f for k, f in found.items() if k[0].startswith("csrc/layer_norm/")}
+    assert {k[0] for k in build} >= {"csrc/layer_norm/setup.py", "csrc/layer_norm/ln_fwd_256.cu"}, sorted(found)
+    if imported:
+        assert any(f.severity.value == "blocker" for f in build.values()), sorted(found)
+    else:
+        assert all(f.severity.value == "info" and "`dropout_layer_norm`" in f.note for f in build.values()), build

@@ -23,6 +23,7 @@ from portcheck.pyscan.loading import (
     TESTS,
     loading_facts,
 )
+from portcheck.pyscan.spellings import may_lead_to
 from portcheck.reach import (
     HELD_UNUSED_NOTE,
     SWITCHED_OFF_NOTE,
@@ -1069,3 +1070,66 @@ def test_a_script_named_like_a_test_that_holds_no_test_is_a_user(tmp_path: Path)
     found = _scan(tmp_path / "test", files)
     ref = found[("lib/inference/maha.py", 5, "DEV002")]
     assert ref.severity.value == "info" and "only tests use" in ref.note, ref
+
+
+# apple/ml-nvas3d's layout: two modules named `audio_utils`, each with an `fft_conv`; the script that calls one
+# imports the other copy, and another module's local variable shares the name of a helper nothing calls.
+COPIES = {
+    "nvas3d/__init__.py": "",
+    "nvas3d/utils/__init__.py": "",
+    "nvas3d/utils/audio_utils.py": (
+        "import torch\n\n\ndef clip(x):\n    return x.clamp(-1, 1)\n\n\n"
+        "def fft_conv(x, ir):\n    return torch.fft.irfft(torch.fft.rfft(x.cuda()) * ir)\n\n\n"
+        "def deconv_and_sum(xs):\n    return torch.stack(xs).cuda().mean(0)\n"
+    ),
+    "nvas3d/baseline.py": (
+        "from nvas3d.utils.audio_utils import clip\n\n\ndef run(xs):\n"
+        "    deconv_and_sum = clip(xs).mean(0)\n    return deconv_and_sum\n"
+    ),
+    "soundspaces/__init__.py": "",
+    "soundspaces/utils/__init__.py": "",
+    "soundspaces/utils/audio_utils.py": "import torch\n\n\ndef fft_conv(x, ir):\n    return x * ir\n",
+    "soundspaces/render.py": "from soundspaces.utils import audio_utils\n\nout = audio_utils.fft_conv(1, 2)\n",
+    "main.py": "from nvas3d.baseline import run\n\nrun([1])\n",
+}
+
+
+def test_a_name_spelt_only_as_another_modules_or_a_local_is_no_use(tmp_path: Path):
+    found = _scan(tmp_path, COPIES)
+    copy = {(line, code): f for (p, line, code), f in found.items() if p == "nvas3d/utils/audio_utils.py"}
+    assert copy[(9, "DEV002")].note == UNUSED_NOTE.format(name="fft_conv"), sorted(found)
+    assert copy[(13, "DEV002")].note == UNUSED_NOTE.format(name="deconv_and_sum"), sorted(found)
+
+
+# What makes `nvas3d/utils/audio_utils.py`'s `fft_conv` count as used, by the file that changes.
+COPY_USES = {
+    "its module by its package": "from nvas3d.utils import audio_utils\n\nout = audio_utils.fft_conv(1, 2)\n",
+    "its module by a relative import": "from ..nvas3d.utils import audio_utils\n\nout = audio_utils.fft_conv(1, 2)\n",
+    "a star import": (
+        "from soundspaces.utils.audio_utils import *\nfrom nvas3d.utils.audio_utils import *\n\nfft_conv(1, 2)\n"
+    ),
+    "a string": "from soundspaces.utils import audio_utils\n\nout = getattr(audio_utils, 'fft_conv')(1, 2)\n",
+    "an attribute of a value": "def render(ops):\n    return ops.fft_conv(1, 2)\n",
+}
+
+
+@pytest.mark.parametrize("render", list(COPY_USES.values()), ids=list(COPY_USES))
+def test_a_spelling_that_may_lead_to_the_definition_is_a_use(tmp_path: Path, render: str):
+    found = _scan(tmp_path, {**COPIES, "soundspaces/render.py": render})
+    assert found[("nvas3d/utils/audio_utils.py", 9, "DEV002")].severity.value != "info", sorted(found)
+
+
+@pytest.mark.parametrize(
+    "source,importer,package,leads",
+    [
+        (".audio_utils", "nvas3d.utils.baseline", False, True),
+        (".audio_utils", "nvas3d.utils", True, True),
+        (".", "nvas3d.utils", True, True),  # the package that may re-export it
+        ("soundspaces_nvas3d.utils.audio_utils", "run", False, False),
+        ("nvas3d.utils.audio_utils", "run", False, True),
+        ("utils.audio_utils", "run", False, True),  # a scan that starts above `nvas3d/`
+        ("other.audio_utils", "nvas3d.utils.baseline", False, False),
+    ],
+)
+def test_where_an_import_may_lead(source: str, importer: str, package: bool, leads: bool):
+    assert may_lead_to(source, importer, "nvas3d.utils.audio_utils", package) is leads

@@ -42,6 +42,30 @@ class Protected:
     generic_work: bool = False  # the region does accelerator-generic work (pinning, non-blocking copies)
 
 
+def counted_loop(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The loop or comprehension `node` bounds, as `range(node)`'s only argument (or `range(0, node)`'s
+    last): `for i in range(torch.cuda.device_count()):`, `[f(i) for i in range(torch.cuda.device_count())]`."""
+    arg = parents.get(id(node))
+    call = parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+    if not (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value == "range"
+        and call.args
+        and call.args[-1] is arg
+    ):
+        return None
+    loop = parents.get(id(call))
+    if isinstance(loop, cst.For) and loop.iter is call:
+        return loop
+    if isinstance(loop, cst.CompFor) and loop.iter is call:
+        outer = parents.get(id(loop))
+        while isinstance(outer, cst.CompFor):
+            outer = parents.get(id(outer))
+        return outer
+    return None
+
+
 def condition_top(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> cst.CSTNode:
     """The whole boolean condition `node` is part of (`a and not b`)."""
     top = node
@@ -120,6 +144,10 @@ def protected(node: cst.CSTNode, parents: Mapping[int, cst.CSTNode]) -> Protecte
         if CUDA_MESSAGE.search(_message(parent.msg)):
             return Protected((), "the assert says CUDA itself is required")
         return Protected((top, *_following(_statement_of(parent, parents) or parent, parents)))
+    loop = counted_loop(top, parents)
+    if loop is not None:
+        # `for i in range(torch.cuda.device_count()):`: the loop runs once per device, and never without CUDA
+        return Protected((loop,))
     if isinstance(parent, cst.Arg):
         call = parents.get(id(parent))
         decorator = parents.get(id(call)) if isinstance(call, cst.Call) else None

@@ -16,7 +16,7 @@ import libcst as cst
 
 from portcheck import torchfacts as facts
 from portcheck.fixer.device import Spelling
-from portcheck.fixer.guards import Marker, generic_work, markers, protected
+from portcheck.fixer.guards import Marker, counted_loop, generic_work, markers, protected
 from portcheck.fixer.names import Binding, Bindings
 from portcheck.fixer.syntax import (
     argument,
@@ -936,6 +936,11 @@ def availability(site: Site) -> Outcome:
     return _fix(*plans, written=written, removals=[_removal(site, call.func)], needs=needs)
 
 
+def _quiet_without_cuda(symbol: str) -> bool:
+    """A `torch.cuda` call that neither raises nor changes anything without CUDA: a memory figure (0), a seed
+    or `empty_cache()` (nothing to do)."""
+    return symbol_role(symbol) in (facts.MEMORY_STAT, facts.SEED) or symbol == "torch.cuda.empty_cache"
+
 _ORT_PROVIDER = re.compile(r"[A-Za-z0-9]+ExecutionProvider")  # ONNX Runtime's provider names
 
 
@@ -1118,12 +1123,16 @@ def rename_call(site: Site) -> Outcome:
         holder = site.parent(holder)
     if isinstance(holder, cst.FormattedString) and _CUDA_PREFIX.match(_leading_text(holder)):
         return Skip(f"it is part of the CUDA device string `{code_of(holder)}`, which stays")
-    if role == facts.CUDA_CHECK:
-        # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides.
+    loop = counted_loop(call, site.parents) is not None
+    if role == facts.CUDA_CHECK or loop:
+        # `torch.cuda.device_count() > 1` is a CUDA check like `is_available()`: what it guards decides; so is
+        # the count bounding a loop (`for i in range(torch.cuda.device_count()):`), which runs only with CUDA,
+        # and then once per accelerator device: what would raise there must be rewritten with it (a memory
+        # figure reads 0 and `empty_cache()` does nothing without CUDA)
         analysis = _protection(site, call)
         if isinstance(analysis, Skip):
             return analysis
-        needs += analysis[0]
+        needs += [m for m in analysis[0] if not (loop and _quiet_without_cuda(m.label))]
     if role == facts.SEED and _same_seed(site, call):
         statement = site.parent(call)
         line = site.parent(statement) if statement is not None else None

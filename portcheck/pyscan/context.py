@@ -2460,6 +2460,45 @@ def mark_count_tests(module: ast.Module) -> None:
                 setattr(node, COUNT_TEST_ATTR, True)
 
 
+DEVICE_LOOP_ATTR = "_portcheck_device_loop"  # set on a loop or comprehension over the CUDA devices
+DEVICE_LOOP_NOTE = (
+    "lowered one level: it runs once per CUDA device, in a loop over `torch.cuda.device_count()`, which never runs"
+    " without CUDA"
+)
+
+
+def mark_device_loops(module: ast.Module, imports: ImportTable) -> None:
+    """Mark (`DEVICE_LOOP_ATTR`) each `for` loop and comprehension over `range(torch.cuda.device_count())`, or
+    over `range(n)` of a name the module binds to that count (apple/ml-quant's `max_gpus =
+    torch.cuda.device_count()`, then `[torch.cuda.get_device_capability(i) for i in range(max_gpus)]`): without
+    CUDA the count is 0 and the body never runs, as the CUDA side of a check would not."""
+
+    def is_count(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and not node.args and imports.resolved(node.func) == "torch.cuda.device_count"
+
+    counts = {
+        dotted(target)
+        for node in module_nodes(module)
+        if isinstance(node, ast.Assign) and is_count(node.value)
+        for target in node.targets
+    } - {None}
+
+    def over_devices(iterable: ast.AST) -> bool:
+        if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"):
+            return False
+        args = iterable.args
+        if len(args) == 2 and isinstance(args[0], ast.Constant) and args[0].value == 0:
+            args = args[1:]
+        return len(args) == 1 and (is_count(args[0]) or (dotted(args[0]) or "") in counts)
+
+    for node in module_nodes(module):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and over_devices(node.iter):
+            setattr(node, DEVICE_LOOP_ATTR, True)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            if len(node.generators) == 1 and over_devices(node.generators[0].iter):
+                setattr(node, DEVICE_LOOP_ATTR, True)
+
+
 def _clamps(call: ast.Call) -> bool:
     """`max(x, 1)` (or `max(1, x)`): two arguments, one of them the literal 1."""
     return (

@@ -32,6 +32,8 @@ from portcheck.pyscan.context import (
     COPY_HINTS,
     CUDA_SIDE_ATTR,
     DEPLOYMENT_CODE_NOTE,
+    DEVICE_LOOP_ATTR,
+    DEVICE_LOOP_NOTE,
     GUARD_FLAG_ATTR,
     HOST_TENSOR_TYPES,
     LOAD_LOCATION_ATTR,
@@ -580,9 +582,18 @@ def _children(
         # `for i in range(torch.cuda.device_count()): writer.add_scalar(..., torch.cuda.memory_cached(i) / 1024**3)`
         # (deeplab-pytorch): what such a loop goes over only picks figures to show
         head_ctx = ctx._replace(display=True) if isinstance(node, ast.For) and _only_shows(node.body) else ctx
+        if getattr(node, DEVICE_LOOP_ATTR, False):
+            inner = inner._replace(lowered_by=DEVICE_LOOP_NOTE)  # once per CUDA device: never without CUDA
         return [(c, head_ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
     if isinstance(node, _COMPS):
         inner = ctx._replace(in_loop=True, loop=node, periodic=ctx.periodic)
+        if getattr(node, DEVICE_LOOP_ATTR, False):
+            # `[torch.cuda.get_device_capability(i) for i in range(max_gpus)]`: the count itself as it is
+            over = node.generators[0].iter
+            each = inner._replace(lowered_by=DEVICE_LOOP_NOTE)
+            return [(c, inner if c is over else each) for c in live_children(node) if c is not node.generators[0]] + [
+                (c, inner if c is over else each) for c in live_children(node.generators[0])
+            ]
         return [(c, inner) for c in live_children(node)]
     if isinstance(node, ast.ClassDef):
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
