@@ -1035,14 +1035,20 @@ class Project:
                 sym = (module, parts[0])
         return self._attributes(sym, parts[1:])
 
-    def alternatives(self, module: str, ref: str) -> Tuple[Optional[Symbol], ...]:
+    def alternatives(self, module: str, ref: str, depth: int = 0) -> Tuple[Optional[Symbol], ...]:
         """What a dotted use refers to through each import binding its head (`try: from cuda_op.fused_act
         import FusedLeakyReLU` / `except Exception: from cuda_op.op_native import FusedLeakyReLU`,
         anycost-gan): one entry per binding, None where one leads outside the project; empty when one
-        import binds the head."""
+        import binds the head; through a package that binds the name several ways (apple/ml-gsn's `from .op import
+        upfirdn2d`, whose `op/__init__.py` imports it in a `try` and a native one in the handler), the package's."""
         head, *rest = ref.split(".")
         others = self.other_binds.get((module, head))
         if not others:
+            binding = self.binds.get((module, head))
+            if depth < 4 and binding is not None and binding.name and binding.name != "*":
+                owner = self.find_module(self.absolute(binding, module), module)
+                if owner is not None and owner != module and self.other_binds.get((owner, binding.name)):
+                    return self.alternatives(owner, ".".join([binding.name, *rest]), depth + 1)
             return ()
         bindings = [self.binds[(module, head)], *others]
         return tuple(self._attributes(self.binding_target(module, b), rest) for b in bindings)
@@ -1133,6 +1139,8 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
                 # (`try: from .fused import kernels` / `except ImportError: ...`: importing it may fail and
                 # the module goes on, so importing this module builds nothing it needs)
                 continue
+            if _reexported_with_fallback(project, module, binding):
+                continue
             sym = project.target(module, local)
             if sym is not None and sym[0] in at_import:
                 at_import.add(module)
@@ -1148,6 +1156,19 @@ def resolve(summaries: Union[Iterable[ModuleSummary], "Project"]) -> Resolved:
         seen,
         _other_platform_modules(project),
     )
+
+
+def _reexported_with_fallback(project: "Project", module: str, binding: Binding) -> bool:
+    """`from .op import upfirdn2d` where `op/__init__.py` binds `upfirdn2d` in a `try` whose handler imports a
+    native version (apple/ml-gsn's StyleGAN2 ops): importing the package builds nothing it needs."""
+    if not binding.name or binding.name == "*":
+        return False
+    owner = project.find_module(project.absolute(binding, module), module)
+    if owner is None or owner == module:
+        return False
+    key = (owner, binding.name)
+    found = [project.binds.get(key), *project.other_binds.get(key, ())]
+    return any(b is not None and b.guarded for b in found)
 
 
 def _legacy_imports(tree: ast.Module, imports: ImportTable) -> Set[int]:
@@ -1298,7 +1319,11 @@ def _fallback_only(
         if is_test_path(module.replace(".", "/") + ".py"):
             continue
         summary = project.modules[module]
-        fallback = binding.guarded or (module, owner(summary, binding.statement) or "") in only
+        fallback = (
+            binding.guarded
+            or (module, owner(summary, binding.statement) or "") in only
+            or _reexported_with_fallback(project, module, binding)
+        )
         importers.setdefault(sym[0], []).append(fallback)
     reached = frozenset(m for m, found in importers.items() if all(found))
     return frozenset(only), reached, frozenset(seen)
@@ -1411,7 +1436,12 @@ def sites(summary: ModuleSummary, project: Project, resolved: Resolved) -> List[
         reported.add(binding.statement)
         calls = through.get(binding.local, [])
         only_with_fallback = bool(calls) and all(calls) and binding.local not in summary.values
-        guarded = binding.guarded or fallback(binding.statement) or only_with_fallback
+        guarded = (
+            binding.guarded
+            or fallback(binding.statement)
+            or only_with_fallback
+            or _reexported_with_fallback(project, module, binding)
+        )
         if not guarded and not detail:
             detail = _loaded_optionally(project, module, sym)
             guarded = bool(detail)
@@ -1439,7 +1469,18 @@ def _loaded_optionally(project: Project, module: str, sym: Symbol) -> str:
     return ""
 
 
-def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolved) -> FrozenSet[str]:
+def _named_sources(path: str, literal: str, roots: Sequence[str]) -> Set[str]:
+    """The display paths a build's source literal may name: beside the module, from the repository's top as
+    the process runs there (`sources=['models/op/upfirdn2d_kernel.cu']`), the same below each scanned folder
+    when the scan starts above it."""
+    folder = posixpath.dirname(path.replace("\\", "/"))
+    found = {posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal)}
+    return found | {posixpath.normpath(posixpath.join(root, literal)) for root in roots}
+
+
+def built_with_fallback(
+    summaries: Mapping[str, ModuleSummary], resolved: Resolved, roots: Sequence[str] = ()
+) -> FrozenSet[str]:
     """The C++/CUDA sources (display paths) that the product names only inside functions it calls where
     there is a fallback: stylegan's `_init()` builds `bias_act.cu` through `get_plugin(sources=[...])` and is
     called only as `if x.device.type == "cuda" and _init():`, before the reference implementation. A name
@@ -1449,7 +1490,6 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
     for path, summary in summaries.items():
         if not summary.sources or is_test_path(path):
             continue
-        folder = posixpath.dirname(path.replace("\\", "/"))
         for literal, line in summary.sources:
             fallback = (
                 summary.module in resolved.fallback_modules
@@ -1457,7 +1497,7 @@ def built_with_fallback(summaries: Mapping[str, ModuleSummary], resolved: Resolv
                 or any(first <= line <= last for first, last in summary.cuda_builds)
                 or any(first <= line <= last for _, first, last in summary.optional_loads)
             )
-            for candidate in {posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal)}:
+            for candidate in _named_sources(path, literal, roots):
                 named[candidate] = named.get(candidate, True) and fallback
     return frozenset(p for p, only in named.items() if only)
 
@@ -1469,7 +1509,11 @@ UNIMPORTED_BUILD_NOTE = (
 
 
 def unimported_builds(
-    summaries: Mapping[str, ModuleSummary], sources: "Sources", unreached: Mapping[str, str], native: Sequence[str]
+    summaries: Mapping[str, ModuleSummary],
+    sources: "Sources",
+    unreached: Mapping[str, str],
+    native: Sequence[str],
+    roots: Sequence[str] = (),
 ) -> Dict[str, str]:
     """The build scripts, and the C++/CUDA sources they name (with the headers those include), of extensions that
     only modules nothing runs import (apple/ml-sigmoid-attention's `csrc/layer_norm/setup.py` builds flash-attn's
@@ -1484,12 +1528,8 @@ def unimported_builds(
         importers = [p for p in sources.paths() if p != path and names & sources.import_words(p)]
         if not importers or any(p not in unreached for p in importers):
             continue
-        folder = posixpath.dirname(path.replace("\\", "/"))
-        named = {
-            candidate
-            for literal, _ in summary.sources
-            for candidate in (posixpath.normpath(posixpath.join(folder, literal)), posixpath.normpath(literal))
-        } & natives
+        named = {candidate for literal, _ in summary.sources for candidate in _named_sources(path, literal, roots)}
+        named &= natives
         note = UNIMPORTED_BUILD_NOTE.format(names=", ".join(f"`{n}`" for n in sorted(names)))
         for found in {path, *named, *headers_of(frozenset(named), natives)}:
             out[found] = note
@@ -2083,8 +2123,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
                 wrappers[p] = wrapped
         if state.unreached:
             native_files = [d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")]
-            unimported = unimported_builds(summaries, state.sources, state.unreached, native_files)
-        built = built_with_fallback(summaries, resolved)
+            unimported = unimported_builds(summaries, state.sources, state.unreached, native_files, settings.roots)
+        built = built_with_fallback(summaries, resolved, settings.roots)
         if built:
             built |= headers_of(built, (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")))
         dual_folders = [posixpath.dirname(p.replace("\\", "/")) for p, s in summaries.items() if s.dual_built]

@@ -141,13 +141,16 @@ def _comment_free(lines: Sequence[str], kind: str) -> Iterator[Tuple[int, str]]:
 # stream (`>&2`). One that writes what it prints somewhere (`echo "export CUDA_HOME=..." >> ~/.bashrc`, `| tee`) is
 # configuration and stays. A `|` or `>` inside the quotes is text (vinci's `echo "Usage: $0 {start|stop}
 # [--cuda <CUDA_VISIBLE_DEVICES>]"`).
+# So is one appended to a log (SpokenNLP's `echo $CUDA_VISIBLE_DEVICES >> ${LOGFILE}`): what it writes is read by
+# people.
 _PRINTS = re.compile(r"^\s*(?:echo|printf)\b[^>|]*$")
 _SHELL_QUOTED = re.compile(r""""(?:[^"\\]|\\.)*"|'[^']*'""")
 _TO_STDERR = re.compile(r"\s[12]?>&2\s*$")
+_TO_LOG = re.compile(r"\s>>?\s*\S*(?i:log)\S*\s*$")
 
 
 def _prints_only(text: str) -> bool:
-    return bool(_PRINTS.match(_TO_STDERR.sub("", _SHELL_QUOTED.sub('""', text))))
+    return bool(_PRINTS.match(_TO_LOG.sub("", _TO_STDERR.sub("", _SHELL_QUOTED.sub('""', text)))))
 
 
 # `cat <<EOF` (or `cat >&2 <<'EOF'`) opening a usage text: the here-document is printed, prose like an `echo`.

@@ -1639,3 +1639,39 @@ def test_an_extension_only_unreached_modules_import_is_an_optional_build(tmp_pat
         assert any(f.severity.value == "blocker" for f in build.values()), sorted(found)
     else:
         assert all(f.severity.value == "info" and "`dropout_layer_norm`" in f.note for f in build.values()), build
+
+
+# apple/ml-gsn's StyleGAN2 ops: the package's `__init__` imports the CUDA ops in a `try` whose handler imports
+# native ones, and the model imports the names from the package.
+NATIVE_FALLBACK_OPS = {
+    "models/__init__.py": "",
+    "models/op/__init__.py": (
+        "try:\n    from .upfirdn2d import upfirdn2d\nexcept Exception as e:\n    print(e)\n"
+        "    from .native_ops import upfirdn2d\n"
+    ),
+    "models/op/upfirdn2d.py": (
+        "from torch.utils.cpp_extension import load\n\n"
+        "upfirdn2d_op = load('upfirdn2d', sources=['models/op/upfirdn2d.cpp', 'models/op/upfirdn2d_kernel.cu'])\n\n\n"
+        "def upfirdn2d(x, k):\n    return upfirdn2d_op.upfirdn2d(x, k)\n"
+    ),
+    "models/op/native_ops.py": "import torch\n\n\ndef upfirdn2d(x, k):\n    return torch.nn.functional.conv2d(x, k)\n",
+    "models/op/upfirdn2d.cpp": "#include <torch/extension.h>\n",
+    "models/op/upfirdn2d_kernel.cu": "__global__ void upfirdn2d_kernel(float *x) {}\n",
+    "models/layers.py": "from .op import upfirdn2d\n\n\ndef blur(x, k):\n    return upfirdn2d(x, k)\n",
+    "train.py": "from models.layers import blur\n\nblur(1, 2)\n",
+}
+
+
+@pytest.mark.parametrize("above", [False, True])
+def test_ops_a_package_imports_with_a_native_fallback_are_no_blockers(tmp_path: Path, above: bool):
+    root = tmp_path / "repo"
+    for name, text in NATIVE_FALLBACK_OPS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    cwd = tmp_path if above else root
+    result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=cwd, jobs=1)
+    prefix = "repo/" if above else ""
+    found = {(r.path[len(prefix) :], f.line, f.code): f for r in result.files for f in r.findings}
+    for key in [("models/layers.py", 1, "KRN009"), ("models/op/upfirdn2d_kernel.cu", 1, "KRN002")]:
+        assert key in found and found[key].guarded and found[key].severity.value == "major", (key, sorted(found))
+    assert not any(f.severity.value == "blocker" for f in found.values()), sorted(found)
