@@ -22,7 +22,10 @@ a copied distribution, and its own `examples/`, `tests/`, `docs/`, `scripts/` an
 (diffusers 0.22 as LLMGA's `llmga/diffusers/`); files the project added beside them stay its own. So is a
 folder named as a release (`22.02`, `v1.4.2`, `cub-1.8.0`) that holds its own licence (safari's
 `csrc/fftconv/mathdx/22.02/`, NVIDIA's cuFFTDx headers and examples copied in beside the extension that includes
-them; NVIDIA's CUB in mlp_maps' `kilonerf_cuda/`).
+them; NVIDIA's CUB in mlp_maps' `kilonerf_cuda/`). So is a torch.hub repository with its own licence (its
+`hubconf.py`: a hub cache copied in, Inferix's `pretrained/hub/facebookresearch-dino-7c446df/`), and a well-known
+library copied whole below a folder of the project with its own `__version__` (fact-graph's `src/transformers/`),
+unless the project's packaging publishes that name.
 """
 
 from __future__ import annotations
@@ -48,10 +51,14 @@ VENDORED_NOTE = (
 
 
 
-def vendored_note(folder: str, named: bool = False) -> str:
-    """The note of the finding that stands for the copy in `folder` (`{count}` left to fill); `named`: a copy
-    known by its library's name and version, not by a licence of its own."""
-    why = "a copy of that library, with its own version" if named else "its own licence, and packaging or version"
+OWN_MARKS = "its own licence, and packaging or version"
+NAMED_COPY = "a copy of that library, with its own version"
+HUB_COPY = "a torch.hub repository, with its own licence"
+
+
+def vendored_note(folder: str, why: str = OWN_MARKS) -> str:
+    """The note of the finding that stands for the copy in `folder` (`{count}` left to fill), saying `why` it is
+    one (`OWN_MARKS`, `NAMED_COPY`: known by its library's name and version, `HUB_COPY`)."""
     return VENDORED_NOTE.format(folder=folder, why=why)
 
 
@@ -70,6 +77,16 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     for folder in packaged:
         if folder and (_third_party(folder) or not _inside_package(folder, packages)):
             candidates[folder] = True
+    # a torch.hub repository (its `hubconf.py`) with its own licence: a hub cache copied in (Inferix's
+    # `pretrained/hub/facebookresearch-dino-7c446df/`, DINO's whole repository, of which only the model is loaded)
+    hubs = set()
+    for display, disk in pairs:
+        if posixpath.basename(display) == "hubconf.py":
+            folder = posixpath.dirname(display)
+            if folder and folder not in candidates:
+                candidates[folder] = True
+                disk_of.setdefault(folder, os.path.dirname(disk))
+                hubs.add(folder)
     # a folder kept in a `third_party/` folder: its packaging or its licence says it is another project
     for display, disk in pairs:
         parts = display.split("/")
@@ -149,7 +166,8 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
             continue
         licensed = _has_licence(disk_of[folder])
         if licensed or (not candidates[folder] and folder in packaged) or folder in versioned:
-            found[folder] = vendored_note(folder, named=folder in named)
+            why = NAMED_COPY if folder in named else HUB_COPY if folder in hubs else OWN_MARKS
+            found[folder] = vendored_note(folder, why)
     if not found:
         return {}
     own = [d for d in displays if d.endswith(".py") and not under(d, found)]

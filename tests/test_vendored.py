@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict
 
+import pytest
 from helpers import scan_tree
 
 from portcheck.config import Config
@@ -292,3 +293,29 @@ def test_a_well_known_library_copied_whole_is_a_copy_by_its_name_and_version(tmp
     files = [(name, str(tmp_path / "own" / name)) for name in own_pkg]
     assert vendored_folders(files) == {}
     assert vendored_folders([("own/" + n, d) for n, d in files], roots=("own",)) == {}
+
+
+# alibaba-damo-academy/Inferix's `LV-Bench/pretrained/hub/facebookresearch-dino-7c446df/`: a torch.hub cache of
+# DINO's whole repository (its `hubconf.py` and licence), of which the benchmark only loads the model.
+HUB_CACHE = {
+    "lvb/score.py": "import torch\n\nmodel = torch.hub.load('facebookresearch/dino:main', 'dino_vits16').cuda()\n",
+    "lvb/pretrained/hub/facebookresearch-dino-7c446df/LICENSE": "Apache\n",
+    "lvb/pretrained/hub/facebookresearch-dino-7c446df/hubconf.py": "def dino_vits16():\n    return None\n",
+    "lvb/pretrained/hub/facebookresearch-dino-7c446df/utils.py": (
+        "import torch\n\n\ndef fix_random_seeds(seed=31):\n    torch.cuda.manual_seed_all(seed)\n"
+        "    torch.cuda.synchronize()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("licensed", [True, False])
+def test_a_torch_hub_repository_with_its_licence_is_a_copy(tmp_path: Path, licensed: bool):
+    files = dict(HUB_CACHE)
+    if not licensed:
+        del files["lvb/pretrained/hub/facebookresearch-dino-7c446df/LICENSE"]
+    found = _scan(tmp_path, files)
+    hub = [f for (path, _, _), f in found.items() if "/hub/" in path]
+    if licensed:
+        assert len(hub) == 1 and hub[0].severity.value == "info" and "a torch.hub repository" in hub[0].note, hub
+    else:
+        assert hub and not any("a torch.hub repository" in f.note for f in hub), hub
