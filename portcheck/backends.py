@@ -212,6 +212,11 @@ def other_platform_part(path: str, words: AbstractSet[str]) -> str:
     parts = re.split(r"[\\/]", path)
     for i, part in enumerate(parts):
         stem = part.rsplit(".", 1)[0] if i == len(parts) - 1 else part
-        if any(w in words for w in name_words(stem)):
+        if any(w in words for w in name_words(stem)) or (i < len(parts) - 1 and part.lower() in VENDOR_FOLDERS):
             return part
     return ""
+
+
+# Folders named for another GPU vendor (Triton-distributed's `kernels/amd/`, `layers/amd/`, `test/metax/`); as
+# a word in a file name `amd` names a method as often (MCG-NJU's AMD distillation, `run_amd_pretrain.py`).
+VENDOR_FOLDERS = frozenset({"amd", "metax"})

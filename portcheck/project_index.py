@@ -36,7 +36,13 @@ from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Option
 
 from portcheck.analyze import GUARD_NOTE as UNDER_CHECK_NOTE
 from portcheck.analyze import KERNEL_KEEPS, REQUIREMENT_NOTE, TEST_NOTE, apply_suppressions, lower_finding
-from portcheck.backends import PLATFORM_NAME_WORDS, cuda_variants, identifier_words, is_deployment_name
+from portcheck.backends import (
+    PLATFORM_NAME_WORDS,
+    VENDOR_FOLDERS,
+    cuda_variants,
+    identifier_words,
+    is_deployment_name,
+)
 from portcheck.model import FileResult, Finding, Severity, Target
 from portcheck.parts import folders_above
 from portcheck.processes import process_context
@@ -1199,7 +1205,10 @@ def _for_other_platform(sym: Symbol) -> bool:
     itself so named (`TritonAscendKDABackend`). Registering or calling it is that platform's path (it runs
     where that platform is there), no CUDA lock-in. TensorRT code is not here: using it is the lock-in."""
     module, name = sym
-    return module != "<ext>" and any(
+    if module == "<ext>":
+        return False
+    folders = module.split(".")[:-1]  # (a package named for a vendor: Triton-distributed's `layers/amd/`)
+    return any(part.lower() in VENDOR_FOLDERS for part in folders) or any(
         _platform_name(part) and not is_deployment_name(part) for part in module.split(".") + ([name] if name else [])
     )
 

@@ -117,3 +117,18 @@ def test_cuda_variants_need_siblings_for_two_other_backends():
     assert "deploy/Dockerfile.cu121" not in found
     assert found["runtime/gpu/scripts/run_qa.sh"] == ("gpu", ("ipex", "openvino"))
     assert set(found) == {"docker/nvidia/Dockerfile", "accelerators/cuda.py", "runtime/gpu/scripts/run_qa.sh"}
+
+
+@pytest.mark.parametrize(
+    "path,other",
+    [
+        ("python/triton_dist/kernels/amd/gemm.py", True),  # a folder for AMD's GPUs (Triton-distributed)
+        ("python/triton_dist/test/metax/test_wait.py", True),  # and for MetaX's
+        ("run_amd_pretrain.py", False),  # a method's name (MCG-NJU's AMD distillation), not the vendor
+        ("models/modeling_finetune_amd.py", False),
+    ],
+)
+def test_a_folder_named_for_another_gpu_vendor_is_that_platforms_code(path, other):
+    data = b"import torch\n\n\ndef sync():\n    torch.cuda.synchronize()\n"
+    found = scan_bytes(data, path, "python", Settings(target="neuron")).findings
+    assert (not any(f.code == "RT001" for f in found)) is other, found

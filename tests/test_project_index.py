@@ -1675,3 +1675,27 @@ def test_ops_a_package_imports_with_a_native_fallback_are_no_blockers(tmp_path: 
     for key in [("models/layers.py", 1, "KRN009"), ("models/op/upfirdn2d_kernel.cu", 1, "KRN002")]:
         assert key in found and found[key].guarded and found[key].severity.value == "major", (key, sorted(found))
     assert not any(f.severity.value == "blocker" for f in found.values()), sorted(found)
+
+
+# Triton-distributed's layout: kernels per GPU vendor, chosen by the model at import.
+def test_what_a_vendor_folder_defines_is_that_vendors_code(tmp_path: Path):
+    kernel = (
+        "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\n"
+        "class Attn:\n    def __call__(self, x):\n        k[(1,)](x)\n"
+    )
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/layers/__init__.py": "",
+        "pkg/layers/amd/__init__.py": "",
+        "pkg/layers/amd/attn.py": kernel,
+        "pkg/layers/nvidia/__init__.py": "",
+        "pkg/layers/nvidia/attn.py": kernel,
+        "pkg/model.py": (
+            "import torch\n\nif torch.version.cuda:\n    from pkg.layers.nvidia.attn import Attn\n"
+            "elif torch.version.hip:\n    from pkg.layers.amd.attn import Attn\n"
+        ),
+    }
+    found = scan_tree(tmp_path, files, top=True)
+    assert ("pkg/model.py", 4, "KRN009") in found, sorted(found)  # NVIDIA's kernel: the lock-in
+    assert ("pkg/model.py", 6, "KRN009") not in found, sorted(found)
+    assert not any(path.startswith("pkg/layers/amd/") for path, _, _ in found), sorted(found)
