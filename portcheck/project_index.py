@@ -2130,12 +2130,12 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             wrapped = [] if is_test_path(p) else extension_wrappers(s, project, resolved)
             if wrapped:
                 wrappers[p] = wrapped
+        native_files = [d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")]
         if state.unreached:
-            native_files = [d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")]
             unimported = unimported_builds(summaries, state.sources, state.unreached, native_files, settings.roots)
         built = built_with_fallback(summaries, resolved, settings.roots)
         if built:
-            built |= headers_of(built, (d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")))
+            built |= headers_of(built, native_files)
         dual_folders = [posixpath.dirname(p.replace("\\", "/")) for p, s in summaries.items() if s.dual_built]
         if dual_folders:
             twinned = cpu_twinned(cuda_sources, cpp_sources, dual_folders)

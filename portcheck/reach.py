@@ -487,14 +487,14 @@ def unused_definitions(
         """`other` spells `name` only as its own binding (a local of the same name) or tied by its imports to
         modules that cannot be `path`'s (another copy of a module of the same name). In a library, a name an
         `__init__.py` spells is its users' to import, whichever module it names (see above)."""
-        if library and module_name(other)[1]:
+        importer, package = module_name(other)
+        if library and package:
             return False
         if other not in tied:
             tied[other] = decode_tied(sources.tied(other))
         leads = (tied[other] or {}).get(name)
         if leads is None:
             return False
-        importer, package = module_name(other)
         target = module_name(path)[0]
         return not any(
             where != OWN and (may_lead_to(where, importer, target, package) or not known(where, importer, package))

@@ -20,6 +20,7 @@ from portcheck.project_index import Sources, module_name
 from portcheck.pyscan.definitions import looks_up_by_computed_name
 from portcheck.pyscan.loading import IDENTIFIER
 from portcheck.pyscan.nodes import walk
+from portcheck.pyscan.spellings import absolute_module
 
 UNREAD_SETTING_NOTE = (
     "lowered to info: nothing in this project reads `{key}` (every file spells it only where it is set: an"
@@ -241,12 +242,8 @@ def _names_module(spec: str, importer: str, target: str) -> bool:
     """Whether the import `spec` in the file `importer` may name the module of the file `target`: a relative one
     resolved from the importer's folder, an absolute one by its dotted suffix (scans start at different folders)."""
     wanted = module_name(target)[0]
-    dots = len(spec) - len(spec.lstrip("."))
-    if dots:
-        base = module_name(importer)[0].split(".")
-        base = base[: len(base) - dots] if not importer.endswith("__init__.py") else base[: len(base) - dots + 1]
-        rest = spec[dots:]
-        full = ".".join([*base, *([rest] if rest else [])])
+    if spec.startswith("."):
+        full = absolute_module(spec, *module_name(importer))
         return wanted == full or wanted.endswith("." + full) or full.endswith("." + wanted)
     return wanted == spec or wanted.endswith("." + spec)
 

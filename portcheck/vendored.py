@@ -48,9 +48,6 @@ VENDORED_NOTE = (
     " for them); a port takes upstream's support for the target or drops it, and the project's imports of it say which"
 )
 
-
-
-
 OWN_MARKS = "its own licence, and packaging or version"
 NAMED_COPY = "a copy of that library, with its own version"
 HUB_COPY = "a torch.hub repository, with its own licence"
@@ -194,7 +191,7 @@ _KNOWN_LIBRARIES = frozenset(
 
 def _publishes(packaged: Dict[str, str], root: str, name: str) -> bool:
     """Whether the packaging at the scanned folder `root` names `name` (`name="transformers"` in its setup.py)."""
-    folder = packaged.get(root if root else "")
+    folder = packaged.get(root)
     if folder is None:
         return False
     for packaging in ("setup.py", "pyproject.toml", "setup.cfg"):

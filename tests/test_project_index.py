@@ -1593,16 +1593,23 @@ STAR_REEXPORT_PROJECT = {
 }
 
 
-@pytest.mark.parametrize("above", [False, True])
-def test_a_function_a_package_star_imports_is_no_compiled_module(tmp_path: Path, above: bool):
+def _scan_repo(tmp_path: Path, files, above: bool):
+    """Write `files` into `tmp_path/repo` and scan it from inside, or from the folder above it (`portcheck scan
+    repo`); the findings keyed by (path in the repository, line, code)."""
     root = tmp_path / "repo"
-    for name, text in STAR_REEXPORT_PROJECT.items():
+    for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
-    # scanned from inside the repository, and from the folder above it (`portcheck scan repo`)
     cwd = tmp_path if above else root
     result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=cwd, jobs=1)
-    codes = {(Path(r.path).name, f.code) for r in result.files for f in r.findings}
+    prefix = "repo/" if above else ""
+    return {(r.path[len(prefix) :], f.line, f.code): f for r in result.files for f in r.findings}
+
+
+@pytest.mark.parametrize("above", [False, True])
+def test_a_function_a_package_star_imports_is_no_compiled_module(tmp_path: Path, above: bool):
+    found = _scan_repo(tmp_path, STAR_REEXPORT_PROJECT, above)
+    codes = {(Path(path).name, code) for path, _, code in found}
     assert ("prepare_data.py", "DEV002") in codes, sorted(codes)  # the `.cuda()` is the lock-in
     assert not any(code == "KRN009" for _, code in codes), sorted(codes)
 
@@ -1664,14 +1671,7 @@ NATIVE_FALLBACK_OPS = {
 
 @pytest.mark.parametrize("above", [False, True])
 def test_ops_a_package_imports_with_a_native_fallback_are_no_blockers(tmp_path: Path, above: bool):
-    root = tmp_path / "repo"
-    for name, text in NATIVE_FALLBACK_OPS.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    cwd = tmp_path if above else root
-    result = scan_paths([root], Config(respect_gitignore=False), target="neuron", cwd=cwd, jobs=1)
-    prefix = "repo/" if above else ""
-    found = {(r.path[len(prefix) :], f.line, f.code): f for r in result.files for f in r.findings}
+    found = _scan_repo(tmp_path, NATIVE_FALLBACK_OPS, above)
     for key in [("models/layers.py", 1, "KRN009"), ("models/op/upfirdn2d_kernel.cu", 1, "KRN002")]:
         assert key in found and found[key].guarded and found[key].severity.value == "major", (key, sorted(found))
     assert not any(f.severity.value == "blocker" for f in found.values()), sorted(found)

@@ -2445,19 +2445,26 @@ def mark_count_tests(module: ast.Module) -> None:
     device count (ERNIE's `n_gpu = torch.cuda.device_count()`, the HF examples' `args.n_gpu = ...`), then
     `elif n_gpu > 1: model = torch.nn.DataParallel(model)`: the test asks how many devices there are, as
     `torch.cuda.device_count() > 1` written there would (see `is_replication_choice`)."""
-    counts = {
-        dotted(target)
-        for node in module_nodes(module)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-        and _last_name(node.value.func) == "device_count" and not node.value.args
-        for target in node.targets
-    } - {None}
+    counts = _names_bound_to(
+        module, lambda v: isinstance(v, ast.Call) and _last_name(v.func) == "device_count" and not v.args
+    )
     if not counts:
         return
     for node in module_nodes(module):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare):
             if any(dotted(side) in counts for side in [node.test.left, *node.test.comparators]):
                 setattr(node, COUNT_TEST_ATTR, True)
+
+
+def _names_bound_to(module: ast.Module, wanted: Callable[[ast.AST], bool]) -> Set[str]:
+    """The dotted names (`n_gpu`, `args.n_gpu`) the module assigns a value `wanted` accepts."""
+    return {
+        name
+        for node in module_nodes(module)
+        if isinstance(node, ast.Assign) and wanted(node.value)
+        for target in node.targets
+        if (name := dotted(target))
+    }
 
 
 DEVICE_LOOP_ATTR = "_portcheck_device_loop"  # set on a loop or comprehension over the CUDA devices
@@ -2476,12 +2483,7 @@ def mark_device_loops(module: ast.Module, imports: ImportTable) -> None:
     def is_count(node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and not node.args and imports.resolved(node.func) == "torch.cuda.device_count"
 
-    counts = {
-        dotted(target)
-        for node in module_nodes(module)
-        if isinstance(node, ast.Assign) and is_count(node.value)
-        for target in node.targets
-    } - {None}
+    counts = _names_bound_to(module, is_count)
 
     def over_devices(iterable: ast.AST) -> bool:
         if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"):

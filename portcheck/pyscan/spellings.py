@@ -126,16 +126,24 @@ def tied_spellings(text: str) -> Optional[Dict[str, FrozenSet[str]]]:
     }
 
 
-def may_lead_to(source: str, importer: str, target: str, package: bool = False) -> bool:
-    """Whether the dotted module `source`, as the module `importer` names it (relative ones resolved from it;
-    `package`: the importer is a package's `__init__`), may be the module `target` or a package above it that
-    re-exports its names (by dotted suffix: scans start at different folders)."""
+def absolute_module(source: str, importer: str, package: bool = False) -> str:
+    """The dotted module an import of `source` in the module `importer` names: a relative one (`.audio_utils`,
+    `..`) resolved from the importer's package (`package`: the importer is a package's `__init__`), an absolute one
+    as it is."""
     dots = len(source) - len(source.lstrip("."))
-    if dots:
-        base = importer.split(".")
-        base = base[: max(0, len(base) - dots + (1 if package else 0))]
-        rest = source[dots:]
-        source = ".".join([*base, *([rest] if rest else [])])
+    if not dots:
+        return source
+    base = importer.split(".")
+    base = base[: max(0, len(base) - dots + (1 if package else 0))]
+    rest = source[dots:]
+    return ".".join([*base, *([rest] if rest else [])])
+
+
+def may_lead_to(source: str, importer: str, target: str, package: bool = False) -> bool:
+    """Whether the dotted module `source`, as the module `importer` names it (see `absolute_module`), may be the
+    module `target` or a package above it that re-exports its names (by dotted suffix: scans start at different
+    folders)."""
+    source = absolute_module(source, importer, package)
     if not source:
         return True
     padded, wanted = f".{target}.", f".{source}."
