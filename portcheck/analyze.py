@@ -300,7 +300,11 @@ Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matc
 
 _VALUE_NODES = (ast.Constant, ast.JoinedStr, ast.keyword)
 # Frameworks whose device strings (`"cuda"`, `"/gpu:0"`) are their own: a module built on one without torch.
-OTHER_FRAMEWORKS = ("tensorflow", "tvm", "jax", "mxnet", "paddle", "mindspore", "oneflow")
+# Gradient-boosting libraries too: `device="cuda"` and `tree_method="gpu_hist"` pick XGBoost's own GPU trainer,
+# and a check of `CUDA_VISIBLE_DEVICES` beside it sets up LightGBM's or CatBoost's (tabred's `paper/bin/*_.py`).
+OTHER_FRAMEWORKS = (
+    "tensorflow", "tvm", "jax", "mxnet", "paddle", "mindspore", "oneflow", "xgboost", "lightgbm", "catboost"
+)
 
 
 def _method_names(rules: Sequence[CompiledRule]) -> FrozenSet[str]:
@@ -389,8 +393,10 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # A test module that imports no torch hands strings and flags to stubs, fakes and canned replies
         # (`device = "cuda"` on a fake probe, `load_in_4bit=True` to a monkeypatched backend): test data, not
         # a device or library it uses. A TensorFlow or TVM program (TSM's `main_tf.py`, `--target cuda` for
-        # TVM's compiler): its device strings name that framework's targets. Calls are still reported.
-        hits = (hit for hit in hits if not isinstance(hit[1], _VALUE_NODES))
+        # TVM's compiler), an XGBoost or LightGBM trainer: its device strings name that framework's targets.
+        # Calls are still reported.
+        # (and its comparisons of such strings: XGBoost's `config.get('device') == 'cuda'`)
+        hits = (hit for hit in hits if not isinstance(hit[1], (*_VALUE_NODES, ast.Compare)))
     if builds_cpp_only(text):
         # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply, and the
         # `BuildExtension` command class builds the C++ it is given (PyTorch-BigGraph's setup.py): no CUDA build.

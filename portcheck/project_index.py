@@ -2305,10 +2305,13 @@ def _layout_lowerings(
     still work (a port writes its accelerator's own). None for a kernel source or build in the project's
     test folders (judged below the scanned folder of `roots` that holds it)."""
     source = result.kind in _SOURCE_KINDS
-    if result.kind in _NATIVE_KINDS and is_test_path(project_path(result.path, roots)):
+    if result.kind in _NATIVE_KINDS and (
+        is_test_path(project_path(result.path, roots)) or _NATIVE_TEST_FILE.match(posixpath.basename(result.path))
+    ):
         # `tests/cpp/test_mlp3.cu`, ThunderKittens' `tests/group/memory/tile/tile.cuh` and the `CMakeLists.txt`
         # beside them build and run the project's kernels on CUDA: the kernels' own tests, which only ever run
-        # where the kernels do (readers rejected them even at `info`); the kernels are reported where they are
+        # where the kernels do (readers rejected them even at `info`); the kernels are reported where they are.
+        # So is a test program beside the kernels (ShadowKV's `kernels/test_gather_copy.cu`, its own `main()`).
         return []
     if unbuilt and not source:
         findings = [_at_info(f, NO_BUILD_NOTE) if f.code in unbuilt else f for f in findings]
@@ -2322,6 +2325,10 @@ def _layout_lowerings(
             findings = [f for f in findings if f.category in _VARIANT_KEEPS]
         findings = [f if source and f.category == "kernel" else _at_info(f, note) for f in findings]
     return findings
+
+
+# A C++/CUDA test program by its name: `test_gather_copy.cu`, `attention_test.cc`.
+_NATIVE_TEST_FILE = re.compile(r"(?i)^(?:test_\w+|\w+_test|tests?)\.(?:cu|cuh|cpp|cc|cxx)$")
 
 
 # What CUDA's variant of a per-backend layout still reports: its kernels (work: a port writes its own) and

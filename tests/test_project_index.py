@@ -1236,6 +1236,22 @@ def test_cuda_sources_and_their_build_under_a_test_folder_report_nothing(tmp_pat
     assert not [k for k in found if k[0].startswith("tests/")], sorted(found)
 
 
+def test_a_test_program_beside_the_kernels_reports_nothing(tmp_path: Path):
+    # ShadowKV's `kernels/test_gather_copy.cu` (its own `main()`) and AsyncReasoning's `src/test.cpp`
+    found = scan_tree(
+        tmp_path,
+        {
+            "kernels/gather_copy.cu": "__global__ void gather(float* x) {}\n",
+            "kernels/test_gather_copy.cu": "#include <cuda_runtime.h>\nint main() { return 0; }\n",
+            "src/test.cpp": "#include <cuda_runtime.h>\nint main() { cudaDeviceSynchronize(); }\n",
+            "src/kernel_test.cu": "__global__ void check(float* x) {}\n",
+        },
+        top=True,
+    )
+    assert found[("kernels/gather_copy.cu", 1, "KRN002")].severity.value == "blocker", sorted(found)
+    assert not [k for k in found if "test" in k[0]], sorted(found)
+
+
 def test_a_portable_function_bound_in_the_handler_is_a_fallback_not_the_extension(tmp_path: Path):
     found = _fallback_findings(
         tmp_path,

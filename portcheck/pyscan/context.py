@@ -4623,9 +4623,11 @@ def mark_copied_to_host(module: ast.Module) -> None:
             listed = _list_binding(stmt)
             if listed is not None:
                 _mark_later_reads(block, k, listed, PYTHON_LIST_ATTR)
-            copied = _copied_name(stmt) or _tensor_of_own_list(stmt)
+            copied = _copied_name(stmt) or _tensor_of_own_list(stmt) or _tensor_of_literal(stmt)
             if copied is not None:
                 _mark_later_reads(block, k, copied, BEFORE_MOVE_ATTR)
+            for name in _unpacked_host_names(stmt):
+                _mark_later_reads(block, k, name, BEFORE_MOVE_ATTR)
 
 
 def _mark_later_reads(block: Sequence[ast.stmt], k: int, name: str, attr: str) -> None:
@@ -4638,8 +4640,8 @@ def _mark_later_reads(block: Sequence[ast.stmt], k: int, name: str, attr: str) -
         for node in walk(later):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 setattr(node, attr, True)
-        if rebinds:
-            break
+        if rebinds and not (isinstance(later, ast.AugAssign) and isinstance(later.target, ast.Name)):
+            break  # (`metrics /= world_size` changes the values in place, where they are)
 
 
 PYTHON_LIST_ATTR = "_portcheck_python_list"  # set on a read of a name the block last bound to a Python list
@@ -4668,6 +4670,38 @@ def _tensor_of_own_list(stmt: ast.stmt) -> Optional[str]:
     ):
         return None
     return target if getattr(call.args[0], PYTHON_LIST_ATTR, False) else None
+
+
+def _tensor_of_literal(stmt: ast.stmt) -> Optional[str]:
+    """The name of `x = torch.tensor([loss, acc, n])` (no `device=`): a tensor made from a list or tuple display
+    is on the default device (btard's step sums such a tuple of metrics over its CPU process group)."""
+    target, call = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
+    if (
+        target is None
+        or not isinstance(call, ast.Call)
+        or dotted(call.func) != "torch.tensor"
+        or len(call.args) != 1
+        or not isinstance(call.args[0], (ast.List, ast.Tuple))
+        or any(kw.arg in (None, "device") for kw in call.keywords)
+    ):
+        return None
+    return target
+
+
+def _unpacked_host_names(stmt: ast.stmt) -> List[str]:
+    """The names `a, b = list(x)` (or `= x`, `= x.tolist()`, `= x.unbind()`) binds from a host tensor `x` (a read
+    already marked `BEFORE_MOVE_ATTR`): each is a piece of it, on the host too."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)):
+        return []
+    value = stmt.value
+    if isinstance(value, ast.Call) and not value.keywords:
+        if isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple") and len(value.args) == 1:
+            value = value.args[0]
+        elif isinstance(value.func, ast.Attribute) and value.func.attr in ("tolist", "unbind") and not value.args:
+            value = value.func.value
+    if not (isinstance(value, ast.Name) and getattr(value, BEFORE_MOVE_ATTR, False)):
+        return []
+    return [e.id for e in stmt.targets[0].elts if isinstance(e, ast.Name)]
 
 
 def _copied_name(stmt: ast.stmt) -> Optional[str]:
@@ -5194,7 +5228,18 @@ def runs_on_host_data(node: ast.AST) -> bool:
     it is handed)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _places_on_device(node):
         return False
-    return "collate" in node.name.lower() or node.name in _PICKLER_HOOKS or bool(getattr(node, _MAPPED_ATTR, False))
+    return (
+        "collate" in node.name.lower()
+        or node.name in _PICKLER_HOOKS
+        or bool(_MEDIA_LOADER.match(node.name))
+        or bool(getattr(node, _MAPPED_ATTR, False))
+    )
+
+
+# `def load_audio(audiopath, sampling_rate):` (tortoise's, copied into many TTS projects), `read_image`,
+# `load_wav_to_torch`: reads a file into host memory, checks and resamples it there (one that moves what it
+# read to a device is no such function: `_places_on_device`)
+_MEDIA_LOADER = re.compile(r"^_?(?:load|read)_(?:audio|wav|wave|waveform|image|img|video|frames|mel|pcm)(?:_|s?$)")
 
 
 _PICKLER_HOOKS = frozenset({"persistent_id", "persistent_load", "reducer_override"})

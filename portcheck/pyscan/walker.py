@@ -902,6 +902,13 @@ def _children(
         # `tkwargs = {"device": torch.device("cpu"), "dtype": torch.double}` (botorch's tutorials): the
         # factory arguments of host tensors
         return [(c, ctx._replace(host=True)) for c in live_children(node)]
+    if isinstance(node, ast.Dict) and any(_labelled_version(k, v) for k, v in zip(node.keys, node.values)):
+        # `{'torch.version.cuda': torch.version.cuda, 'torch.cuda.nccl.version()': torch.cuda.nccl.version()}`
+        # (tab-ddpm's run report): a version put under a label, recorded for people, never compared
+        labels: List[Tuple[ast.AST, Ctx]] = [(k, ctx) for k in node.keys if k is not None]
+        return labels + [
+            (v, ctx._replace(display=True) if _labelled_version(k, v) else ctx) for k, v in zip(node.keys, node.values)
+        ]
     if isinstance(node, ast.Dict) and _backend_table(node):
         # `{"cuda": torch.cuda.reset_peak_memory_stats, "xpu": ..., "mps": None, "neuron": None}` (diffusers'
         # `BACKEND_*` tables): a dispatch over accelerators; CUDA's entry is CUDA's own arm
@@ -995,6 +1002,16 @@ def _children(
 CUDA_QUERIES = frozenset(
     {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_name", "torch.cuda.is_bf16_supported"}
 )
+
+
+def _labelled_version(key: Optional[ast.AST], value: ast.AST) -> bool:
+    """`'cudnn': torch.backends.cudnn.version()`, `"cuda_version": torch.version.cuda`: a dict entry with a text
+    label whose value is a version read (a `version()` call, or an attribute of a `version` namespace)."""
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return False
+    if isinstance(value, ast.Call) and not value.args and not value.keywords:
+        return isinstance(value.func, ast.Attribute) and value.func.attr == "version"
+    return isinstance(value, ast.Attribute) and isinstance(value.value, ast.Attribute) and value.value.attr == "version"
 
 
 def _pins_cpu(node: ast.Dict) -> bool:
