@@ -1576,23 +1576,36 @@ LOAD_LOCATION_ATTR = "_portcheck_load_location"  # on the value of a `map_locati
 def mark_load_locations(module: ast.Module) -> None:
     """Mark (`LOAD_LOCATION_ATTR`) `map_location = None if torch.cuda.is_available() else "cpu"` when every read
     of the name in its scope is a `map_location=` value (deep-person-reid's `load_checkpoint`): the choice is
-    where a checkpoint loads, as it is written inline."""
+    where a checkpoint loads, as it is written inline. Either may be wrapped in `torch.device(...)` (terratorch's
+    `device = torch.device("cuda" if ... else "cpu")`, then `map_location=torch.device(device)`)."""
     scopes: List[ast.AST] = [module] + [n for n in module_nodes(module) if isinstance(n, _FUNCTION_DEFS)]
     for scope in scopes:
         nodes = own_nodes(scope)
         located = {
-            id(n.value) for n in nodes if isinstance(n, ast.keyword) and n.arg == "map_location"
+            id(_unwrapped_device(n.value)) for n in nodes if isinstance(n, ast.keyword) and n.arg == "map_location"
         }
         for node in nodes:
             if not (
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.IfExp)
+                and isinstance(_unwrapped_device(node.value), ast.IfExp)
             ):
                 continue
             if _only_read_in(nodes, node.targets[0].id, located):
-                setattr(node.value, LOAD_LOCATION_ATTR, True)
+                setattr(_unwrapped_device(node.value), LOAD_LOCATION_ATTR, True)
+
+
+def _unwrapped_device(node: ast.AST) -> ast.AST:
+    """The argument of `torch.device(x)` (one positional argument), else the node itself."""
+    if (
+        isinstance(node, ast.Call)
+        and dotted(node.func) in ("torch.device", "device")
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return node.args[0]
+    return node
 
 
 def _only_read_in(nodes: Sequence[ast.AST], name: str, places: Set[int]) -> bool:
@@ -4158,7 +4171,7 @@ def is_test_function(node: ast.AST) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(("test", "_test"))
 
 
-_REQUIREMENT = re.compile(
+REQUIREMENT = re.compile(
     # (`requires_gpu`, lightning-thunder's `requiresCUDA`, `requiresNVFuser`)
     r"(?i)^requires?_?\w*(?:gpu|cuda|bnb|bitsandbytes|non_cpu|accelerator|triton|flash|nccl|multi_device|nvfuser)\w*$"
     r"|^skip_?if_?(?:lt_?x_?gpu|no_?(?:gpus?|cuda|nccl))\w*$|^(?:only_?cuda|cuda_?only|gpu_?only)$"
@@ -4195,7 +4208,7 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
     call = deco if isinstance(deco, ast.Call) else None
     name = dotted(call.func if call is not None else deco) or ""
     last = name.rsplit(".", 1)[-1]
-    if _REQUIREMENT.match(last):
+    if REQUIREMENT.match(last):
         return True
     if last == "perf_report" and imports.resolve(call.func if call is not None else deco) in _KERNEL_BENCHMARKS:
         return True

@@ -31,6 +31,7 @@ from portcheck.parts import DEFAULT_PATTERNS
 from portcheck.pyscan.context import (
     EVALUATION_WORDS,
     POST_PROCESSING,
+    REQUIREMENT,
     SKIP_DECORATORS,
     cuda_only_decorator,
     is_cuda_check,
@@ -47,8 +48,8 @@ from portcheck.pyscan.nodes import children, module_nodes, walk
 # (`unit_tests/`, torchrec's `schema/api_tests/`, `e2e_tests/`)
 _TEST_DIR = re.compile(r"(?i)^(?:tests?|testing|\w+_tests|unit_?tests?|integration_?tests?)$")
 _TEST_FILE = re.compile(r"(?i)^(?:test_\w+|\w+_test|tests?|conftest|testing)\.py$")
-# Test folders that only hold GPU tests: `tests/gpu/`, `tests/cuda/`, `gpu_tests/`.
-_GPU_DIR = re.compile(r"(?i)^(?:cuda|gpus?|(?:cuda|gpu)_?tests?|tests?_?(?:cuda|gpu))$")
+# Test folders that only hold GPU tests: `tests/gpu/`, `tests/cuda/`, `gpu_tests/`, warp-drive's `pycuda_tests/`.
+_GPU_DIR = re.compile(r"(?i)^(?:cuda|gpus?|(?:(?:py)?cuda|gpu)_?tests?|tests?_?(?:(?:py)?cuda|gpu))$")
 # A module whose name says it runs on CUDA only: compiled extensions (`fused_adam_cuda`, `_C`).
 _CUDA_EXTENSION = re.compile(r"^(?:_C|\w+_cuda(?:_\w+)?|\w*cuda_ext\w*|\w+_C)$")
 _SKIP_MODULE_CALLS = frozenset({"skip", "skipTest", "SkipTest", "exit"})
@@ -157,11 +158,13 @@ def kernel_test_paths(tests: Iterable[str], kernel_sources: Iterable[str]) -> Se
 
 
 # Folders (and modules) of a data pipeline: what they hold runs in the data loader, on host tensors
-# (OpenNMT's `onmt/transforms/bart.py` noising, DPR's `dpr/data/reader_data.py`).
+# (OpenNMT's `onmt/transforms/bart.py` noising, DPR's `dpr/data/reader_data.py`, regression-transformer's
+# `terminator/collators.py`).
 _DATA_NAMES = frozenset(
     {
         "data", "dataset", "datasets", "dataloader", "dataloaders", "data_loader", "data_loaders", "data_loading",
-        "transforms", "preprocessing", "preprocess",
+        "transforms", "preprocessing", "preprocess", "collator", "collators", "collate", "data_collator",
+        "data_collators",
     }
 )
 
@@ -612,15 +615,31 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def early_cuda_exit(stmt: ast.AST, imports: ImportTable) -> bool:
-    """`if not torch.cuda.is_available(): return` / `self.skipTest(...)` / `pytest.skip(...)`."""
+    """`if not torch.cuda.is_available(): return` / `self.skipTest(...)` / `pytest.skip(...)`; a skip helper
+    named for CUDA called as a statement (aihwkit's `self._skip_if_no_cuda()`, `require_gpu()`); `if
+    SKIP_CUDA_TESTS: raise SkipTest(...)`."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        name = (dotted(stmt.value.func) or "").rsplit(".", 1)[-1].lstrip("_")
+        return bool(name) and bool(REQUIREMENT.match(name))
     if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body:
         return False
+    if names_cuda_skip(stmt.test):
+        return _skips_module(stmt.body[-1:]) or _is_skip_call(stmt.body[-1])
     if not is_negative_cuda_check(stmt.test, imports):
         return False
     last = stmt.body[-1]
     if isinstance(last, (ast.Return, ast.Continue)):
         return True
     return _skips_module([last]) or _is_skip_call(last)
+
+
+_CUDA_WORD = re.compile(r"(?i)cuda|gpu")
+
+
+def names_cuda_skip(test: ast.AST) -> bool:
+    """`SKIP_CUDA_TESTS`, `self.skip_gpu`: a flag named for skipping CUDA's tests."""
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+    return "skip" in name.lower() and bool(_CUDA_WORD.search(name))
 
 
 def _is_skip_call(stmt: ast.AST) -> bool:

@@ -150,6 +150,7 @@ from portcheck.pyscan.testcode import (
     SELF_TEST_ATTR,
     early_cuda_exit,
     extends_cuda_only_library,
+    names_cuda_skip,
 )
 from portcheck.torchfacts import RAISING_DEVICE_QUERIES
 
@@ -420,6 +421,16 @@ def _children(
         # `if TYPE_CHECKING: from vllm import RequestOutput`: imports for the type checker, never run
         typing_only = ctx._replace(annotation=True)
         return [(node.test, ctx)] + _block(node.body, typing_only, imports) + _block(node.orelse, ctx, imports)
+    if (
+        isinstance(node, ast.If)
+        and ctx.test_file
+        and isinstance(node.test, ast.UnaryOp)
+        and isinstance(node.test.op, ast.Not)
+        and names_cuda_skip(node.test.operand)
+    ):
+        # `if not SKIP_CUDA_TESTS: init()` (aihwkit's tests): the body runs only where CUDA's tests do
+        only_cuda = ctx._replace(skipped=True)
+        return [(node.test, ctx)] + _block(node.body, only_cuda, imports) + _block(node.orelse, ctx, imports)
     if isinstance(node, (ast.If, ast.IfExp)):
         test_ctx = ctx
         # (`if CUDA_HOME: modules.append(CUDAExtension(...))` beside an unconditional CppExtension: the toolkit
