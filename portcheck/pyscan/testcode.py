@@ -714,6 +714,16 @@ def _cuda_world_size(node: ast.ClassDef, imports: ImportTable) -> bool:
 _SET_UP = frozenset({"setUp", "setUpClass", "setup_method", "setup_class"})
 
 
+def _returns_instead(exit: ast.AST) -> bool:
+    """An early exit (`early_cuda_exit`) that returns or continues without CUDA, where a skip would skip."""
+    return isinstance(exit, ast.If) and isinstance(exit.body[-1], (ast.Return, ast.Continue))
+
+
+def _skips_instead(exit: ast.AST) -> bool:
+    """An early exit (`early_cuda_exit`) that skips the test: a skip helper's call, or a check ending in a skip."""
+    return not isinstance(exit, ast.If) or _is_skip_call(exit.body[-1])
+
+
 def _set_up_skips_without_cuda(node: ast.ClassDef, imports: ImportTable) -> bool:
     """A test class whose set-up skips without CUDA (fairscale's `DistributedTest.setUp`: `if not
     torch.cuda.is_available(): raise unittest.SkipTest(...)`): none of its tests run elsewhere."""
@@ -721,7 +731,7 @@ def _set_up_skips_without_cuda(node: ast.ClassDef, imports: ImportTable) -> bool
         isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
         and stmt.name in _SET_UP
         and any(
-            early_cuda_exit(s, imports) and not isinstance(s.body[-1], (ast.Return, ast.Continue))  # type: ignore[attr-defined]
+            early_cuda_exit(s, imports) and not _returns_instead(s)
             for s in stmt.body
         )
         for stmt in node.body
@@ -741,7 +751,7 @@ def _cuda_only_fixtures(module: ast.Module, imports: ImportTable) -> Set[str]:
             continue
         body = node.body
         for i, stmt in enumerate(body):
-            if (early_cuda_exit(stmt, imports) and _is_skip_call(stmt.body[-1])) or (  # type: ignore[attr-defined]
+            if (early_cuda_exit(stmt, imports) and _skips_instead(stmt)) or (
                 isinstance(stmt, ast.If)
                 and not stmt.orelse
                 and stmt.body
