@@ -73,6 +73,11 @@ _CUDA_FLAG = re.compile(
     r"|^(?:is_)?(?:cuda|gpu)_?(?:available|enabled)$",
     re.IGNORECASE,
 )
+# A function whose name asks whether CUDA is in use (`is_gpu_device()`, `is_cuda()`, `has_gpu()`, `gpu_enabled()`).
+_CUDA_QUESTION = re.compile(
+    r"^_?(?:is|has|use|using|on|with|run_on)_?(?:cuda|gpu)(?:_?(?:device|available|enabled|mode|backend))?$"
+    r"|^_?(?:cuda|gpu)_?(?:available|enabled|is_available)$"
+)
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"})
 # What makes a loop run a model step once per iteration (training, evaluation, decoding, rollout):
 # a training step, a no-grad block, a model called by a model-like name, or a data loader iterated.
@@ -267,6 +272,8 @@ def is_cuda_check(test: ast.AST, imports: ImportTable) -> bool:
             last = _last_name(node.func).lower()
             if "cuda" in last and "available" in last:  # is_torch_cuda_available() and friends
                 return True
+            if _CUDA_QUESTION.match(last):
+                return True  # vega's `vega.is_gpu_device()`, `use_gpu()`: a question named for CUDA
             if _asks_for_cuda(node):
                 return True  # `device.startswith("cuda:")`, as `device == "cuda"`
             if _is_cuda_type_test(node, imports):
@@ -4636,7 +4643,12 @@ def mark_copied_to_host(module: ast.Module) -> None:
             listed = _list_binding(stmt)
             if listed is not None:
                 _mark_later_reads(block, k, listed, PYTHON_LIST_ATTR)
-            copied = _copied_name(stmt) or _tensor_of_own_list(stmt) or _tensor_of_literal(stmt)
+            copied = (
+                _copied_name(stmt)
+                or _tensor_of_own_list(stmt)
+                or _tensor_of_literal(stmt)
+                or _host_copy_binding(stmt)
+            )
             if copied is not None:
                 _mark_later_reads(block, k, copied, BEFORE_MOVE_ATTR)
             for name in _unpacked_host_names(stmt):
@@ -4702,19 +4714,62 @@ def _tensor_of_literal(stmt: ast.stmt) -> Optional[str]:
 
 
 def _unpacked_host_names(stmt: ast.stmt) -> List[str]:
-    """The names `a, b = list(x)` (or `= x`, `= x.tolist()`, `= x.unbind()`) binds from a host tensor `x` (a read
-    already marked `BEFORE_MOVE_ATTR`): each is a piece of it, on the host too."""
+    """The names `a, b = list(x)` (or `= x`, `= x.sort(descending=True)`: any method that moves nothing) binds
+    from a host tensor `x` (a read already marked `BEFORE_MOVE_ATTR`): each is a piece of it, on the host too."""
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)):
         return []
     value = stmt.value
-    if isinstance(value, ast.Call) and not value.keywords:
-        if isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple") and len(value.args) == 1:
-            value = value.args[0]
-        elif isinstance(value.func, ast.Attribute) and value.func.attr in ("tolist", "unbind") and not value.args:
-            value = value.func.value
-    if not (isinstance(value, ast.Name) and getattr(value, BEFORE_MOVE_ATTR, False)):
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("list", "tuple")
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        value = value.args[0]
+    root = _chain_root_node(value)
+    if root is None or not getattr(root, BEFORE_MOVE_ATTR, False):
         return []
     return [e.id for e in stmt.targets[0].elts if isinstance(e, ast.Name)]
+
+
+def _host_copy_binding(stmt: ast.stmt) -> Optional[str]:
+    """The name of `scores = x.mm(y.t())[0].cpu()` (a chain that ends in a copy to the host: `.cpu()` or
+    `.to("cpu")`, then only methods and subscripts that move nothing), or of `y = x.sort()[1]` from a host `x`:
+    posescript's recall loop ranks its scores on the host."""
+    target, value = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
+    if target is None or value is None:
+        return None
+    node = value
+    while True:  # the methods and subscripts after the copy
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if _copies_to_host(node):
+                return target
+            if node.func.attr in _MOVES:
+                return None
+            node = node.func.value
+        else:
+            break
+    root = _chain_root_node(value)
+    return target if root is not None and getattr(root, BEFORE_MOVE_ATTR, False) else None
+
+
+def _copies_to_host(call: ast.Call) -> bool:
+    """`x.cpu()`, `x.to("cpu")`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "cpu":
+        return not call.args
+    return (
+        func.attr == "to"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and call.args[0].value == "cpu"
+        and not call.keywords
+    )
 
 
 def _copied_name(stmt: ast.stmt) -> Optional[str]:
@@ -5325,10 +5380,11 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         # `(query[i] != self.tokenizer.pad_token_id)` of a host `query`: compared on the host
         # (a 1-d host tensor made from a list compared with any name: SEED-Story's `torch.tensor(input_ids) ==
         # boi_token_id`; with a device tensor it would raise, not move)
+        # (a name the block copied to the host compared with any name: posescript's `indices_rank == x_ind`)
         other = root.comparators[0]
         return is_host_value(root.left, scope, imports, copies) and (
             isinstance(other, (ast.Constant, ast.Attribute))
-            or (isinstance(other, ast.Name) and _tensor_of_list(root.left, imports))
+            or (isinstance(other, ast.Name) and (_tensor_of_list(root.left, imports) or _read_on_host(root.left)))
             or is_host_value(other, scope, imports, copies)
         )
     if isinstance(root, ast.BinOp):
@@ -5370,6 +5426,13 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         # `df_dataset[df_dataset["uuid"] == uuid]["obj_uri"].unique()` in a module that uses pandas: a frame
         return True
     return node is not None and scope is not None and node.id in host_names(scope, imports)
+
+
+def _read_on_host(expr: ast.AST) -> bool:
+    """A name (or a chain that moves nothing from one) read where its block holds it on the host
+    (`BEFORE_MOVE_ATTR`)."""
+    node = _chain_root_node(expr)
+    return node is not None and bool(getattr(node, BEFORE_MOVE_ATTR, False))
 
 
 _FRAME_NAME = re.compile(r"^df$|^df_|_df$")  # the names pandas code gives its frames (`df`, `df_train`, `pred_df`)
