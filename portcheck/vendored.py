@@ -71,8 +71,20 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
     }
     candidates: Dict[str, bool] = {}  # folder -> whether its packaging alone is not enough
     disk_of: Dict[str, str] = dict(packaged)
+    # folders with modules of their own beside their packaging (LLMGA's `llmga/diffusers/train.py`, which its
+    # package imports as `llmga.diffusers.train`)
+    with_modules = {
+        posixpath.dirname(d) for d in displays if d.endswith(".py") and posixpath.basename(d) not in _PACKAGING
+    }
     for folder in packaged:
-        if folder and (_third_party(folder) or not _inside_package(folder, packages)):
+        # (inside a package too when the folder holds only its packaging and folders: SPIn-NeRF's
+        # `DS_NeRF/torchsearchsorted/`, a distribution with its `src/` layout, `setup.py` and licence; flash-attn's
+        # `flash_attn/cute/` is a package of the library's own)
+        if folder and (
+            _third_party(folder)
+            or not _inside_package(folder, packages)
+            or (folder not in packages and folder not in with_modules)
+        ):
             candidates[folder] = True
     # a torch.hub repository (its `hubconf.py`) with its own licence: a hub cache copied in (Inferix's
     # `pretrained/hub/facebookresearch-dino-7c446df/`, DINO's whole repository, of which only the model is loaded)

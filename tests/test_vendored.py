@@ -66,12 +66,26 @@ def test_what_is_no_copy(tmp_path: Path):
     assert vendored_folders([("repo/" + n, d) for n, d in files], roots=("repo",)) == {
         "repo/apex": vendored_note("repo/apex")
     }
-    # a subpackage of the project's own package (flash-attn's `flash_attn/cute/`) is the product
+    # a subpackage of the project's own package (flash-attn's `flash_attn/cute/`, with its `__init__.py`) is the
+    # product
     (tmp_path / "jukebox/cute").mkdir()
     (tmp_path / "jukebox/cute/pyproject.toml").write_text("[project]\nname = 'cute'\n")
     (tmp_path / "jukebox/cute/LICENSE").write_text("BSD\n")
-    inner = files + [("jukebox/cute/pyproject.toml", str(tmp_path / "jukebox/cute/pyproject.toml"))]
+    (tmp_path / "jukebox/cute/__init__.py").write_text("")
+    inner = files + [
+        ("jukebox/cute/pyproject.toml", str(tmp_path / "jukebox/cute/pyproject.toml")),
+        ("jukebox/cute/__init__.py", str(tmp_path / "jukebox/cute/__init__.py")),
+    ]
     assert set(vendored_folders(inner)) == {"apex"}
+    # a distribution kept inside a package, itself no package (SPIn-NeRF's `DS_NeRF/torchsearchsorted/`: its
+    # `setup.py`, licence and `src/` layout) is a copy
+    (tmp_path / "jukebox/tss/src/tss").mkdir(parents=True)
+    for name, text in (("setup.py", "setup(name='tss')\n"), ("LICENSE", "BSD\n"), ("src/tss/__init__.py", "")):
+        (tmp_path / "jukebox/tss" / name).write_text(text)
+    nested = files + [
+        (f"jukebox/tss/{name}", str(tmp_path / "jukebox/tss" / name)) for name in ("setup.py", "src/tss/__init__.py")
+    ]
+    assert set(vendored_folders(nested)) == {"apex", "jukebox/tss"}
     # no licence: the project's own extension build (`raymarching/setup.py` in stable-dreamfusion)
     (tmp_path / "apex/LICENSE").unlink()
     assert vendored_folders(files) == {}
