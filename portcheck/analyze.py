@@ -26,6 +26,7 @@ from portcheck.pyscan.context import (
     is_training_loop,
     mark_built_once_classes,
     mark_clamped_counts,
+    mark_constant_branches,
     mark_copied_to_host,
     mark_count_tests,
     mark_cuda_alternatives,
@@ -332,6 +333,8 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         mark_numpy_receivers(module)
     if "except" in text:
         mark_tries_needed_after(module)
+    if " = False" in text or " = True" in text:
+        mark_constant_branches(module)
     if "for " in text:
         mark_iteration_sources(module)
     mark_loader_classes(module)

@@ -217,6 +217,7 @@ def other_platform_part(path: str, words: AbstractSet[str]) -> str:
     return ""
 
 
-# Folders named for another GPU vendor (Triton-distributed's `kernels/amd/`, `layers/amd/`, `test/metax/`); as
-# a word in a file name `amd` names a method as often (MCG-NJU's AMD distillation, `run_amd_pretrain.py`).
-VENDOR_FOLDERS = frozenset({"amd", "metax"})
+# Folders named for another GPU vendor (Triton-distributed's `kernels/amd/`, `layers/amd/`, `test/metax/`) or its
+# toolkit (the FP8 emulation toolkit's `pytquant/hip/`, beside `cuda/` and `cpp/`); as a word in a file name `amd`
+# names a method as often (MCG-NJU's AMD distillation, `run_amd_pretrain.py`), and `hip` a joint.
+VENDOR_FOLDERS = frozenset({"amd", "metax", "hip"})

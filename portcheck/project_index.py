@@ -985,8 +985,10 @@ class Project:
         # model_uses_exllama:` path), it is one path of that function, which the pass cannot weigh.
         if binding.top and absolute in self.built:
             return ("<ext>", absolute)  # `from exllama_kernels import make_q4`: a function of the extension
-        if binding.top and f"{absolute}.{binding.name}" in self.built:
-            return ("<ext>", f"{absolute}.{binding.name}")  # `from auto_gptq import exllama_kernels`
+        if binding.top and f"{absolute}.{binding.name}" in self.built | self.built_below:
+            # `from auto_gptq import exllama_kernels`; cloud_transformers' `from emd_linear import emd`, the
+            # extension `emd_linear/setup.py` builds in place
+            return ("<ext>", f"{absolute}.{binding.name}")
         owner = self.find_module(absolute, module) if absolute else None
         if owner is not None:
             # What the package binds wins over a submodule of the same name, as at run time

@@ -124,6 +124,8 @@ def test_cuda_variants_need_siblings_for_two_other_backends():
     [
         ("python/triton_dist/kernels/amd/gemm.py", True),  # a folder for AMD's GPUs (Triton-distributed)
         ("python/triton_dist/test/metax/test_wait.py", True),  # and for MetaX's
+        ("mpemu/pytquant/hip/fpemu.py", True),  # and for HIP, ROCm's toolkit (the FP8 emulation toolkit)
+        ("pose/hip_joint.py", False),  # a joint
         ("run_amd_pretrain.py", False),  # a method's name (MCG-NJU's AMD distillation), not the vendor
         ("models/modeling_finetune_amd.py", False),
     ],

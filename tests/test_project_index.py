@@ -1236,6 +1236,34 @@ def test_cuda_sources_and_their_build_under_a_test_folder_report_nothing(tmp_pat
     assert not [k for k in found if k[0].startswith("tests/")], sorted(found)
 
 
+def test_an_extension_built_in_place_is_imported_from_its_folder(tmp_path: Path):
+    # cloud_transformers' `emd_linear/setup.py` builds `CUDAExtension('emd', ...)` beside `emd_module.py`, which
+    # imports it as `from emd_linear import emd`
+    found = scan_tree(
+        tmp_path,
+        {
+            "emd_linear/setup.py": (
+                "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                "setup(name='emd', ext_modules=[CUDAExtension('emd', ['emd.cpp', 'emd_cuda.cu'])],"
+                " cmdclass={'build_ext': BuildExtension})\n"
+            ),
+            "emd_linear/emd.cpp": "#include <torch/extension.h>\n",
+            "emd_linear/emd_cuda.cu": "__global__ void emd(float* x) {}\n",
+            "emd_linear/emd_module.py": (
+                "import torch\nfrom torch.autograd import Function\nfrom emd_linear import emd\n\n\n"
+                "class EmdFunction(Function):\n    @staticmethod\n    def forward(ctx, xyz1, xyz2):\n"
+                "        xyz1 = xyz1.contiguous().float().cuda()\n        dist = torch.zeros(4, device='cuda')\n"
+                "        emd.forward(xyz1, xyz2, dist)\n        return dist\n"
+            ),
+            "train.py": "from emd_linear.emd_module import EmdFunction\n\nEmdFunction.apply(a, b)\n",
+        },
+        top=True,
+    )
+    assert found[("emd_linear/emd_module.py", 3, "KRN009")].severity.value == "blocker", sorted(found)
+    moved = found[("emd_linear/emd_module.py", 9, "DEV002")]
+    assert moved.severity.value == "info" and "wrapper of the CUDA extension `emd`" in moved.note, moved
+
+
 def test_a_test_program_beside_the_kernels_reports_nothing(tmp_path: Path):
     # ShadowKV's `kernels/test_gather_copy.cu` (its own `main()`) and AsyncReasoning's `src/test.cpp`
     found = scan_tree(

@@ -4788,6 +4788,63 @@ def _copied_name(stmt: ast.stmt) -> Optional[str]:
     return name if to_cpu and _chain_root(func.value) == name else None
 
 
+DEAD_ARM_ATTR = "_portcheck_dead_arm"  # on an `if`: "body" or "orelse", the arm a flag set just before rules out
+
+
+def mark_constant_branches(module: ast.Module) -> None:
+    """Mark (`DEAD_ARM_ATTR`) the arm of an `if` that a flag the same block set to `True` or `False` before it
+    rules out (DyNAS-T's `args.latcpu = True`, `args.latgpu = False`, then `if args.latcpu: model.cpu()` / `elif
+    args.latgpu: model.cuda()`): nothing rebinds the flag, or what holds it, in between, so that arm never runs.
+    An `elif` chain is followed while its tests are such flags."""
+    for block in _statement_blocks(module):
+        known: Dict[str, bool] = {}
+        for stmt in block:
+            if isinstance(stmt, ast.If) and known:
+                _mark_dead_arms(stmt, known)
+            flag = _constant_flag(stmt)
+            stored = {name for node in walk(stmt) if (name := _stored_dotted(node))}
+            if stored:
+                known = {k: v for k, v in known.items() if not any(k == s or k.startswith(s + ".") for s in stored)}
+            if flag is not None:
+                known[flag[0]] = flag[1]
+
+
+def _constant_flag(stmt: ast.stmt) -> Optional[Tuple[str, bool]]:
+    """`args.latgpu = False`, `use_gpu = True`: the dotted name and the constant."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, bool)
+        and (name := dotted(stmt.targets[0]))
+    ):
+        return name, stmt.value.value
+    return None
+
+
+def _stored_dotted(node: ast.AST) -> Optional[str]:
+    """The dotted name a node stores to (`args`, `args.latgpu`), or None."""
+    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return dotted(node)
+    return None
+
+
+def _mark_dead_arms(node: ast.If, known: Mapping[str, bool]) -> None:
+    test, negated = node.test, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, True
+    value = known.get(dotted(test) or "")
+    if value is None:
+        return
+    if value != negated:  # the test is true: the `else` never runs
+        if node.orelse:
+            setattr(node, DEAD_ARM_ATTR, "orelse")
+        return
+    setattr(node, DEAD_ARM_ATTR, "body")
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        _mark_dead_arms(node.orelse[0], known)
+
+
 NEEDED_AFTER_ATTR = "_portcheck_needed_after"  # set on a `try` whose body binds what the code after it reads
 
 
@@ -5194,7 +5251,8 @@ def _base_names(node: ast.ClassDef) -> List[str]:
     return [_last_name(base) for base in node.bases]
 
 
-_COLLATOR = re.compile(r"Collat(?:or|er|e|eFn)$")
+# (a variant's suffix too: matsciml's `ParallelCollater_DGL`, `ParallelCollater_GAANet`)
+_COLLATOR = re.compile(r"Collat(?:or|er|e|eFn)(?:_[A-Za-z0-9]+)?$")
 LOADER_CLASS_ATTR = "_portcheck_loader_class"  # set on a class a data-loader class of its module builds
 
 
@@ -5342,7 +5400,11 @@ def mark_dataset_map_functions(module: ast.Module) -> None:
 # Base classes whose objects a program builds once, before its steps: modules, datasets, samplers, loaders.
 # (`TensorDictModuleBase`, torchrl's base of its modules: a base class named for one; diffusers' `SchedulerMixin`,
 # the base of a pipeline's noise schedulers)
-_BUILT_ONCE = re.compile(r"(?:Module|Dataset|Sampler|DataLoader)(?:Base)?$|^SchedulerMixin$")
+# (an optimizer or learning-rate scheduler too: LLMart's `GreedyCoordinateGradient(Optimizer)` sets up its token
+# tables once, when the training script builds it)
+_BUILT_ONCE = re.compile(
+    r"(?:Module|Dataset|Sampler|DataLoader)(?:Base)?$|^SchedulerMixin$|^Optimizer$|^_?LRScheduler$"
+)
 
 
 BUILT_ONCE_ATTR = "_portcheck_built_once"  # set on a class whose base is a built-once class of its module

@@ -31,6 +31,7 @@ from portcheck.pyscan.context import (
     ALTERNATIVE_NOTE,
     COPY_HINTS,
     CUDA_SIDE_ATTR,
+    DEAD_ARM_ATTR,
     DEPLOYMENT_CODE_NOTE,
     DEVICE_LOOP_ATTR,
     DEVICE_LOOP_NOTE,
@@ -421,6 +422,11 @@ def _children(
         # `if TYPE_CHECKING: from vllm import RequestOutput`: imports for the type checker, never run
         typing_only = ctx._replace(annotation=True)
         return [(node.test, ctx)] + _block(node.body, typing_only, imports) + _block(node.orelse, ctx, imports)
+    if isinstance(node, ast.If) and (dead := getattr(node, DEAD_ARM_ATTR, "")):
+        # `args.latgpu = False` just before `elif args.latgpu: model.cuda()`: that arm never runs; the other always
+        never = ctx._replace(skipped=True)
+        body, orelse = (never, ctx) if dead == "body" else (ctx, never)
+        return [(node.test, ctx)] + _block(node.body, body, imports) + _block(node.orelse, orelse, imports)
     if (
         isinstance(node, ast.If)
         and ctx.test_file
