@@ -4795,18 +4795,45 @@ def mark_constant_branches(module: ast.Module) -> None:
     """Mark (`DEAD_ARM_ATTR`) the arm of an `if` that a flag the same block set to `True` or `False` before it
     rules out (DyNAS-T's `args.latcpu = True`, `args.latgpu = False`, then `if args.latcpu: model.cpu()` / `elif
     args.latgpu: model.cuda()`): nothing rebinds the flag, or what holds it, in between, so that arm never runs.
-    An `elif` chain is followed while its tests are such flags."""
+    An `elif` chain is followed while its tests are such flags. What may rebind it ends what is known: a statement
+    that stores to it or to what holds it, a call handed what holds it (`update(args)`), `exec` (nanoGPT's
+    `exec(open('configurator.py').read())` overrides its module's settings), `setattr`, `globals()`; a name some
+    function declares `global` is never known."""
+    declared = {n for node in module_nodes(module) if isinstance(node, ast.Global) for n in node.names}
     for block in _statement_blocks(module):
         known: Dict[str, bool] = {}
         for stmt in block:
             if isinstance(stmt, ast.If) and known:
                 _mark_dead_arms(stmt, known)
             flag = _constant_flag(stmt)
-            stored = {name for node in walk(stmt) if (name := _stored_dotted(node))}
+            if known and _may_rebind_anything(stmt):
+                known = {}
+            stored = {name for node in walk(stmt) if (name := _stored_dotted(node))} | _handed_holders(stmt)
             if stored:
                 known = {k: v for k, v in known.items() if not any(k == s or k.startswith(s + ".") for s in stored)}
-            if flag is not None:
+            if flag is not None and flag[0].split(".", 1)[0] not in declared:
                 known[flag[0]] = flag[1]
+
+
+_REBINDING_CALLS = frozenset({"exec", "eval", "setattr", "globals", "locals", "vars"})
+
+
+def _may_rebind_anything(stmt: ast.stmt) -> bool:
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _REBINDING_CALLS
+        for node in walk(stmt)
+    )
+
+
+def _handed_holders(stmt: ast.stmt) -> Set[str]:
+    """What a call in the statement is handed that may hold a flag as an attribute (`update(args)`)."""
+    out: Set[str] = set()
+    for node in walk(stmt):
+        if isinstance(node, ast.Call):
+            for value in [*node.args, *(k.value for k in node.keywords)]:
+                if isinstance(value, (ast.Name, ast.Attribute)) and (name := dotted(value)):
+                    out.add(name)
+    return out
 
 
 def _constant_flag(stmt: ast.stmt) -> Optional[Tuple[str, bool]]:
