@@ -300,11 +300,12 @@ Match = Tuple[int, bool, Reported, str, Ctx]  # (rule index, from an import matc
 
 
 _VALUE_NODES = (ast.Constant, ast.JoinedStr, ast.keyword)
-# Frameworks whose device strings (`"cuda"`, `"/gpu:0"`) are their own: a module built on one without torch.
+# Frameworks whose device strings (`"cuda"`, `"/gpu:0"`) are their own: a module built on one without torch
+# (Chainer's `device=gpu`, -1 meaning the CPU, in pfnet-research's classifiers).
 # Gradient-boosting libraries too: `device="cuda"` and `tree_method="gpu_hist"` pick XGBoost's own GPU trainer,
 # and a check of `CUDA_VISIBLE_DEVICES` beside it sets up LightGBM's or CatBoost's (tabred's `paper/bin/*_.py`).
 OTHER_FRAMEWORKS = (
-    "tensorflow", "tvm", "jax", "mxnet", "paddle", "mindspore", "oneflow", "xgboost", "lightgbm", "catboost"
+    "tensorflow", "tvm", "jax", "mxnet", "paddle", "mindspore", "oneflow", "chainer", "xgboost", "lightgbm", "catboost"
 )
 
 
@@ -398,8 +399,14 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         # a device or library it uses. A TensorFlow or TVM program (TSM's `main_tf.py`, `--target cuda` for
         # TVM's compiler), an XGBoost or LightGBM trainer: its device strings name that framework's targets.
         # Calls are still reported.
-        # (and its comparisons of such strings: XGBoost's `config.get('device') == 'cuda'`)
-        hits = (hit for hit in hits if not isinstance(hit[1], (*_VALUE_NODES, ast.Compare)))
+        # (and its comparisons of such strings: XGBoost's `config.get('device') == 'cuda'`; a name handed as a
+        # device: Chainer's `device=gpu`, `device=args.gpu`)
+        hits = (
+            hit
+            for hit in hits
+            if not isinstance(hit[1], (*_VALUE_NODES, ast.Compare))
+            and not (isinstance(hit[1], (ast.Name, ast.Attribute)) and rules[hit[0][0]].rule.category == "device")
+        )
     if builds_cpp_only(text):
         # `CppExtension`s from `*.cpp` only: the generic nvcc flags handed to `load()` never apply, and the
         # `BuildExtension` command class builds the C++ it is given (PyTorch-BigGraph's setup.py): no CUDA build.

@@ -117,7 +117,8 @@ GUARDED_BY_A_CHECK = [
     ),
     ("import torch\nok = torch.cuda.is_available()\nif ok:\n    x = x.cuda()\n", 4, "DEV002", True),
     # bound twice, or a parameter of the same name elsewhere: no longer that check's answer
-    ("import torch\nok = torch.cuda.is_available()\nok = False\nif ok:\n    x = x.cuda()\n", 5, "DEV002", False),
+    # (rebound to what is no check; rebound to `False`, the body would never run: `mark_constant_branches`)
+    ("import torch\nok = torch.cuda.is_available()\nok = bool(x)\nif ok:\n    x = x.cuda()\n", 5, "DEV002", False),
     (
         "import torch\nok = torch.cuda.is_available()\n\n\ndef f(x, ok):\n    if ok:\n        x = x.cuda()\n",
         7,
