@@ -1592,15 +1592,11 @@ def mark_load_locations(module: ast.Module) -> None:
             id(_unwrapped_device(n.value)) for n in nodes if isinstance(n, ast.keyword) and n.arg == "map_location"
         }
         for node in nodes:
-            if not (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(_unwrapped_device(node.value), ast.IfExp)
-            ):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 continue
-            if _only_read_in(nodes, node.targets[0].id, located):
-                setattr(_unwrapped_device(node.value), LOAD_LOCATION_ATTR, True)
+            choice = _unwrapped_device(node.value)
+            if isinstance(choice, ast.IfExp) and _only_read_in(nodes, node.targets[0].id, located):
+                setattr(choice, LOAD_LOCATION_ATTR, True)
 
 
 def _unwrapped_device(node: ast.AST) -> ast.AST:
@@ -4186,7 +4182,7 @@ REQUIREMENT = re.compile(
     r"|^skip_?if_?\w*?(?:_no|single|less_?than_?\w+?|fewer_?than_?\w+?|not_?enough)_?(?:gpus?|cuda|nccl)\w*$"
     r"|^(?:multi_?)?(?:gpu|cuda)_?tests?$"  # vissl's `@gpu_test(gpu_count=2)`: runs the test only with the GPUs
 )
-_CUDA_WORD = re.compile(r"(?i)cuda|gpu")
+CUDA_WORD = re.compile(r"(?i)cuda|gpu")
 # A skip condition's names that ask for CUDA, or for a CUDA-only library (`not HAS_FA3`, `no_flash_attn`,
 # `not XFORMERS_AVAILABLE`, `not HAS_BNB`).
 _CUDA_SKIP_WORD = re.compile(
@@ -4219,7 +4215,7 @@ def cuda_only_decorator(deco: ast.AST, imports: ImportTable) -> bool:
         return True
     if last == "perf_report" and imports.resolve(call.func if call is not None else deco) in _KERNEL_BENCHMARKS:
         return True
-    if name.startswith("pytest.mark.") and _CUDA_WORD.search(last):
+    if name.startswith("pytest.mark.") and CUDA_WORD.search(last):
         return True
     if call is not None and any(_needs_cuda_devices(k) for k in call.keywords):
         return True  # Lightning's `@RunIf(min_cuda_gpus=1)`, `_RunIf(min_gpus=2)`
@@ -4643,12 +4639,7 @@ def mark_copied_to_host(module: ast.Module) -> None:
             listed = _list_binding(stmt)
             if listed is not None:
                 _mark_later_reads(block, k, listed, PYTHON_LIST_ATTR)
-            copied = (
-                _copied_name(stmt)
-                or _tensor_of_own_list(stmt)
-                or _tensor_of_literal(stmt)
-                or _host_copy_binding(stmt)
-            )
+            copied = _host_tensor_binding(stmt) or _host_copy_binding(stmt)
             if copied is not None:
                 _mark_later_reads(block, k, copied, BEFORE_MOVE_ATTR)
             for name in _unpacked_host_names(stmt):
@@ -4681,36 +4672,23 @@ def _list_binding(stmt: ast.stmt) -> Optional[str]:
     return target if isinstance(value, (ast.List, ast.ListComp)) else None
 
 
-def _tensor_of_own_list(stmt: ast.stmt) -> Optional[str]:
-    """The name of `x = torch.tensor(x)` (no `device=`) that was a list the block made (`x = [torch.zeros_like(loss)
-    for _ in ...]`): a tensor made from a Python list is on the default device."""
+def _host_tensor_binding(stmt: ast.stmt) -> Optional[str]:
+    """The name of `x = torch.tensor(...)` (no `device=`) of a list or tuple display (`torch.tensor([loss, acc,
+    n])`: btard's step sums such a tuple of metrics over its CPU process group) or of itself, a list the block made
+    (`x = [torch.zeros_like(loss) for _ in ...]`, then `x = torch.tensor(x)`): a tensor made from a Python list is
+    on the default device."""
     target, call = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
     if (
         target is None
         or not isinstance(call, ast.Call)
         or dotted(call.func) != "torch.tensor"
         or len(call.args) != 1
-        or not (isinstance(call.args[0], ast.Name) and call.args[0].id == target)
         or any(kw.arg in (None, "device") for kw in call.keywords)
     ):
         return None
-    return target if getattr(call.args[0], PYTHON_LIST_ATTR, False) else None
-
-
-def _tensor_of_literal(stmt: ast.stmt) -> Optional[str]:
-    """The name of `x = torch.tensor([loss, acc, n])` (no `device=`): a tensor made from a list or tuple display
-    is on the default device (btard's step sums such a tuple of metrics over its CPU process group)."""
-    target, call = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
-    if (
-        target is None
-        or not isinstance(call, ast.Call)
-        or dotted(call.func) != "torch.tensor"
-        or len(call.args) != 1
-        or not isinstance(call.args[0], (ast.List, ast.Tuple))
-        or any(kw.arg in (None, "device") for kw in call.keywords)
-    ):
-        return None
-    return target
+    made = call.args[0]
+    own_list = isinstance(made, ast.Name) and made.id == target and getattr(made, PYTHON_LIST_ATTR, False)
+    return target if isinstance(made, (ast.List, ast.Tuple)) or own_list else None
 
 
 def _unpacked_host_names(stmt: ast.stmt) -> List[str]:
@@ -4735,8 +4713,9 @@ def _unpacked_host_names(stmt: ast.stmt) -> List[str]:
 
 def _host_copy_binding(stmt: ast.stmt) -> Optional[str]:
     """The name of `scores = x.mm(y.t())[0].cpu()` (a chain that ends in a copy to the host: `.cpu()` or
-    `.to("cpu")`, then only methods and subscripts that move nothing), or of `y = x.sort()[1]` from a host `x`:
-    posescript's recall loop ranks its scores on the host."""
+    `.to("cpu")`, then only methods and subscripts that move nothing; `x = x.detach().cpu()`, meshrcnn's
+    `projtransform.py`, rebinds a name to its own host copy), or of `y = x.sort()[1]` from a host `x`: posescript's
+    recall loop ranks its scores on the host."""
     target, value = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
     if target is None or value is None:
         return None
@@ -4770,22 +4749,6 @@ def _copies_to_host(call: ast.Call) -> bool:
         and call.args[0].value == "cpu"
         and not call.keywords
     )
-
-
-def _copied_name(stmt: ast.stmt) -> Optional[str]:
-    """The name of `x = x.cpu()` (or `x.detach().cpu()`, `x.to("cpu")`): rebound to its own host copy."""
-    target, call = _name_binding(stmt) if isinstance(stmt, ast.Assign) else (None, None)
-    if target is None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
-        return None
-    name, func = target, call.func
-    to_cpu = func.attr == "cpu" or (
-        func.attr == "to"
-        and len(call.args) == 1
-        and isinstance(call.args[0], ast.Constant)
-        and call.args[0].value == "cpu"
-        and not call.keywords
-    )
-    return name if to_cpu and _chain_root(func.value) == name else None
 
 
 DEAD_ARM_ATTR = "_portcheck_dead_arm"  # on an `if`: "body" or "orelse", the arm a flag set just before rules out
@@ -5508,9 +5471,9 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
         return is_host_value(root.func.value, scope, imports, copies)
     # `d`, and a method of it that moves nothing (`d.transpose(1, 2)`): where `d` is; or a name read before the
     # statement that moves it to the device
-    node = _chain_root_node(root)
-    if node is not None and getattr(node, BEFORE_MOVE_ATTR, False):
+    if _read_on_host(root):
         return True
+    node = _chain_root_node(root)
     if node is not None and _FRAME_NAME.search(node.id) and imports.imports_any(("pandas",)):
         # `df_dataset[df_dataset["uuid"] == uuid]["obj_uri"].unique()` in a module that uses pandas: a frame
         return True

@@ -29,6 +29,7 @@ from typing import (
 from portcheck.backends import name_words
 from portcheck.parts import DEFAULT_PATTERNS
 from portcheck.pyscan.context import (
+    CUDA_WORD,
     EVALUATION_WORDS,
     POST_PROCESSING,
     REQUIREMENT,
@@ -633,13 +634,10 @@ def early_cuda_exit(stmt: ast.AST, imports: ImportTable) -> bool:
     return _skips_module([last]) or _is_skip_call(last)
 
 
-_CUDA_WORD = re.compile(r"(?i)cuda|gpu")
-
-
 def names_cuda_skip(test: ast.AST) -> bool:
     """`SKIP_CUDA_TESTS`, `self.skip_gpu`: a flag named for skipping CUDA's tests."""
     name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
-    return "skip" in name.lower() and bool(_CUDA_WORD.search(name))
+    return "skip" in name.lower() and bool(CUDA_WORD.search(name))
 
 
 def _is_skip_call(stmt: ast.AST) -> bool:
