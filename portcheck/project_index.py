@@ -248,6 +248,11 @@ class _Collector:
         self.guarded_imports: Set[int] = set()  # lines of import statements under a CUDA check or fallback
         self.extensions: Set[str] = set()  # module-level names bound to extension objects
         self.loader_calls: Set[str] = set()  # names called on the right of such bindings
+        # calls through a name both arms of a CUDA check call (`my_lib.X_gpu_forward` in one, `my_lib.X_cpu_forward`
+        # in the other): the check leaves no path without it; ids of the calls, and of those the check's own
+        # place makes unconditional
+        self.both_arms: Set[int] = set()
+        self.both_arms_always: Set[int] = set()
 
     def uses(
         self, body: Sequence[ast.AST], record_sites: bool, guarded: bool = False, fallbacks: bool = False
@@ -298,6 +303,8 @@ class _Collector:
                 node = node.func
             if isinstance(node, (ast.If, ast.IfExp, ast.While)):
                 cuda = not isinstance(node, ast.While) and is_cuda_check(node.test, self.imports)
+                if cuda and isinstance(node, ast.If) and not inside:
+                    self._mark_both_arms(node, always=not conditional)
                 # `if os.environ.get("RWKV_CUDA_ON") == "1": load(...)`: an environment switch turns the build
                 # on; a run without it builds nothing, as behind an ImportError fallback; so does a question
                 # whether the module is there (`if importlib.util.find_spec("fused_adam_cuda") is not None:`)
@@ -331,12 +338,13 @@ class _Collector:
                 callee = func.value if isinstance(func, ast.Subscript) else func
                 ref = dotted(callee)
                 if ref:
+                    both = id(node) in self.both_arms
                     if record_sites:
                         if isinstance(func, ast.Subscript):
-                            self.sites.append(Site("launch", ref, _span_of(callee), inside))
+                            self.sites.append(Site("launch", ref, _span_of(callee), inside and not both))
                         else:
-                            self.sites.append(Site("call", ref, callee_span(func), inside))
-                    if not conditional and not inside:
+                            self.sites.append(Site("call", ref, callee_span(func), inside and not both))
+                    if (not conditional and not inside) or id(node) in self.both_arms_always:
                         out.append(ref)
             elif isinstance(node, ast.Import) and not (optional or inside):
                 if any(EXTENSION_NAME.match(a.name.rsplit(".", 1)[-1]) for a in node.names):
@@ -346,6 +354,50 @@ class _Collector:
             # (the code left behind a `raise NotImplementedError` in its block never runs: qserve's VLM loader)
             stack.extend((c, inside, conditional, optional) for c in reversed(live_children(node)))
         return out, loads
+
+
+    def _mark_both_arms(self, check: ast.If, always: bool) -> None:
+        """Mark the calls of both arms of a CUDA check through a name each arm calls (DAIN's wrappers:
+        `my_lib.FilterInterpolationLayer_gpu_forward(...)` when `input1.is_cuda`, else `..._cpu_forward(...)`
+        of the same CUDA extension): no arm is a path without it. With `always`, the check itself runs
+        unconditionally, and so do the calls outside any further condition in its arms."""
+        arms = [_plain_calls(check.body), _plain_calls(check.orelse)]
+        heads = [{_call_head(c) for c in arm} - {""} for arm in arms]
+        shared = heads[0] & heads[1]
+        if not shared:
+            return
+        for arm in arms:
+            for call in arm:
+                if _call_head(call) in shared:
+                    self.both_arms.add(id(call))
+                    if always:
+                        self.both_arms_always.add(id(call))
+
+
+def _call_head(call: ast.Call) -> str:
+    """`my_lib` of `my_lib.op(...)`: the name a call goes through ("" for a bare name or another callee)."""
+    ref = dotted(call.func) or ""
+    return ref.split(".", 1)[0] if "." in ref else ""
+
+
+_NOT_PLAIN = (
+    ast.If, ast.IfExp, ast.While, ast.For, ast.AsyncFor, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef, *TRY_STATEMENTS,
+)
+
+
+def _plain_calls(stmts: Sequence[ast.AST]) -> List[ast.Call]:
+    """The calls in `stmts` outside any further condition, loop, `try` or definition."""
+    out: List[ast.Call] = []
+    stack = list(reached_statements(stmts))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _NOT_PLAIN):
+            continue
+        if isinstance(node, ast.Call):
+            out.append(node)
+        stack.extend(children(node))
+    return out
 
 
 def _folder_module(summary: ModuleSummary) -> str:

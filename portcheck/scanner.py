@@ -45,7 +45,13 @@ from portcheck.pyscan.matchers import SET_TO_NOTE
 from portcheck.pyscan.testcode import is_test_path
 from portcheck.source import DecodeError, decode_python, decode_text, looks_binary, python_lines
 from portcheck.suppress import skip_file
-from portcheck.textscan import cmake_conditional_lines, cuda_conditional_lines, explicit_indexes, opt_in_extras
+from portcheck.textscan import (
+    cmake_conditional_lines,
+    cuda_conditional_lines,
+    explicit_indexes,
+    opt_in_extras,
+    run_record,
+)
 
 MAX_BYTES = limits.MAX_NOTEBOOK_BYTES  # no file kind may be larger: such files are reported, not read
 
@@ -435,6 +441,8 @@ def analyze_text_targets(
     else:
         lines = count_lines(text)
         test = is_test_path(project_path(path, group[0].roots))
+        if kind == "config" and run_record(text.splitlines()):
+            return [[] for _ in group], None, lines  # a dump of a past run's arguments configures nothing
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t, test) for t in targets]
         if kind in _RUN_CONFIGS and test:
             # a test suite's run configuration (Megatron's `tests/functional_tests/.../model_config.yaml`)

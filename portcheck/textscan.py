@@ -679,6 +679,18 @@ def umbrella_header(lines: Sequence[str]) -> bool:
     return any(re.match(r'#\s*include\s*"', line) for line in code) and all(_UMBRELLA_LINE.match(line) for line in code)
 
 
+# A record of one process's arguments, written down after the launcher resolved them (ml-tic-clip's
+# `params/*/2016.yaml`, open_clip's arguments dumped as YAML): the rank, local rank and world size of that
+# process sit beside the device it picked. It records a past run; nothing reads it back to configure one.
+# A configuration someone writes sets a world size or a rank, not all three.
+_RESOLVED_RANK = re.compile(r"^(rank|local_rank|world_size)[ \t]*:[ \t]*\d+[ \t]*$")
+
+
+def run_record(lines: Sequence[str]) -> bool:
+    """Whether a YAML file is a dump of one process's resolved arguments (see `_RESOLVED_RANK`)."""
+    return len({m.group(1) for line in lines if (m := _RESOLVED_RANK.match(line))}) == 3
+
+
 class FileMatcher(TextMatcher):
     """The whole file is the finding (a `.cu` source): one finding on line 1, labelled with its line count. A
     file Cython generated is none: its kernel source is the file it was generated beside; nor is another

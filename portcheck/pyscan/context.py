@@ -2993,6 +2993,27 @@ def _reads_item(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item"
 
 
+def _reads_reduced_flag(expr: ast.AST, loop: ast.AST) -> bool:
+    """`flag.item()` of a `flag` the loop hands to `all_reduce` (`dist.all_reduce(flag, op=...)`): a value all
+    processes agreed on."""
+    if not _reads_item(expr):
+        return False
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+        expr = expr.args[0]
+    receiver = cast(ast.Attribute, cast(ast.Call, expr).func).value
+    if not isinstance(receiver, ast.Name):
+        return False
+    return any(
+        isinstance(n, ast.Call)
+        and (dotted(n.func) or "").rsplit(".", 1)[-1] == "all_reduce"
+        and n.args
+        and isinstance(n.args[0], ast.Name)
+        and n.args[0].id == receiver.id
+        for stmt in cast(ast.For, loop).body
+        for n in walk(stmt)
+    )
+
+
 def stop_token_tests(loop: Optional[ast.AST]) -> Tuple[FrozenSet[int], FrozenSet[str]]:
     """In a loop that trains nothing, the tests that leave it at the end token (`if topi.item() == EOS_token:
     break`, a greedy decoder's stop): the ids of their nodes, and the names they compare (`predicted_token`,
@@ -3023,6 +3044,13 @@ def stop_token_tests(loop: Optional[ast.AST]) -> Tuple[FrozenSet[int], FrozenSet
                         continue
                     sides = (term.left, term.comparators[0])
                     for read, other in (sides, sides[::-1]):
+                        if isinstance(other, ast.Constant) and _reads_reduced_flag(read, loop):
+                            # `if this_peer_finished_flag.item() == 0.0: break` after `dist.all_reduce(flag)`:
+                            # the processes agreeing to stop (Hugging Face's `synced_gpus` decoding, copied
+                            # into many projects), which needs the value on the host on any device
+                            nodes.update(id(n) for n in walk(read))
+                            nodes.add(id(test))
+                            continue
                         if not _names_end_token(other) or _names_end_token(read):
                             continue
                         if isinstance(read, ast.Name):
@@ -4355,6 +4383,8 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             kinds.setdefault(a.arg, []).append(("param", ""))
         scalars = _number_parameters(args)
     numpied: Set[str] = set()  # names the scope calls `.numpy()` on (`x.numpy()`, `x.detach().numpy()`)
+    frames: Set[str] = set()  # names the scope reads as pandas values (`x.iloc[...]`, `x.index.tolist()`)
+    unpacked: List[Set[str]] = []  # names unpacked together from one call's result (`x, y = task.get_data()`)
     stack: List[ast.AST] = list(getattr(scope, "body", []))
     while stack:
         node = stack.pop()
@@ -4367,6 +4397,9 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
         required = _required_host_type(node, imports)
         if required is not None:
             numpied.add(required)  # `if not isinstance(ref, torch.IntTensor): raise TypeError(...)`: a CPU tensor
+        framed = _framed_name(node)
+        if framed is not None:
+            frames.add(framed)  # `test_inputs.index.tolist()`: matbench's inputs are a pandas series
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             kinds.setdefault(node.targets[0].id, []).append(_host_kind(node.value, imports, scalars))
         elif (
@@ -4379,6 +4412,8 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             kind = _host_kind(node.value, imports, scalars)
             for e in node.targets[0].elts:
                 kinds.setdefault(cast(ast.Name, e).id, []).append(kind)
+            if isinstance(node.value, ast.Call):
+                unpacked.append({cast(ast.Name, e).id for e in node.targets[0].elts})
             stack.append(node.value)
             continue
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -4418,7 +4453,10 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
             ):
                 host.add(name)
                 changed = True
-    found = frozenset(host)
+    # the parts of a result one of which is a pandas value are too (matbench's `inputs, outputs =
+    # task.get_test_data(fold)`, then `inputs.index.tolist()`)
+    frames.update(*(names for names in unpacked if names & frames))
+    found = frozenset(host | frames)
     try:
         setattr(scope, _HOST_NAMES_ATTR, found)
     except AttributeError:  # pragma: no cover - ast nodes accept attributes
@@ -5426,8 +5464,8 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
     call, a tensor factory that names no device, a name bound only to those in its scope). With `copies`, also
     a copy made right there (`x.cpu()`); without, such an inline copy is the sync itself, not host data."""
     root = expr
-    while isinstance(root, ast.Subscript):
-        root = root.value
+    while isinstance(root, ast.Subscript) or isinstance(root, ast.Attribute) and root.attr in _FRAME_AXES:
+        root = root.value  # `inputs.index` of a pandas `inputs`: where `inputs` is
     if isinstance(root, ast.Compare) and len(root.comparators) == 1:
         # `(query[i] != self.tokenizer.pad_token_id)` of a host `query`: compared on the host
         # (a 1-d host tensor made from a list compared with any name: SEED-Story's `torch.tensor(input_ids) ==
@@ -5473,10 +5511,9 @@ def is_host_value(expr: ast.AST, scope: Optional[ast.AST], imports: ImportTable,
     # statement that moves it to the device
     if _read_on_host(root):
         return True
-    node = _chain_root_node(root)
-    if node is not None and _FRAME_NAME.search(node.id) and imports.imports_any(("pandas",)):
-        # `df_dataset[df_dataset["uuid"] == uuid]["obj_uri"].unique()` in a module that uses pandas: a frame
+    if is_pandas_value(root, imports):
         return True
+    node = _chain_root_node(root)
     return node is not None and scope is not None and node.id in host_names(scope, imports)
 
 
@@ -5488,6 +5525,57 @@ def _read_on_host(expr: ast.AST) -> bool:
 
 
 _FRAME_NAME = re.compile(r"^df$|^df_|_df$")  # the names pandas code gives its frames (`df`, `df_train`, `pred_df`)
+
+# Attributes only a pandas frame or series has (no tensor, array or module has them): a chain through one is
+# pandas data, on the host (TabCSDI's `data.iloc[:, col].unique()`). `loc` is left out: a torch distribution
+# has one (`Normal(...).loc`).
+_FRAME_ONLY_ATTRS = frozenset(
+    {"iloc", "iat", "nunique", "value_counts", "groupby", "reset_index", "set_index", "sort_values", "iterrows",
+     "itertuples", "to_csv"}
+)
+# A frame's or a series's axes (no tensor has these attributes): where the frame is
+_FRAME_AXES = frozenset({"index", "columns"})
+# What is read of a frame's index (`inputs.index.tolist()`): an `index` attribute read this way is a frame's,
+# not a list's `index()` method or a search index's
+_FRAME_INDEX_READS = frozenset({"tolist", "to_list", "values", "to_numpy"})
+
+
+def _frame_accessor(node: ast.Attribute) -> bool:
+    """`x.iloc`, `x.value_counts`, `x.index.tolist`: an attribute only a pandas value has."""
+    return node.attr in _FRAME_ONLY_ATTRS or (
+        node.attr in _FRAME_INDEX_READS and isinstance(node.value, ast.Attribute) and node.value.attr == "index"
+    )
+
+
+def is_pandas_value(expr: ast.AST, imports: ImportTable) -> bool:
+    """A pandas frame or series, or what is read of one: a chain through an attribute only pandas values have
+    (`data.iloc[:, col]`), or one rooted in a name pandas code gives its frames, in a module that uses pandas
+    (`df_dataset[df_dataset["uuid"] == uuid]["obj_uri"]`)."""
+    node = expr
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Attribute):
+            if _frame_accessor(node):
+                return True
+            node = node.value
+        else:
+            break
+    return isinstance(node, ast.Name) and bool(_FRAME_NAME.search(node.id)) and imports.imports_any(("pandas",))
+
+
+def _framed_name(node: ast.AST) -> Optional[str]:
+    """`inputs` of `inputs.index.tolist()`, `data.iloc[...]` or `data.columns`: a name read as a pandas value."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+        inner = node.value
+        if _frame_accessor(node) and isinstance(inner.value, ast.Name) and inner.attr == "index":
+            return inner.value.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.attr in _FRAME_ONLY_ATTRS or node.attr == "columns":
+            return node.value.id
+    return None
 
 
 _BUILTIN_REDUCTIONS = frozenset({"max", "min", "sum", "abs"})

@@ -41,6 +41,7 @@ from portcheck.pyscan.context import (
     is_evaluation_loop,
     is_fp32_island,
     is_message_call,
+    is_pandas_value,
     is_step_loop,
     is_training_loop,
     numpy_of_host_tensor,
@@ -916,17 +917,6 @@ def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
                 setattr(node, OWN_METHOD_ATTR, True)
 
 
-# A DataFrame's usual names: `df`, `cell_detection_df`, `results_df`.
-_DATA_FRAME = re.compile(r"(?:^|_)df$")
-
-
-def _root_name(node: ast.AST) -> str:
-    """`cell_detection_df` of `cell_detection_df.type`; "" when the chain starts elsewhere than a name."""
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 # Names that stand for a library by convention, whatever the import table holds.
 _MODULE_ALIASES = frozenset({"np", "numpy", "jnp", "pd", "cv2", "scipy", "math", "tf"})
 
@@ -983,7 +973,7 @@ class MethodMatcher(Matcher):
             # `np.argwhere(...)` where `np` comes in through `from .utils import *` (TotalSelfScan's renderer): a
             # library's function under its usual name, not a tensor's method
             return
-        if _DATA_FRAME.search(_root_name(func.value)) and imports.imports_any(("pandas",)):
+        if is_pandas_value(func.value, imports):
             # `cell_detection_df.type.unique()` in a module that imports pandas (LKCell): a DataFrame's column
             return
         if isinstance(func.value, ast.Constant) or getattr(node, OWN_METHOD_ATTR, False):
