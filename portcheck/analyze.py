@@ -48,7 +48,7 @@ from portcheck.pyscan.context import (
 )
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
-from portcheck.pyscan.devices import mark_string_globals
+from portcheck.pyscan.devices import mark_resolved_attributes, mark_string_globals
 from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.flow import INDEX_SOURCE_ATTR, UNREAD_VALUE_ATTR
@@ -328,6 +328,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
     if "cuda" in text or ".to(" in text:
         mark_moved_later(module)
         mark_string_globals(module)
+        mark_resolved_attributes(module)
     if ".cpu()" in text or '.to("cpu")' in text or ".to('cpu')" in text or "torch.tensor(" in text:
         mark_copied_to_host(module)
     if ".numpy()" in text:

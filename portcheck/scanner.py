@@ -234,7 +234,10 @@ def on_other_platform(findings: Sequence[Finding], code: PlatformCode, target: T
     return as_info([f for f in findings if f.category == "xla" and lazy], code.note)
 
 
-_RUN_CONFIGS = frozenset({"config", "dotenv", "shell"})
+_RUN_CONFIGS = frozenset({"config", "dotenv", "shell", "dockerfile"})
+# An image built to run the tests (tango's `Dockerfile.test`, for its GPU tests; `test.Dockerfile`,
+# `Dockerfile-tests`): test infrastructure, as a test suite's run configuration is.
+_TEST_IMAGE = re.compile(r"^(?:Dockerfile[.-]tests?|tests?[.-]Dockerfile|tests?\.dockerfile)$", re.IGNORECASE)
 
 
 def _text_findings(
@@ -440,13 +443,13 @@ def analyze_text_targets(
         per_target, error, lines = _notebook(text, path, prepared, targets)
     else:
         lines = count_lines(text)
-        test = is_test_path(project_path(path, group[0].roots))
+        test = is_test_path(project_path(path, group[0].roots)) or bool(_TEST_IMAGE.match(Path(path).name))
         if kind == "config" and run_record(text.splitlines()):
             return [[] for _ in group], None, lines  # a dump of a past run's arguments configures nothing
         per_target = [_text_findings(prepared.text_rules, kind, text, path, t, test) for t in targets]
         if kind in _RUN_CONFIGS and test:
-            # a test suite's run configuration (Megatron's `tests/functional_tests/.../model_config.yaml`)
-            # configures test runs, not the product: as test code, one level lower
+            # a test suite's run configuration (Megatron's `tests/functional_tests/.../model_config.yaml`) or
+            # image configures test runs, not the product: as test code, one level lower
             per_target = [[lower_finding(f, TEST_NOTE) for f in found] for found in per_target]
     platform = other_platform_code(project_path(path, group[0].roots), kind)
     if platform is None and kind in ("cuda", "cpp") and _TENSORRT_PLUGIN.search(text):

@@ -801,6 +801,8 @@ def _mark_searched_literals(loop: ast.For) -> None:
 STATEMENT_ATTR = "_portcheck_statement"  # set on an `a if test else b` whose value is not kept (a statement)
 GUARD_FLAG_ATTR = "_portcheck_guard_flag"  # set on `flag = <CUDA check>` whose every read guards CUDA-only code
 UNREAD_FLAG_ATTR = "_portcheck_unread_flag"  # set on `self.flag = <CUDA check>` that nothing in the module reads
+# set on `self.device = <a choice by a CUDA check>` that nothing in the module reads
+UNREAD_DEVICE_ATTR = "_portcheck_unread_device"
 # set on `flag = <CUDA check>` whose every read turns on a speed-up only (`fused=flag`) or shows the flag
 SPEEDUP_FLAG_ATTR = "_portcheck_speedup_flag"
 
@@ -854,8 +856,8 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
     attributes: Set[str] = set()  # every attribute the module reads, of any object (`trainer.sync_cuda`)
     for node in nodes:
         key = _flag_key(node)
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            attributes.add(node.attr)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and imports.resolved(node.value) is None:
+            attributes.add(node.attr)  # (not a module's: `torch.device` reads no instance's `device`)
         if key is not None and isinstance(getattr(node, "ctx", None), ast.Load):
             reads.setdefault(key, []).append(node)
         elif isinstance(node, ast.If) and _flag_key(node.test) is not None and is_pure_guard(node, imports):
@@ -901,6 +903,7 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
     # a function's own names (not declared global): nothing outside the module can read them (found only when
     # a name's flag has no read at all)
     local: Optional[Set[int]] = None
+    datasets: Optional[Set[int]] = None  # the assignments of the module's dataset classes
     declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -928,7 +931,23 @@ def _mark_guard_flags(nodes: Sequence[ast.AST], imports: ImportTable, imported: 
                         }
                     unread = id(node) in local
                 guards = bool(names) and all(id(n) in tests for n in names)
-                if (unread or guards) and is_cuda_check(value, imports):
+                if unread and holder is node and _picks_by_cuda_check(value, imports) and key.startswith("self."):
+                    # `self.device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")` in a dataset
+                    # that never reads it (ViRB's datasets): the choice is made, and nothing uses it. (Only in a
+                    # dataset: a trainer's or a config's device is read by subclasses and users elsewhere,
+                    # splade's `BaseTrainer`, HyperText's `Config`.)
+                    if datasets is None:
+                        datasets = {
+                            id(n)
+                            for c in nodes
+                            if isinstance(c, ast.ClassDef) and is_dataset_class(c)
+                            for n in walk(c)
+                            if isinstance(n, ast.Assign)
+                        }
+                    if id(node) in datasets:
+                        setattr(holder, UNREAD_DEVICE_ATTR, True)
+                    continue
+                elif (unread or guards) and is_cuda_check(value, imports):
                     setattr(holder, UNREAD_FLAG_ATTR if unread else GUARD_FLAG_ATTR, True)
         elif isinstance(node, ast.ClassDef) and not _holds_fields(node):
             # `cuda_available: bool = torch.cuda.is_available()` in a class body (torchtnt's test case) that
@@ -986,6 +1005,11 @@ def _name_binding(stmt: ast.stmt) -> Tuple[Optional[str], Optional[ast.AST]]:
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
         return stmt.target.id, stmt.value
     return None, None
+
+
+def _picks_by_cuda_check(value: ast.AST, imports: ImportTable) -> bool:
+    """`torch.device("cuda:0" if torch.cuda.is_available() else "cpu")`: a value chosen by a CUDA check."""
+    return any(isinstance(n, ast.IfExp) and is_cuda_check(n.test, imports) for n in walk(value))
 
 
 def _flag_bindings(node: ast.Assign) -> Iterator[Tuple[str, ast.AST, ast.AST]]:
@@ -3583,6 +3607,8 @@ def _filters_warnings(stmt: ast.AST) -> bool:
 def _skips(stmt: ast.AST) -> bool:
     if isinstance(stmt, (ast.Return, ast.Pass, ast.Continue)) and getattr(stmt, "value", None) is None:
         return True
+    if isinstance(stmt, ast.Return) and _empty(stmt.value):
+        return True  # `return {}` (tango's `peak_gpu_memory` without CUDA), `return None`: nothing to give
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is None:
         return True  # a context manager's bare `yield`, then `return` (mmdet's `profile_time`): the body runs as is
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -3590,6 +3616,21 @@ def _skips(stmt: ast.AST) -> bool:
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         return name in _SKIPS and name != "exit"
     return False
+
+
+def _empty(expr: Optional[ast.AST]) -> bool:
+    """`None`, `{}`, `[]`, `()`, `dict()`, `list()`: no value, or an empty collection."""
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    if isinstance(expr, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+        return not (expr.keys if isinstance(expr, ast.Dict) else expr.elts)
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id in ("dict", "list", "tuple", "set")
+        and not expr.args
+        and not expr.keywords
+    )
 
 
 def _asserts_version(stmt: ast.AST) -> bool:
@@ -3622,6 +3663,8 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
             (_skips(s) and not isinstance(s, ast.Pass)) or _display_only(s) or _asserts_version(s) for s in node.body
         )
     if _in_cuda_context(branch, other) or _names_files_only(branch, other) or _adds_device_ids(branch, other):
+        return True
+    if "device_count" not in _names_in(node.test) and _wraps_what_other_builds(branch, other):
         return True
     if branch and not other and all(_kernel_workaround(s) for s in branch):
         # `if query_states.device.type == "cuda" and causal_mask is not None: query_states =
@@ -4005,6 +4048,22 @@ def _adds_device_ids(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> b
         and kept
         and bool(added)
         and added <= {"device_ids", "output_device"}
+    )
+
+
+def _wraps_what_other_builds(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:
+    """`model = torch.nn.DataParallel(Model(**config))`, else `model = Model(**config)` (scruples' demo app): the
+    CUDA side only spreads over CUDA's devices what the other side builds; the model is the same."""
+    if len(branch) != 1 or len(other) != 1:
+        return False
+    cuda, rest = branch[0], other[0]
+    if not (_wraps_for_gpus(cuda) and isinstance(rest, ast.Assign)):
+        return False
+    wrap = cast(ast.Call, cast(ast.Assign, cuda).value)
+    return (
+        len(wrap.args) == 1
+        and [ast.dump(t) for t in cast(ast.Assign, cuda).targets] == [ast.dump(t) for t in rest.targets]
+        and ast.dump(wrap.args[0]) == ast.dump(rest.value)
     )
 
 
@@ -5305,6 +5364,11 @@ def _loads_data(node: ast.ClassDef, module_classes: Optional[Dict[str, ast.Class
     bases = _base_names(node)
     if any(name.endswith("Dataset") for name in bases) or any(_PREPROCESSOR_BASE.search(name) for name in bases):
         return True
+    iterates = any(isinstance(n, _FUNCTION_DEFS) and n.name == "__iter__" for n in node.body)
+    if iterates and _DATA_SAMPLERS.intersection(bases):
+        # `class DistributedWeightedSampler(Sampler)` with its `__iter__` (atlantes): the loader asks it which
+        # indices to load next, on the host (a diffusion sampler, named alike, has no `__iter__`)
+        return True
     if _PREPROCESSOR_NAME.search(node.name) and any(_PREPROCESSOR_NAME.search(name) for name in bases):
         # `class PenguinVLQwen3Processor(PenguinVLBaseProcessor)`: a processor derived from one of its project's;
         # not a module of the model (SongGeneration's `Feature1DProcessor(SampleProcessor)`, whose base is a
@@ -5313,6 +5377,11 @@ def _loads_data(node: ast.ClassDef, module_classes: Optional[Dict[str, ast.Class
     return bool(_COLLATOR.search(node.name)) and not _places_on_device(node)
 
 
+# torch's data samplers (`torch.utils.data`), the bases of a loader's own index samplers.
+_DATA_SAMPLERS = frozenset(
+    {"Sampler", "DistributedSampler", "BatchSampler", "RandomSampler", "SequentialSampler", "SubsetRandomSampler",
+     "WeightedRandomSampler"}
+)
 # The bases of what turns raw inputs into a model's tensors on the host, before any step: a tokenizer, a
 # multimodal processor, an image processor or feature extractor (Hugging Face's classes and their subclasses:
 # robust-tableqa's `CustomTapasTokenizer(PreTrainedTokenizer)`, Penguin-VL's `ProcessorMixin` subclass).

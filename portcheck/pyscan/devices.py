@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple, cast
 
 from portcheck.pyscan.context import (
     Ctx,
@@ -470,6 +470,44 @@ def mark_string_globals(module: ast.Module) -> None:
             setattr(node, STRING_NAME_ATTR, True)
 
 
+RESOLVED_ATTRIBUTE_ATTR = "_portcheck_resolved_device"  # on a read of `self.cuda_device` its class binds to no index
+
+
+def mark_resolved_attributes(module: ast.Module) -> None:
+    """Mark (`RESOLVED_ATTRIBUTE_ATTR`) the reads of an instance attribute named like an index (`RANKISH`) that
+    its class binds, in every method, only to values that are no index (allennlp's readers: `self.cuda_device =
+    int_to_device(cuda_device)`, a `torch.device`): a resolved device, reported where it is chosen."""
+    for cls in module_nodes(module):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        values: Dict[str, List[ast.AST]] = {}
+        reads: List[ast.Attribute] = []
+        for node in walk(cls):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if _self_attribute(target):
+                            values.setdefault(cast(ast.Attribute, target).attr, []).append(node.value)
+                        elif isinstance(target, (ast.Tuple, ast.List)):
+                            for part in walk(target):
+                                if _self_attribute(part):
+                                    values.setdefault(cast(ast.Attribute, part).attr, []).append(ast.Constant(0))
+                elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and _self_attribute(node.target):
+                    value = node.value if node.value is not None else ast.Constant(0)
+                    values.setdefault(cast(ast.Attribute, node.target).attr, []).append(value)
+                continue
+            if isinstance(node.ctx, ast.Load) and RANKISH.match(node.attr):
+                reads.append(node)
+        resolved = {name for name, bound in values.items() if not any(_index_value(v) for v in bound)}
+        for read in reads:
+            if read.attr in resolved:
+                setattr(read, RESOLVED_ATTRIBUTE_ATTR, True)
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def _names_a_device(value: ast.AST) -> bool:
     """A string constant (`'cuda'`), or a device's type (`DEVICE.type`, what `portcheck fix` writes for it)."""
     return (isinstance(value, ast.Constant) and isinstance(value.value, str)) or (
@@ -520,7 +558,7 @@ class IntDeviceMatcher(DeviceIndexMatcher):
         if isinstance(expr, ast.Constant):
             return isinstance(expr.value, int) and not isinstance(expr.value, bool)
         name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else None
-        if not (name and RANKISH.match(name)):
+        if not (name and RANKISH.match(name)) or getattr(expr, RESOLVED_ATTRIBUTE_ATTR, False):
             return False
         if isinstance(expr, ast.Name) and imports is not None and expr.id in imports.aliases:
             return False

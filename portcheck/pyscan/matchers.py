@@ -449,6 +449,7 @@ class Matcher:
                 ((ctx.evaluation or is_evaluation_function(ctx.scope)) and not updates_weights(ctx.loop))
                 or is_evaluation_loop(ctx.loop)
                 or reads_stop_token(node, parent, ctx.loop, ctx.scope)
+                or (_handed_to_decoder(node, parent) and not is_training_loop(ctx.loop))
             ):
                 # evaluation or batch inference over a dataset (or a loop of an evaluation script that trains
                 # nothing; swav's `eval_linear.py` trains a probe): reading each result to the host is what the
@@ -466,6 +467,20 @@ class Matcher:
             return ((hit[0], hit[1], mark(hit[2] if len(hit) > 2 else ctx)) for hit in hits)
 
         return run
+
+
+# What turns token ids into text: the host needs the ids to do it, on any device.
+_DECODERS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
+
+
+def _handed_to_decoder(node: ast.AST, parent: Optional[ast.AST]) -> bool:
+    """`tokenizer.decode(continuation.tolist())` (catwalk's generation after `model.generate`): ids read to the
+    host to make text of them, which a loop that trains nothing is for."""
+    return (
+        isinstance(parent, ast.Call)
+        and any(arg is node for arg in parent.args)
+        and (dotted(parent.func) or "").rsplit(".", 1)[-1] in _DECODERS
+    )
 
 
 _PATH_CALLS = frozenset({"join", "Path", "PurePath", "PosixPath", "abspath", "realpath", "normpath", "str", "fspath"})

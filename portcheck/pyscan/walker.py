@@ -48,6 +48,7 @@ from portcheck.pyscan.context import (
     READS_NAMES_BY_STRING,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
+    UNREAD_DEVICE_ATTR,
     UNREAD_FLAG_ATTR,
     UNREAD_OPTION_ATTR,
     Ctx,
@@ -598,7 +599,10 @@ def _children(
         head = [node.test] if isinstance(node, ast.While) else [node.target, node.iter]
         # `for i in range(torch.cuda.device_count()): writer.add_scalar(..., torch.cuda.memory_cached(i) / 1024**3)`
         # (deeplab-pytorch): what such a loop goes over only picks figures to show
-        head_ctx = ctx._replace(display=True) if isinstance(node, ast.For) and _only_shows(node.body) else ctx
+        # (or binds only what it shows: `props = torch.cuda.get_device_properties(i)`, then `logger.info(...)` of
+        # `props.name`; ml-fs-dfm's `log_devices`)
+        shows = isinstance(node, ast.For) and _only_shows(node.body, ctx.scope)
+        head_ctx = ctx._replace(display=True) if shows else ctx
         if getattr(node, DEVICE_LOOP_ATTR, False):
             inner = inner._replace(lowered_by=DEVICE_LOOP_NOTE)  # once per CUDA device: never without CUDA
         return [(c, head_ctx) for c in head] + _block(node.body, inner, imports) + [(c, ctx) for c in node.orelse]
@@ -729,6 +733,9 @@ def _children(
         if getattr(node, UNREAD_FLAG_ATTR, False):
             # `self.sync_cuda = th.cuda.is_available()` that nothing reads: it picks nothing yet
             return given + [(node.value, ctx._replace(info_note=UNREAD_FLAG_NOTE))]
+        if getattr(node, UNREAD_DEVICE_ATTR, False):
+            # `self.device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")` that nothing reads
+            return given + [(node.value, ctx._replace(info_note=UNREAD_DEVICE_NOTE))]
         if isinstance(node.value, ast.Tuple) and any(
             getattr(e, GUARD_FLAG_ATTR, False) or getattr(e, UNREAD_FLAG_ATTR, False) for e in node.value.elts
         ):
@@ -1154,6 +1161,10 @@ UNREAD_FLAG_NOTE = (
     "lowered to info: nothing in this module reads the flag the check sets, so it picks no device here;"
     " code elsewhere that reads it (an instance's flag) would fall back to the CPU"
 )
+UNREAD_DEVICE_NOTE = (
+    "lowered to info: nothing in this module reads the device this picks, so nothing runs on it here;"
+    " code elsewhere that reads the instance's attribute would fall back to the CPU"
+)
 UNSUPPORTED_NOTE = (
     "lowered to info: the branch ends in `raise NotImplementedError`; the code does not support this path,"
     " so there is nothing to port in it"
@@ -1323,9 +1334,21 @@ def _raising_behind_check(test: ast.AST, imports: ImportTable) -> bool:
     return any(_asks_raising(t, imports) for t in terms[checked + 1 :])
 
 
-def _only_shows(stmts: Sequence[ast.AST]) -> bool:
-    """Whether `stmts` only print, log or record figures for people (`writer.add_scalar(...)`)."""
-    return _only_calls(stmts, lambda call: is_message_call(call) or is_log_builder_call(call))
+def _only_shows(stmts: Sequence[ast.AST], scope: Optional[ast.AST] = None) -> bool:
+    """Whether `stmts` only print, log or record figures for people (`writer.add_scalar(...)`), binding at most
+    names the scope only shows (`shown_names`)."""
+    shown = shown_names(scope) if scope is not None else frozenset()
+    calls = [
+        st
+        for st in stmts
+        if not (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+            and st.targets[0].id in shown
+        )
+    ]
+    return _only_calls(calls, lambda call: is_message_call(call) or is_log_builder_call(call))
 
 
 def _raises_new_error(node: ast.If) -> bool:
