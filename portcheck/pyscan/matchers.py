@@ -633,7 +633,7 @@ class ReferenceMatcher(Matcher):
     allowed_keys = frozenset(
         {
             "names", "context", "in_compare", "in-tables", "not-beside", "bare-calls", "off-switches",
-            "redundant-beside", "none-tests", "argument-of", "cuda-picked-arguments",
+            "redundant-beside", "none-tests", "argument-of", "cuda-picked-arguments", "dict-keys",
         }
     )
 
@@ -653,6 +653,9 @@ class ReferenceMatcher(Matcher):
         # `in-tables = false`: `{"float64": torch.float64, ...}`, `(torch.float32, torch.float64)`: an entry of
         # a literal that names another torch object is a table or an allow-list of names, not a use.
         self.in_tables = _bool(params, "in-tables", True)
+        # `dict-keys = false`: `{SDPBackend.MATH: {"enable_math": True, ...}}` (ml-mcf's `backend_map`): a key of a
+        # dict display labels an entry, it sets nothing; what the entry's value does is reported where it is used.
+        self.dict_keys = _bool(params, "dict-keys", True)
         # `not-beside`: `[SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]` keeps the portable math backend.
         beside = _str_list(params, "not-beside", required=False)
         self.not_beside = NameSet(beside) if beside else None
@@ -698,6 +701,8 @@ class ReferenceMatcher(Matcher):
             )
             or (isinstance(parent, ast.Call) and node in parent.args and imports.resolved(parent.func) in _DTYPE_QUERY)
         ):
+            return
+        if not self.dict_keys and isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
             return
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             return  # `xm = None`, `sdp_kernel = nullcontext`: a fallback binds the name anew, using nothing

@@ -1064,7 +1064,7 @@ _CUDA_MEASURES = frozenset(
         "synchronize Event max_memory_allocated memory_allocated max_memory_reserved memory_reserved"
         " reset_peak_memory_stats memory_stats"
     ).split()
-)
+) | {"triton.testing.do_bench_cudagraph"}  # timed by replaying a CUDA graph (trident's `benchmarks/`)
 
 
 def cuda_measuring_calls(module: ast.Module, imports: ImportTable) -> List[ast.Call]:
