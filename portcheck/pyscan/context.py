@@ -3012,19 +3012,23 @@ _STOP_MEMO = "_portcheck_stop"
 
 def _reads_item(expr: ast.AST) -> bool:
     """`topi.item()`, `int(topi.item())`: one value read to the host."""
+    return _item_call(expr) is not None
+
+
+def _item_call(expr: ast.AST) -> Optional[ast.Call]:
+    """The `topi.item()` of `topi.item()` or `int(topi.item())`; None for anything else."""
     while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and len(expr.args) == 1:
         expr = expr.args[0]  # int(...)
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item"
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "item":
+        return expr
+    return None
 
 
 def _reads_reduced_flag(expr: ast.AST, loop: ast.AST) -> bool:
     """`flag.item()` of a `flag` the loop hands to `all_reduce` (`dist.all_reduce(flag, op=...)`): a value all
     processes agreed on."""
-    if not _reads_item(expr):
-        return False
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
-        expr = expr.args[0]
-    receiver = cast(ast.Attribute, cast(ast.Call, expr).func).value
+    item = _item_call(expr)
+    receiver = cast(ast.Attribute, item.func).value if item is not None else None
     if not isinstance(receiver, ast.Name):
         return False
     return any(
@@ -3664,7 +3668,10 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
         )
     if _in_cuda_context(branch, other) or _names_files_only(branch, other) or _adds_device_ids(branch, other):
         return True
-    if "device_count" not in _names_in(node.test) and _wraps_what_other_builds(branch, other):
+    # `if device == "cuda": net = DataParallel(net)` only adds CUDA's replication; `if torch.cuda.device_count()
+    # > 1:` asks how many devices there are, which the device-generic count answers on other accelerators too
+    wraps = "device_count" not in _names_in(node.test)
+    if wraps and _wraps_what_other_builds(branch, other):
         return True
     if branch and not other and all(_kernel_workaround(s) for s in branch):
         # `if query_states.device.type == "cuda" and causal_mask is not None: query_states =
@@ -3691,9 +3698,6 @@ def is_pure_guard(node: ast.If, imports: ImportTable) -> bool:
     # Device-generic spellings of the same calls (`torch.accelerator.synchronize()`, `torch.manual_seed`)
     # count too: they are what `portcheck fix` writes there, so fixing never turns a guard into a finding.
     bound: set = set()
-    # `if device == "cuda": net = DataParallel(net)` only adds CUDA's replication; `if torch.cuda.device_count()
-    # > 1:` asks how many devices there are, which the device-generic count answers on other accelerators too
-    wraps = "device_count" not in _names_in(node.test)
     if not _guarded_work(branch, bound, wraps):
         return False
     if all(_skips(s) for s in branch):
@@ -4026,20 +4030,11 @@ def _adds_device_ids(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> b
     """`model = DDP(model, device_ids=[rank])`, else `model = DDP(model)` (pytorch_geometric_temporal's
     `pems_ddp.py`): the same call, the CUDA side adding only the CUDA device list of a (Distributed)DataParallel
     wrap; the model is wherever it was put, and the other side's wrap is the device-generic one."""
-    if len(branch) != 1 or len(other) != 1:
+    pair = _one_assignment_each(branch, other)
+    if pair is None or not (isinstance(pair[0].value, ast.Call) and isinstance(pair[1].value, ast.Call)):
         return False
-    cuda, rest = branch[0], other[0]
-    if not (
-        isinstance(cuda, ast.Assign)
-        and isinstance(rest, ast.Assign)
-        and isinstance(cuda.value, ast.Call)
-        and isinstance(rest.value, ast.Call)
-    ):
-        return False
-    call, plain = cuda.value, rest.value
-    same = [ast.dump(t) for t in cuda.targets] == [ast.dump(t) for t in rest.targets] and ast.dump(
-        call.func
-    ) == ast.dump(plain.func)
+    call, plain = pair[0].value, pair[1].value
+    same = ast.dump(call.func) == ast.dump(plain.func)
     added = {k.arg for k in call.keywords} - {k.arg for k in plain.keywords}
     kept = {ast.dump(k) for k in plain.keywords} <= {ast.dump(k) for k in call.keywords}
     return (
@@ -4054,17 +4049,25 @@ def _adds_device_ids(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> b
 def _wraps_what_other_builds(branch: Sequence[ast.stmt], other: Sequence[ast.stmt]) -> bool:
     """`model = torch.nn.DataParallel(Model(**config))`, else `model = Model(**config)` (scruples' demo app): the
     CUDA side only spreads over CUDA's devices what the other side builds; the model is the same."""
+    pair = _one_assignment_each(branch, other)
+    if pair is None or not _wraps_for_gpus(pair[0]):
+        return False
+    wrap = cast(ast.Call, pair[0].value)
+    return len(wrap.args) == 1 and ast.dump(wrap.args[0]) == ast.dump(pair[1].value)
+
+
+def _one_assignment_each(
+    branch: Sequence[ast.stmt], other: Sequence[ast.stmt]
+) -> Optional[Tuple[ast.Assign, ast.Assign]]:
+    """The two assignments when each side of a check is one assignment to the same targets (`model = ...`)."""
     if len(branch) != 1 or len(other) != 1:
-        return False
+        return None
     cuda, rest = branch[0], other[0]
-    if not (_wraps_for_gpus(cuda) and isinstance(rest, ast.Assign)):
-        return False
-    wrap = cast(ast.Call, cast(ast.Assign, cuda).value)
-    return (
-        len(wrap.args) == 1
-        and [ast.dump(t) for t in cast(ast.Assign, cuda).targets] == [ast.dump(t) for t in rest.targets]
-        and ast.dump(wrap.args[0]) == ast.dump(rest.value)
-    )
+    if not (isinstance(cuda, ast.Assign) and isinstance(rest, ast.Assign)):
+        return None
+    if [ast.dump(t) for t in cuda.targets] != [ast.dump(t) for t in rest.targets]:
+        return None
+    return cuda, rest
 
 
 def _wraps_for_gpus(stmt: ast.AST) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple, cast
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from portcheck.pyscan.context import (
     Ctx,
@@ -483,29 +483,30 @@ def mark_resolved_attributes(module: ast.Module) -> None:
         values: Dict[str, List[ast.AST]] = {}
         reads: List[ast.Attribute] = []
         for node in walk(cls):
-            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if _self_attribute(target):
-                            values.setdefault(cast(ast.Attribute, target).attr, []).append(node.value)
-                        elif isinstance(target, (ast.Tuple, ast.List)):
-                            for part in walk(target):
-                                if _self_attribute(part):
-                                    values.setdefault(cast(ast.Attribute, part).attr, []).append(ast.Constant(0))
-                elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and _self_attribute(node.target):
-                    value = node.value if node.value is not None else ast.Constant(0)
-                    values.setdefault(cast(ast.Attribute, node.target).attr, []).append(value)
-                continue
-            if isinstance(node.ctx, ast.Load) and RANKISH.match(node.attr):
-                reads.append(node)
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (name := _self_attribute(target)) is not None:
+                        values.setdefault(name, []).append(node.value)
+                    elif isinstance(target, (ast.Tuple, ast.List)):
+                        for part in walk(target):  # `self.a, self.b = ...`: what each is, it cannot tell
+                            if (name := _self_attribute(part)) is not None:
+                                values.setdefault(name, []).append(ast.Constant(0))
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and (name := _self_attribute(node.target)):
+                values.setdefault(name, []).append(node.value if node.value is not None else ast.Constant(0))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                if (name := _self_attribute(node)) and RANKISH.match(name):
+                    reads.append(node)
         resolved = {name for name, bound in values.items() if not any(_index_value(v) for v in bound)}
         for read in reads:
             if read.attr in resolved:
                 setattr(read, RESOLVED_ATTRIBUTE_ATTR, True)
 
 
-def _self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+def _self_attribute(node: ast.AST) -> Optional[str]:
+    """`cuda_device` of `self.cuda_device`; None for anything else."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
 
 
 def _names_a_device(value: ast.AST) -> bool:

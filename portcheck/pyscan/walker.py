@@ -1337,18 +1337,16 @@ def _raising_behind_check(test: ast.AST, imports: ImportTable) -> bool:
 def _only_shows(stmts: Sequence[ast.AST], scope: Optional[ast.AST] = None) -> bool:
     """Whether `stmts` only print, log or record figures for people (`writer.add_scalar(...)`), binding at most
     names the scope only shows (`shown_names`)."""
-    shown = shown_names(scope) if scope is not None else frozenset()
-    calls = [
-        st
+    bound = {
+        id(st): st.targets[0].id
         for st in stmts
-        if not (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
-            and st.targets[0].id in shown
-        )
-    ]
-    return _only_calls(calls, lambda call: is_message_call(call) or is_log_builder_call(call))
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+    }
+    calls = [st for st in stmts if id(st) not in bound]
+    if not _only_calls(calls, lambda call: is_message_call(call) or is_log_builder_call(call)):
+        return False
+    # (the scope's shown names, a walk of the whole scope, only asked of a loop that binds names)
+    return not bound or (scope is not None and set(bound.values()) <= shown_names(scope))
 
 
 def _raises_new_error(node: ast.If) -> bool:
