@@ -207,12 +207,17 @@ def _finding(
         return None
     note = ""
     guarded = False
+    # the severity without the lowering for a CUDA-named flag's check, which the project pass restores where the
+    # project only ever sets the flag to `True` (portcheck.always_on); None where no such check lowered it
+    unflagged: Optional[Severity] = None
     if entry.guard:
         if is_import and ctx.optional_import:
             severity, guarded, note = severity.lowered(), True, OPTIONAL_NOTE
         elif is_import and (opt_in := _opted_into(reported, ctx)):
             severity, guarded, note = severity.lowered(), True, OPT_IN_NOTE.format(switch=opt_in)
         elif not is_import and ctx.guarded:
+            if ctx.flag and not ctx.tried:
+                unflagged = severity
             severity, guarded, note = severity.lowered(), True, TRY_NOTE if ctx.tried else GUARD_NOTE
         elif not is_import and ctx.build_test:
             severity, guarded, note = severity.lowered(), True, BUILD_NOTE
@@ -229,6 +234,7 @@ def _finding(
     ):
         if applies:  # each reason lowers one more level and is said in the note
             severity = severity.lowered()
+            unflagged = unflagged and unflagged.lowered()
             note = f"{note}; {why}" if note else why
     keeps = KERNEL_KEEPS if ctx.kernel_driver in _KERNEL_DRIVERS else FLASH_KEEPS
     cupy_detail = entry.detail_of and ctx.kernel_driver == RAW_KERNEL_NOTE
@@ -237,6 +243,7 @@ def _finding(
         # autocast queries too) or of a class that is CUDA's side of an option: their workings (in CuPy kernel
         # code, a rule that names the finding it details says so itself, below)
         severity = Severity.INFO
+        unflagged = unflagged and Severity.INFO
         note = f"{note}; {ctx.kernel_driver}" if note else ctx.kernel_driver
     unlowered = severity
     if getattr(reported, UNREAD_VALUE_ATTR, False) and not ctx.info_note:
@@ -245,15 +252,18 @@ def _finding(
     if source is not None and not ctx.info_note:
         # `.to(device)` after `device = torch.cuda.current_device()`: that call is the edit, reported there
         severity = Severity.INFO
+        unflagged = unflagged and Severity.INFO
         why = INDEX_SOURCE_NOTE.format(line=source)
         note = f"{note}; {why}" if note else why
     if ctx.info_note:
         severity = Severity.INFO
+        unflagged = unflagged and Severity.INFO
         note = f"{note}; {ctx.info_note}" if note else ctx.info_note
     elif ctx.shown:
         # a figure printed or logged for people (an environment report, a memory log line) is worth knowing,
         # not work: info, whatever else applies
         severity = Severity.INFO
+        unflagged = unflagged and Severity.INFO
         note = f"{note}; {DISPLAY_NOTE}" if note else DISPLAY_NOTE
     node = cast(Located, reported)  # a matcher reports only what has a position
     line = node.lineno
@@ -289,6 +299,8 @@ def _finding(
         lowered_until=tuple((n.lineno, _char_col(lines[n.lineno - 1], n.col_offset) + 1) for n in ctx.until_fixed),
         unlowered=unlowered if ctx.until_fixed else None,
         manual=ctx.manual,
+        flag=ctx.flag if unflagged is not None else "",
+        unflagged=unflagged,
     )
 
 

@@ -57,22 +57,23 @@ def encode_findings(findings) -> tuple:
         (
             f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.category, f.severity.value,
             f.message, f.fixable, f.fix_safety.value, f.cell, f.source_line, f.guarded, f.note, f.fixes,
-            f.role, f.symbol, f.also, f.lowered_until, f.unlowered and f.unlowered.value, f.manual,
+            f.role, f.symbol, f.also, f.lowered_until, f.unlowered and f.unlowered.value, f.manual, f.flag,
+            f.unflagged and f.unflagged.value,
         )
         for f in findings
     )
 
 
 # The fields a row written by an older encoding lacks, at the end of the row: `also`, `lowered_until`,
-# `unlowered`, `manual` (their defaults).
-_LATER_FIELDS = ((), (), None, "")
+# `unlowered`, `manual`, `flag`, `unflagged` (their defaults).
+_LATER_FIELDS = ((), (), None, "", "", None)
 
 
 def decode_findings(encoded, path: str) -> Tuple[Finding, ...]:
     out = []
     for row in encoded:
         a, b, c, d, code, name, cat, sev, msg, fixable, safety, cell, src, guarded, note, fixes, role, symbol = row[:18]
-        also, until, unlowered, manual = tuple(row[18:]) + _LATER_FIELDS[len(row) - 18 :]
+        also, until, unlowered, manual, flag, unflagged = tuple(row[18:]) + _LATER_FIELDS[len(row) - 18 :]
         out.append(
             Finding(
                 path=path, line=a, column=b, end_line=c, end_column=d, code=code, name=name, category=cat,
@@ -80,7 +81,8 @@ def decode_findings(encoded, path: str) -> Tuple[Finding, ...]:
                 source_line=src, guarded=guarded, note=note, fixes=tuple(tuple(pair) for pair in fixes),
                 role=role, symbol=symbol, also=tuple(tuple(part) for part in also),
                 lowered_until=tuple(tuple(place) for place in until),
-                unlowered=Severity(unlowered) if unlowered else None, manual=manual,
+                unlowered=Severity(unlowered) if unlowered else None, manual=manual, flag=flag,
+                unflagged=Severity(unflagged) if unflagged else None,
             )
         )
     return tuple(out)

@@ -170,6 +170,11 @@ class Finding:
     # Why `portcheck fix` leaves this finding to a person although its rule has a fix ("" when it does not):
     # a CUDA benchmark harness's measuring call is ported with the rest of the harness, not alone.
     manual: str = field(default="", compare=False)
+    # The attribute named like a CUDA flag (`cuda` of `if args.cuda:`) whose check lowered this finding, and the
+    # severity it has where the project only ever sets that flag to `True`, which the project pass restores
+    # (portcheck.always_on). Kept by the cache, left out of reports and of comparisons.
+    flag: str = field(default="", compare=False)
+    unflagged: Optional[Severity] = field(default=None, compare=False)
 
     def sort_key(self) -> Tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

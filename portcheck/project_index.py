@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
+from portcheck.always_on import always_on
 from portcheck.analyze import GUARD_NOTE as UNDER_CHECK_NOTE
 from portcheck.analyze import KERNEL_KEEPS, REQUIREMENT_NOTE, TEST_NOTE, apply_suppressions, lower_finding
 from portcheck.backends import (
@@ -2234,6 +2235,13 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     folders = list(state.vendored)
     copy_of = {r.path: c for r in results if (c := folder_of(r.path, folders))} if folders else {}
     standing = _standing_for_copies(own_findings, added, copy_of)
+    flags = {f.flag for fs in own_findings.values() for f in fs if f.flag}
+    if flags:
+        # `if self.cuda:` where the project only ever sets `cuda` to True (`args.cuda=True` in another module)
+        texts = ((p, state.sources.text(p)) for p in sorted(files) if flags & state.sources.words(p))
+        on = always_on(texts, flags)
+        if on:
+            own_findings = {path: [_flag_always_on(f, on) for f in fs] for path, fs in own_findings.items()}
     merged = []
     imported: Optional[FrozenSet[str]] = None  # the names the modules' imports spell, once a pin asks
     code_texts: Optional[List[str]] = None  # the lowered texts of the code and run files, once a pin asks
@@ -2341,6 +2349,20 @@ NO_BUILD_NOTE = (
     "lowered to info: nothing scanned holds a CUDA source or builds an extension, so this setting configures"
     " no build of the project's own (only packages built while installing, reported where they are required)"
 )
+
+
+ALWAYS_ON_NOTE = (
+    "the flag `{flag}` is no CUDA check: the project only ever sets it to true ({where}), so this runs on every device"
+)
+
+
+def _flag_always_on(finding: Finding, on: Mapping[str, Tuple[str, int]]) -> Finding:
+    """The finding as it is without its CUDA check, where the check is a flag the project always turns on."""
+    if finding.flag not in on or finding.unflagged is None or not finding.note.startswith(UNDER_CHECK_NOTE):
+        return finding
+    path, line = on[finding.flag]
+    note = ALWAYS_ON_NOTE.format(flag=finding.flag, where=f"{path}:{line}") + finding.note[len(UNDER_CHECK_NOTE) :]
+    return replace(finding, severity=finding.unflagged, guarded=False, note=note, flag="", unflagged=None)
 
 
 def _at_info(finding: Finding, note: str) -> Finding:

@@ -249,6 +249,8 @@ def test_round_trip_keeps_every_field():
         fixes=(("generic", "unsafe"),),
         role="rank",
         symbol="torch.Tensor.cuda",
+        flag="cuda",
+        unflagged=Severity.MINOR,
     )
     result = FileResult(
         path="a.ipynb", findings=(finding,), error=FileError("a.ipynb", "bad", 1, 2, "parse"), lines=7, kind="notebook",

@@ -173,6 +173,9 @@ class Ctx(NamedTuple):
     info_note: str = ""  # set on a hit reported at `info` whatever its rule's severity: why (the note)
     # the calls whose fixes together end the reason for `info_note` (a CUDA harness's measuring calls)
     until_fixed: Tuple[ast.expr, ...] = ()
+    # the attribute named like a CUDA flag that is the whole test of the check making `guarded` (`cuda` for `if
+    # args.cuda:`): a project that only ever sets it to `True` makes the check no check (portcheck.always_on)
+    flag: str = ""
     manual: str = ""  # why `portcheck fix` leaves the hit to a person although its rule has a fix
     # inside code that drives a raw CUDA kernel or runs only with flash-attn: the note for its findings
     # (`mark_raw_kernel_wrappers`, `mark_flash_attention_code`)
@@ -723,6 +726,21 @@ def _passed_otherwise(fn: ast.AST, calls: Sequence[ast.Call], names: Set[str]) -
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             passed.update(names)  # `f(*args, **kwargs)`: anything may be passed
     return passed
+
+
+def flag_attribute(test: ast.AST, imports: ImportTable) -> str:
+    """`cuda` for the test `args.cuda` or `not self.cuda`: the attribute named like a CUDA flag that is the whole
+    test (not a module's, `torch.backends.cudnn.enabled`); "" for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if (
+        isinstance(test, ast.Attribute)
+        and _positive_flag(test.attr)
+        and imports.resolve(test) is None
+        and not getattr(test, CONSTANT_FLAG_ATTR, False)
+    ):
+        return test.attr
+    return ""
 
 
 def _positive_flag(name: str) -> bool:

@@ -184,7 +184,7 @@ class DeviceStringMatcher(Matcher):
                     self._other_device(expr.body) or self._other_device(expr.orelse)
                 ):
                     return
-                ctx = ctx._replace(guarded=True)
+                ctx = ctx._replace(guarded=True, flag="")
             yield from self.strings(expr.body, ctx, imports)
             yield from self.strings(expr.orelse, ctx, imports)
         elif isinstance(expr, ast.BoolOp):

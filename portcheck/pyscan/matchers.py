@@ -760,7 +760,7 @@ class ReferenceMatcher(Matcher):
                     and parent.func is node
                     and arguments_picked_by_cuda_check(parent, ctx.scope, imports)
                 ):
-                    yield sub, label, ctx._replace(guarded=True)
+                    yield sub, label, ctx._replace(guarded=True, flag="")
                 elif self.redundant_beside and (done := _called_in(ctx.scope, self.redundant_beside, imports)):
                     yield sub, label, ctx._replace(lowered_by=REDUNDANT_NOTE.format(call=done))
                 else:

@@ -67,6 +67,7 @@ from portcheck.pyscan.context import (
     defaulted_parameters,
     deployment_definition,
     dispatch_arms,
+    flag_attribute,
     formatted_text,
     host_type_copy,
     in_units,
@@ -268,7 +269,7 @@ def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tup
         ):
             # (also with `elif`/`else` arms, VAR's `if not torch.cuda.is_available(): ...; return` then
             # `elif 'RANK' not in os.environ:`: whatever the arms do, what follows runs only with CUDA)
-            ctx = ctx._replace(guarded=True, pure_guard=True)
+            ctx = ctx._replace(guarded=True, pure_guard=True, flag="")
         elif (
             not ctx.cuda_required
             and (test := _exit_test(stmt, ast.Raise)) is not None
@@ -447,7 +448,8 @@ def _children(
         # The CUDA side of the check is guarded: the body of `if use_cuda:` (with or without `else`: elsewhere
         # the code skips it or takes the other branch), the `else` of `if not use_cuda:`. The other side is
         # the path every other device runs (an `elif is_xla_installed():` arm included), not guarded.
-        cuda_branch = ctx._replace(guarded=True, tried=False)
+        flag = flag_attribute(node.test, imports) if cuda else ""
+        cuda_branch = ctx._replace(guarded=True, tried=False, flag=flag)
         body_branch = cuda_branch if positive else ctx
         else_branch = cuda_branch if cuda and not positive else ctx
         if isinstance(node, ast.IfExp) and ast.dump(node.body) == ast.dump(node.orelse):
@@ -457,7 +459,7 @@ def _children(
         elif is_pure_guard(node, imports) if isinstance(node, ast.If) else is_pure_guard_expression(node, imports):
             # The check guards CUDA-only (or display-only) code: not itself a fallback, and the code it
             # guards cannot raise where CUDA is absent.
-            body_branch = else_branch = ctx._replace(guarded=True, pure_guard=True, tried=False)
+            body_branch = else_branch = ctx._replace(guarded=True, pure_guard=True, tried=False, flag=flag)
             test_ctx = ctx._replace(guard_test=True)
         elif (ctx.in_test or ctx.test_file) and cuda:
             test_ctx = ctx._replace(guard_test=True)  # a test choosing what to test, not a device fallback
@@ -649,7 +651,7 @@ def _children(
         if skips_without_cuda(node, imports) or getattr(node, CUDA_ONLY_ATTR, False):
             inner = inner._replace(skipped=True)
         elif getattr(node, CUDA_SIDE_ATTR, False):
-            inner = inner._replace(guarded=True)  # used only on the CUDA side of checks
+            inner = inner._replace(guarded=True, flag="")  # used only on the CUDA side of checks
         elif _overrides_cuda_method(node):
             # `def cuda(self, device=None):` (Lightning's device mixin): what a module does when its caller asks
             # for CUDA; the callers are the lock-in, reported where they call it
@@ -965,7 +967,7 @@ def _children(
         for value in node.values:
             terms.append((value, current))
             if current is ctx and short_circuits_off_cuda(node.op, value, imports):
-                current = ctx._replace(guarded=True)
+                current = ctx._replace(guarded=True, flag="")
             elif isinstance(node.op, ast.And) and is_xla_probe(value):
                 # `SETTINGS.xla_required and os.environ.get(xenv.TORCH_DIST_ROOT)`: evaluated with torch_xla only
                 current = current._replace(xla_branch=True)
