@@ -1337,7 +1337,8 @@ def _fallback_only(
     RuntimeError: ...` before the CPU path; stylegan's `_upfirdn2d_cuda`, built only under
     `if x.device.type == "cuda" and _init():`, whose nested autograd class calls the plugin). And the
     modules defining kernels that the project imports only from there (`from .triton_ops import
-    dtw_kernel` inside `dtw_cuda`), or extension objects (optimum-quanto's `extensions/cuda/__init__.py`,
+    dtw_kernel` inside `dtw_cuda`), or wrappers of them, or extension objects (optimum-quanto's
+    `extensions/cuda/__init__.py`,
     `ext = Extension("quanto_cuda", sources=[...])`, star-imported only under `if torch.cuda.is_available():`
     beside its hip, mps and xpu siblings, whose ops have default implementations): both have a path
     without CUDA. Third, those of the functions whose
@@ -1374,17 +1375,22 @@ def _fallback_only(
 
     only = closure(lambda target: True)
     seen = closure(lambda t: t in only and (t in bound or (t[1].startswith("_") and not t[1].startswith("__"))))
+    # (and the modules of the wrappers around them: Swin Transformer's `window_process.py`, whose autograd functions
+    # call the `swin_window_process` extension, imported by the model only in `try: ... except: WindowProcess = None`;
+    # not where a package's `__init__` is what imports a wrapper in a `try`: apex's `contrib/groupbn/__init__.py`
+    # re-exports its `BatchNorm2d_NHWC` so, and without it the package has no such feature)
     kernel_modules = {m for m, _ in kernels if m != "<ext>"}
+    wrapper_modules = {m for m, _ in bound if m != "<ext>"} - kernel_modules
     importers: Dict[str, List[bool]] = {}
     for (module, local), binding in project.binds.items():
         sym = project.target(module, local)
-        if sym is None or sym[0] not in kernel_modules or sym[0] == module:
+        if sym is None or sym[0] not in kernel_modules | wrapper_modules or sym[0] == module:
             continue
         if is_test_path(module.replace(".", "/") + ".py"):
             continue
         summary = project.modules[module]
         fallback = (
-            binding.guarded
+            (binding.guarded and not (summary.package and sym[0] in wrapper_modules))
             or (module, owner(summary, binding.statement) or "") in only
             or _reexported_with_fallback(project, module, binding)
         )
@@ -1584,20 +1590,57 @@ def unimported_builds(
     optional `dropout_layer_norm`, which only the unreached `ops/layer_norm.py` imports), each with its note. An
     extension no module imports by its name is left alone: it may be loaded another way (`torch.ops`)."""
     out: Dict[str, str] = {}
+    for names, importers, files in _extension_builds(summaries, sources, native, roots):
+        if importers and all(p in unreached for p in importers):
+            note = UNIMPORTED_BUILD_NOTE.format(names=_names(names))
+            out.update(dict.fromkeys(files, note))
+    return out
+
+
+OPTIONAL_BUILD_NOTE = (
+    "lowered one level: this builds, or is a source of, the extension {names}; only modules the project imports"
+    " where it has a fallback import it (tests aside), so elsewhere its reference path runs"
+)
+
+
+def optional_builds(
+    summaries: Mapping[str, ModuleSummary],
+    sources: "Sources",
+    reached: AbstractSet[str],
+    native: Sequence[str],
+    roots: Sequence[str] = (),
+) -> Dict[str, str]:
+    """The build scripts and sources (`unimported_builds`) of extensions that only modules the project imports
+    where it has a fallback (`reached`) import, tests aside, each with its note: Swin Transformer's
+    `kernels/window_process/setup.py` and `swin_window_process_kernel.cu` build the `swin_window_process` that
+    only `window_process.py` imports (and the kernel's `unit_test.py`), itself imported by the model only in
+    `try: ... except: WindowProcess = None`."""
+    out: Dict[str, str] = {}
+    for names, importers, files in _extension_builds(summaries, sources, native, roots):
+        product = [p for p in importers if not is_test_path(p)]
+        if product and all(p in reached for p in product):
+            out.update(dict.fromkeys(files, OPTIONAL_BUILD_NOTE.format(names=_names(names))))
+    return out
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(f"`{n}`" for n in sorted(names))
+
+
+def _extension_builds(
+    summaries: Mapping[str, ModuleSummary], sources: "Sources", native: Sequence[str], roots: Sequence[str]
+) -> Iterable[Tuple[Set[str], List[str], Set[str]]]:
+    """For each build script of the project's extensions (tests aside): the names of the extensions it builds,
+    the files that import one by its name, and the script with the C++/CUDA sources it names and their headers."""
     natives = frozenset(native)
     for path, summary in summaries.items():
         if not summary.built or not summary.sources or is_test_path(path):
             continue
         names = {name.rsplit(".", 1)[-1] for name in summary.built}
         importers = [p for p in sources.paths() if p != path and names & sources.import_words(p)]
-        if not importers or any(p not in unreached for p in importers):
-            continue
         named = {candidate for literal, _ in summary.sources for candidate in _named_sources(path, literal, roots)}
         named &= natives
-        note = UNIMPORTED_BUILD_NOTE.format(names=", ".join(f"`{n}`" for n in sorted(names)))
-        for found in {path, *named, *headers_of(frozenset(named), natives)}:
-            out[found] = note
-    return out
+        yield names, importers, {path, *named, *headers_of(frozenset(named), natives)}
 
 
 _HEADERS = (".cuh", ".h", ".hpp", ".hh", ".hxx")
@@ -2169,6 +2212,7 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     platform_spans: Dict[str, List[Tuple[int, int, str]]] = {}  # functions named for another platform
     wrappers: Dict[str, List[Tuple[int, int, str]]] = {}  # definitions that call an extension or launch a kernel
     unimported: Dict[str, str] = {}  # build scripts and sources of extensions only modules nothing runs import
+    optional: Dict[str, str] = {}  # those of extensions only modules imported with a fallback import
     cuda_sources = [d for c, d in zip(candidates, displays) if c.kind == "cuda"]
     cpp_sources = [d for c, d in zip(candidates, displays) if c.kind == "cpp"]
     if state.index is not None:
@@ -2189,6 +2233,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         if state.unreached:
             unimported = unimported_builds(summaries, state.sources, state.unreached, native_files, settings.roots)
         built = built_with_fallback(summaries, resolved, settings.roots)
+        if reached:
+            optional = optional_builds(summaries, state.sources, reached, native_files, settings.roots)
         if built:
             built |= headers_of(built, native_files)
         dual_folders = [posixpath.dirname(p.replace("\\", "/")) for p, s in summaries.items() if s.dual_built]
@@ -2323,6 +2369,9 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
             extra = [f if f.note else _reached_with_fallback(f) for f in extra]
         elif result.path in built:
             findings = [lower_finding(f, BUILT_NOTE) if f.category == "kernel" else f for f in findings]
+        elif result.path in optional:
+            note = optional[result.path]
+            findings = [lower_finding(f, note) if f.category == "kernel" and not f.note else f for f in findings]
         elif result.path in twinned:
             note = TWIN_NOTE.format(twin=posixpath.basename(twinned[result.path]))
             findings = [lower_finding(f, note) if f.code == "KRN002" else f for f in findings]
