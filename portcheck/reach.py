@@ -729,12 +729,29 @@ def turned_on(
         *((code, sources.text(p)) for p in paths if flag in words[p]),
         *((pattern, t) for t in texts if flag in t),
     ]
+    passed_on = False
     for searched, text in found_in:
         for found in searched.finditer(text):
-            value = found.group("value") or found.group("yaml")
+            value = found.group("value") or found.group("yaml") or found.groupdict().get("item")
             if found.group("option") or (value is not None and value.strip("'\"") not in _OFF_VALUES | {flag}):
                 return True
+            passed_on = passed_on or value == flag
+    if not passed_on:
+        return False
+    # `is_train=is_train` handed on from a function whose `is_train` has no default (dap-cl's `forward_one_batch(self,
+    # inputs, targets, is_train, ...)`, called with `True` in the training loop): every caller gives it a value, and
+    # one does (not where nothing calls that function: XCube's `enable(name, cuda_sync: bool)`)
+    required = re.compile(_REQUIRED.format(flag=re.escape(flag)))
+    holders = {m.group("name") for p in paths if flag in words[p] for m in required.finditer(sources.text(p))}
+    for name in holders:
+        called = re.compile(r"(?<!def )\b%s[ \t]*\(" % re.escape(name))
+        if any(called.search(sources.text(p)) for p in paths if name in words[p]):
+            return True
     return False
+
+
+# A parameter `flag` without a default in a `def` (annotated or not): `def step(self, x, is_train, task_id=None):`.
+_REQUIRED = r"\bdef[ \t]+(?P<name>\w+)[ \t]*\((?:[^()]*?[,(\s])?{flag}[ \t]*(?::[^=,()]+)?[,)]"
 
 
 # A flag's name set, or spelt as a command-line option; `value` (or `yaml`) is what it is set to.
@@ -750,6 +767,8 @@ _SETS_IN_CODE = (
     r"(?P<quote>['\"])?(?P<option>-)?(?<![\w])(?:self\.)?{flag}\b(?:"
     r"(?(quote)(?!))[ \t]*(?::[ \t]*[\w.\[\], ]+?)?[ \t]*=(?!=)[ \t]*(?P<value>[^\s,)\]}}#]+)"
     r"|(?(quote)['\"][ \t]*:[ \t]*(?P<yaml>[^\s,}}#]+)|(?!))"
+    # `input_dict["reeval"] = True` (GSVA's `eval_gres`, whose dict the model's `forward(**input_dict)` takes)
+    r"|(?(quote)['\"]\][ \t]*=(?!=)[ \t]*(?P<item>[^\s,)\]}}#]+)|(?!))"
     r")?"
 )
 _OFF_VALUES = frozenset({"False", "false", "None", "null", "~", "0", "no", "off"})

@@ -815,6 +815,12 @@ def test_a_class_only_a_parameter_off_by_default_builds_is_unused():
         ("run.sh", None),
         ("pkg/disc.py", disc.replace("use_actnorm=False)", "use_actnorm=True)")),
         ("pkg/disc.py", disc.replace(", use_actnorm=False)", ")").replace("if not use_actnorm", "if not USE")),
+        # handed on (`use_actnorm=use_actnorm`) from a parameter without a default, which every caller sets (dap-cl's
+        # `forward_one_batch(self, inputs, targets, is_train)`, called with `True` in its training loop)
+        ("pkg/loss.py", loss.replace("def __init__(self, use_actnorm=False):", "def __init__(self, use_actnorm):")),
+        ("pkg/loss.py", loss.replace("use_actnorm=False):", "use_actnorm: bool, n=2):")),
+        # a dict's item set, the dict then handed over as keywords (GSVA's `input_dict["reeval"] = True`)
+        ("train.py", "from pkg.loss import Loss\nkw = {}\nkw['use_actnorm'] = True\nLoss(**kw)\n"),
     ):
         texts = ["python train.py --use_actnorm\n"] if text is None else []
         changed = files if text is None else {**files, path: text}
