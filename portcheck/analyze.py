@@ -9,7 +9,7 @@ import ast
 import re
 import warnings
 from dataclasses import replace
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, cast
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, cast
 
 from portcheck import torchfacts as facts
 from portcheck.backends import name_words
@@ -49,7 +49,13 @@ from portcheck.pyscan.context import (
 from portcheck.pyscan.defaults import MAY_HAVE as MAY_HAVE_OVERRIDDEN
 from portcheck.pyscan.defaults import overridden_defaults
 from portcheck.pyscan.devices import mark_resolved_attributes, mark_string_globals
-from portcheck.pyscan.extensions import CPP_ONLY_NOTE, builds_cpp_only, is_build_script
+from portcheck.pyscan.extensions import (
+    BUILDER_NOTE,
+    CPP_ONLY_NOTE,
+    builds_cpp_only,
+    extension_builders,
+    is_build_script,
+)
 from portcheck.pyscan.feeds import package_feeds
 from portcheck.pyscan.flow import INDEX_SOURCE_ATTR, UNREAD_VALUE_ATTR
 from portcheck.pyscan.imports import ImportTable, dotted
@@ -304,6 +310,12 @@ def _finding(
     )
 
 
+def _builder_of(node: object, builders: Mapping[Tuple[int, int], str]) -> str:
+    """The extension builder whose lines hold `node` (`extension_builders`), or ""."""
+    line = getattr(node, "lineno", 0)
+    return next((name for (first, last), name in builders.items() if first <= line <= last), "")
+
+
 def _overlaps(a: Finding, b: Finding) -> bool:
     return (a.line, a.column) <= (b.end_line, b.end_column) and (b.line, b.column) <= (a.end_line, a.end_column)
 
@@ -428,6 +440,14 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             (key, node, label, ctx._replace(info_note=CPP_ONLY_NOTE) if key[0] in kernel else ctx)
             for key, node, label, ctx in hits
             if not (key[0] in kernel and label.endswith("BuildExtension"))
+        )
+    builders = extension_builders(module, imports) if "cpp_extension" in text else {}
+    if builders:
+        # StyleGAN's `custom_ops.get_plugin`: how it builds what its callers name is that build's workings
+        hits = (
+            (key, node, label, ctx._replace(info_note=BUILDER_NOTE.format(name=name)) if name else ctx)
+            for key, node, label, ctx in hits
+            for name in [_builder_of(node, builders)]
         )
     if len(_DECORATOR_LINE.findall(text)) > 1:  # no definition has two decorators otherwise: skip the walk
         hits = _one_per_decorated_definition(hits, module)

@@ -141,7 +141,9 @@ def vendored_folders(files: Iterable[Tuple[str, str]], roots: Sequence[str] = ()
         root = next((r for r in roots if library.startswith(r + "/")), "")
         below = library[len(root) + 1 :] if root else library
         if "/" in below and library not in candidates and not _publishes(packaged, root, posixpath.basename(library)):
-            if _sets_version(disk):
+            # (in its `__init__.py` or in the `version.py` it imports: mmcv 1.3.17 in ELM's
+            # `lavis/common/annotator/uniformer/mmcv/`, ControlNet's annotator without the licence above it)
+            if any(_sets_version(os.path.join(os.path.dirname(disk), name)) for name in sorted(_VERSION_FILES)):
                 candidates[library] = True
                 disk_of.setdefault(library, os.path.dirname(disk))
                 versioned.add(library)

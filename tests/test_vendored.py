@@ -309,6 +309,26 @@ def test_a_well_known_library_copied_whole_is_a_copy_by_its_name_and_version(tmp
     assert vendored_folders([("own/" + n, d) for n, d in files], roots=("own",)) == {}
 
 
+def test_a_well_known_library_copied_whole_may_set_its_version_in_its_version_module(tmp_path: Path):
+    # mmcv 1.3.17 in OpenDriveLab/ELM's `lavis/common/annotator/uniformer/mmcv/` (ControlNet's annotator, without the
+    # licence above it): `__init__.py` imports `__version__` from the `version.py` that sets it
+    files = {
+        "lavis/run.py": "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+        "lavis/annotator/uniformer/mmcv/__init__.py": "from .version import *\nfrom .ops import nms\n",
+        "lavis/annotator/uniformer/mmcv/version.py": "__version__ = '1.3.17'\n",
+        "lavis/annotator/uniformer/mmcv/ops.py": (
+            "import torch\n\n\ndef nms(boxes):\n    torch.cuda.synchronize()\n    return boxes.cuda()\n"
+        ),
+    }
+    _write(tmp_path, files)
+    pairs = [(name, str(tmp_path / name)) for name in files]
+    assert list(vendored_folders(pairs)) == ["lavis/annotator/uniformer/mmcv"]
+    # without a version set there, the folder is the project's own
+    del files["lavis/annotator/uniformer/mmcv/version.py"]
+    (tmp_path / "lavis/annotator/uniformer/mmcv/version.py").unlink()
+    assert vendored_folders([(name, str(tmp_path / name)) for name in files]) == {}
+
+
 # alibaba-damo-academy/Inferix's `LV-Bench/pretrained/hub/facebookresearch-dino-7c446df/`: a torch.hub cache of
 # DINO's whole repository (its `hubconf.py` and licence), of which the benchmark only loads the model.
 HUB_CACHE = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import PurePosixPath
+from typing import Dict, Set, Tuple
 
 from portcheck.pyscan.imports import ImportTable
 from portcheck.pyscan.nodes import walk
@@ -95,3 +96,63 @@ def is_build_script(path: str, text: str) -> bool:
     "cuda"`) picks which extensions to build, and off CUDA the build picks the C++ ones; nothing runs on a
     device."""
     return PurePosixPath(path.replace("\\", "/")).name == "setup.py" and bool(_BUILD_IMPORT.search(text))
+
+
+_LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+BUILDER_NOTE = (
+    "lowered to info: in `{name}`, a builder of the extensions its callers name (their sources, reported where"
+    " they are); how it builds (the toolkit's settings, the GPU's name for its cache) is that build's workings"
+)
+
+
+def extension_builders(module: ast.Module, imports: ImportTable) -> Dict[Tuple[int, int], str]:
+    """StyleGAN's `torch_utils/custom_ops.py` (copied into most GAN and 3D-aware repositories): `get_plugin(module_name,
+    sources, ...)` hands the sources its callers give (`bias_act.py`'s `sources=['bias_act.cpp', 'bias_act.cu']`) to
+    `cpp_extension.load`; `os.environ['TORCH_CUDA_ARCH_LIST'] = ''` in it and `torch.cuda.get_device_name()` in the
+    `_get_mangled_gpu_name` it calls name its build and cache, nothing a port changes there. Returns, for each
+    module-level function that loads sources it does not spell (a parameter, not a literal list), and for each
+    module-level function only such functions call, its (first, last) lines -> the builder's name."""
+    functions = {s.name: s for s in module.body if isinstance(s, _FUNCTIONS)}
+    builders = {name for name, f in functions.items() if any(_loads_given_sources(c, f, imports) for c in walk(f))}
+    if not builders:
+        return {}
+    callers: Dict[str, Set[str]] = {}
+    for name, f in functions.items():
+        for node in walk(f):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                callers.setdefault(node.func.id, set()).add(name)
+    spans: Dict[Tuple[int, int], str] = {}
+    for name, f in functions.items():
+        if name in builders:
+            spans[(f.lineno, f.end_lineno or f.lineno)] = name
+        elif callers.get(name) and callers[name] <= builders and name.startswith("_"):
+            spans[(f.lineno, f.end_lineno or f.lineno)] = sorted(callers[name])[0]
+    # (a name the module reads elsewhere, at module level, is no private helper: `callers` only counts functions)
+    return spans
+
+
+def _loads_given_sources(node: ast.AST, function: ast.AST, imports: ImportTable) -> bool:
+    if not isinstance(node, ast.Call) or imports.resolve(node.func) not in _LOADERS:
+        return False
+    sources = next((k.value for k in node.keywords if k.arg in ("sources", "cuda_sources")), None)
+    if sources is None and len(node.args) > 1:
+        sources = node.args[1]
+    if sources is None:
+        return False
+    if not isinstance(function, _FUNCTIONS):
+        return False
+    parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    spelt = [n for n in walk(sources) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    names = {n.id for n in walk(sources) if isinstance(n, ast.Name)}
+    # `sources=sources`, `sources=cached_sources` (a list made from the parameter): no source of its own
+    return not spelt and bool(names) and (bool(names & parameters) or _derived_from(function, names, parameters))
+
+
+def _derived_from(function: ast.AST, names: Set[str], parameters: Set[str]) -> bool:
+    """Whether some name of `names` is assigned, in `function`, from an expression that reads a parameter."""
+    for node in walk(function):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
+            if {n.id for n in walk(node.value) if isinstance(n, ast.Name)} & parameters:
+                return True
+    return False
