@@ -295,6 +295,15 @@ def test_per_file_facts():
     assert imports == {"utils", "utils.torch_utils", ".", ".x", "a.b", "d", "..ops", "..ops.e", "..ops.f", "os", "g.h"}
     sources = TextSources({"pkg/__init__.py": "", "pkg/a.py": "", "run.py": "import pkg\n"})
     assert unreached(sources) == {"pkg/a.py": UNREACHED_NOTE}
+    # an import commented out on its own line that binds what an import of the file binds is an alternative one
+    # edit away (cvlab-epfl's PA-net picks its model so: `from configs import unet_config as config` above `# from
+    # configs import panet_config as config`); a comment that only reads like one is prose
+    run = "import pkg\nfrom pkg import b as model\n# from pkg import a as model\n# import this first\n"
+    sources = TextSources({"pkg/__init__.py": "", "pkg/a.py": "", "pkg/b.py": "", "run.py": run})
+    assert unreached(sources) == {}
+    files = {"pkg/__init__.py": "", "pkg/a.py": "", "pkg/b.py": "", "run.py": run.replace("# from", "# see")}
+    sources = TextSources(files)
+    assert unreached(sources) == {"pkg/a.py": UNREACHED_NOTE}
 
 
 # An application's module with a function nothing calls (SadTalker's `normalize_kp`), one its script calls,

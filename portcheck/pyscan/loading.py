@@ -90,6 +90,31 @@ IMPORT_STATEMENT = re.compile(
     r"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\).*|(?:.*\\\n)*.*)|import[ \t]+(?:.*\\\n)*.*)$",
     re.MULTILINE,
 )
+# An import statement commented out on a line of its own (not a parenthesised list, not prose: `# import this first`
+# has no second word after a module name that is not `as`/`,`)
+_COMMENTED_IMPORT = re.compile(
+    r"^[ \t]*#[ \t]*(from[ \t]+[.\w]+[ \t]+import[ \t]+\w+(?:[ \t]+as[ \t]+\w+)?"
+    r"(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*"
+    r"|import[ \t]+[\w.]+(?:[ \t]+as[ \t]+\w+)?)[ \t]*$",
+    re.MULTILINE,
+)
+def _bound_names(statement: str) -> Set[str]:
+    """The names an import statement binds: `config` of `from configs import unet_config as config`, `a` of `import
+    a.b`."""
+    found = _FROM.match(statement) or _IMPORT.match(statement)
+    if found is None:
+        return set()
+    names = found.group(found.lastindex or 1).strip().strip("()")
+    out = set()
+    for part in names.split(","):
+        words = part.split()
+        if len(words) == 3 and words[1] == "as":
+            out.add(words[2])
+        elif words:
+            out.add(words[0].split(".")[0])
+    return out
+
+
 # Import lines of PyTorch's own packages: `from torch.nn import functional as F` names torch's
 # `functional`, never a module of the project's (XMem's vendored `syncbn/modules/functional/`).
 TORCH_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+(?:torch|torchvision|torchaudio)\b(?![ \t]*,)")
@@ -177,6 +202,20 @@ def loading_facts(text: str) -> FrozenSet[str]:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
         out.update(NAMED + found for found in _TARGET_OVERRIDE.findall(text))
     out.update(IMPORTS + name for statement in IMPORT_STATEMENT.findall(text) for name in imported_names(statement))
+    if "#" in text:
+        # `# from configs import panet_config as config` under `from configs import unet_config as config` (cvlab-epfl's
+        # PA-net picks its model and config so): an alternative one edit away, imported as the line above is. Not an
+        # import that binds a name no import of the file binds (NeuSample's `apis/__init__.py` comments out
+        # `# from .test import single_gpu_test`: switched off)
+        commented = _COMMENTED_IMPORT.findall(text)
+        if commented:
+            bound = {name for statement in IMPORT_STATEMENT.findall(text) for name in _bound_names(statement)}
+            out.update(
+                IMPORTS + name
+                for statement in commented
+                if _bound_names(statement) & bound
+                for name in imported_names(statement)
+            )
     if ("sys.path" in text or "addsitedir" in text) and _SYS_PATH.search(text):
         out.add(SYS_PATH)
     if _MAIN_GUARD.search(text):
