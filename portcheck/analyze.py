@@ -52,7 +52,9 @@ from portcheck.pyscan.devices import mark_resolved_attributes, mark_string_globa
 from portcheck.pyscan.extensions import (
     BUILDER_NOTE,
     CPP_ONLY_NOTE,
+    OP_WRAPPER_NOTE,
     builds_cpp_only,
+    compiled_op_wrappers,
     extension_builders,
     is_build_script,
 )
@@ -311,7 +313,7 @@ def _finding(
 
 
 def _builder_of(node: object, builders: Mapping[Tuple[int, int], str]) -> str:
-    """The extension builder whose lines hold `node` (`extension_builders`), or ""."""
+    """The extension builder (or op wrapper) whose lines hold `node` (`extension_builders`), or ""."""
     line = getattr(node, "lineno", 0)
     return next((name for (first, last), name in builders.items() if first <= line <= last), "")
 
@@ -448,6 +450,14 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             (key, node, label, ctx._replace(info_note=BUILDER_NOTE.format(name=name)) if name else ctx)
             for key, node, label, ctx in hits
             for name in [_builder_of(node, builders)]
+        )
+    ops = compiled_op_wrappers(module) if "load_ext" in text else {}
+    if ops:
+        # mmcv's deformable-attention Functions and their copies: how the wrapper calls the op is the op's workings
+        hits = (
+            (key, node, label, ctx._replace(info_note=OP_WRAPPER_NOTE.format(name=name)) if name else ctx)
+            for key, node, label, ctx in hits
+            for name in [_builder_of(node, ops)]
         )
     if len(_DECORATOR_LINE.findall(text)) > 1:  # no definition has two decorators otherwise: skip the walk
         hits = _one_per_decorated_definition(hits, module)

@@ -156,3 +156,51 @@ def _derived_from(function: ast.AST, names: Set[str], parameters: Set[str]) -> b
             if {n.id for n in walk(node.value) if isinstance(n, ast.Name)} & parameters:
                 return True
     return False
+
+
+OP_WRAPPER_NOTE = (
+    "lowered to info: inside a wrapper of the compiled op `{name}` (bound by `ext_loader.load_ext`, mmcv's loader of"
+    " its `_ext` extension); the port replaces or re-targets the op as a whole, not this code around it"
+)
+
+
+def compiled_op_wrappers(module: ast.Module) -> Dict[Tuple[int, int], str]:
+    """mmcv's ops and their copies (BEVFormer's `multi_scale_deformable_attn_function.py`, copied into most driving
+    repositories): `ext_module = ext_loader.load_ext('_ext', ['ms_deform_attn_forward', ...])`, then autograd
+    Functions whose `forward`/`backward` call `ext_module.ms_deform_attn_forward(...)`, decorated with
+    `torch.cuda.amp.custom_fwd`. Returns, for each module-level class or function that calls through a name so
+    bound, its (first, last) lines -> the first op it calls (`ext_module.ms_deform_attn_forward`)."""
+    bound: Set[str] = set()
+    for statement in module.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Call)
+            and _dotted(statement.value.func).endswith("ext_loader.load_ext")
+        ):
+            bound.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    if not bound:
+        return {}
+    spans: Dict[Tuple[int, int], str] = {}
+    for statement in module.body:
+        if not isinstance(statement, (ast.ClassDef, *_FUNCTIONS)):
+            continue
+        for node in walk(statement):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in bound
+            ):
+                spans[(statement.lineno, statement.end_lineno or statement.lineno)] = _dotted(node.func)
+                break
+    return spans
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
