@@ -23,6 +23,8 @@ import ast
 import re
 from typing import Dict, Iterable, Optional, Set, Tuple, Union
 
+from portcheck.pyscan.context import option_dest
+
 Place = Tuple[str, int]  # (display path, line) of a store that turns the flag on
 
 
@@ -73,7 +75,7 @@ def _stores(node: ast.AST, names: Set[str]) -> Iterable[Tuple[str, Optional[bool
         func = node.func
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last == "add_argument":
-            dest = _option_dest(node)
+            dest = option_dest(node)
             if dest in names:
                 yield dest, _option_on(node)
         elif last == "setattr" and len(node.args) >= 2 and _literal(node.args[1]) in names:
@@ -122,19 +124,6 @@ def _is_true(value: ast.AST) -> bool:
 
 def _literal(node: ast.AST) -> object:
     return node.value if isinstance(node, ast.Constant) else None
-
-
-def _option_dest(call: ast.Call) -> Optional[str]:
-    """The attribute an `add_argument("--use-gpu", ...)` sets (`use_gpu`; `dest=` when given)."""
-    for keyword in call.keywords:
-        if keyword.arg == "dest":
-            dest = _literal(keyword.value)
-            return dest if isinstance(dest, str) else None
-    for arg in call.args:
-        value = _literal(arg)
-        if isinstance(value, str) and value.startswith("--"):
-            return value[2:].replace("-", "_")
-    return None
 
 
 def _option_on(call: ast.Call) -> bool:

@@ -312,10 +312,10 @@ def _finding(
     )
 
 
-def _builder_of(node: object, builders: Mapping[Tuple[int, int], str]) -> str:
-    """The extension builder (or op wrapper) whose lines hold `node` (`extension_builders`), or ""."""
+def _note_of_lines(node: object, notes: Mapping[Tuple[int, int], str]) -> str:
+    """The note of the first (first, last) lines of `notes` that hold `node`, or ""."""
     line = getattr(node, "lineno", 0)
-    return next((name for (first, last), name in builders.items() if first <= line <= last), "")
+    return next((note for (first, last), note in notes.items() if first <= line <= last), "")
 
 
 def _overlaps(a: Finding, b: Finding) -> bool:
@@ -443,21 +443,20 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
             for key, node, label, ctx in hits
             if not (key[0] in kernel and label.endswith("BuildExtension"))
         )
-    builders = extension_builders(module, imports) if "cpp_extension" in text else {}
-    if builders:
-        # StyleGAN's `custom_ops.get_plugin`: how it builds what its callers name is that build's workings
+    # The workings of code around a compiled op, at info with a note: mmcv's deformable-attention Functions and their
+    # copies (how the wrapper calls the op), StyleGAN's `custom_ops.get_plugin` (how it builds what its callers
+    # name). Lines of both: the op wrapper's note.
+    workings: Dict[Tuple[int, int], str] = {}
+    if "load_ext" in text:
+        workings.update((lines, OP_WRAPPER_NOTE.format(name=op)) for lines, op in compiled_op_wrappers(module).items())
+    if "cpp_extension" in text:
+        for lines, builder in extension_builders(module, imports).items():
+            workings.setdefault(lines, BUILDER_NOTE.format(name=builder))
+    if workings:
         hits = (
-            (key, node, label, ctx._replace(info_note=BUILDER_NOTE.format(name=name)) if name else ctx)
+            (key, node, label, ctx._replace(info_note=note) if note else ctx)
             for key, node, label, ctx in hits
-            for name in [_builder_of(node, builders)]
-        )
-    ops = compiled_op_wrappers(module) if "load_ext" in text else {}
-    if ops:
-        # mmcv's deformable-attention Functions and their copies: how the wrapper calls the op is the op's workings
-        hits = (
-            (key, node, label, ctx._replace(info_note=OP_WRAPPER_NOTE.format(name=name)) if name else ctx)
-            for key, node, label, ctx in hits
-            for name in [_builder_of(node, ops)]
+            for note in [_note_of_lines(node, workings)]
         )
     if len(_DECORATOR_LINE.findall(text)) > 1:  # no definition has two decorators otherwise: skip the walk
         hits = _one_per_decorated_definition(hits, module)

@@ -624,7 +624,7 @@ def _mark_default_on_flags(nodes: Sequence[ast.AST], stored: Counter) -> None:
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in on - rebound:
                     setattr(n, CONSTANT_FLAG_ATTR, True)
         elif isinstance(node, ast.Call) and _last_name(node.func) == "add_argument":
-            dest = _option_dest(node)
+            dest = option_dest(node)
             default_on = any(k.arg == "default" and _is_bool(k.value, True) for k in node.keywords)
             if default_on and dest and _positive_flag(dest):
                 options.add(dest)
@@ -649,7 +649,7 @@ def _mark_unread_options(nodes: Sequence[ast.AST]) -> None:
     options: Dict[str, List[ast.Call]] = {}
     for node in nodes:
         if isinstance(node, ast.Call) and _last_name(node.func) == "add_argument":
-            dest = _option_dest(node) if any(k.arg == "default" for k in node.keywords) else None
+            dest = option_dest(node) if any(k.arg == "default" for k in node.keywords) else None
             if dest:
                 options.setdefault(dest, []).append(node)
     if not options:
@@ -747,7 +747,7 @@ def _positive_flag(name: str) -> bool:
     return bool(_CUDA_FLAG.match(name)) and not name.lower().startswith("no")
 
 
-def _option_dest(call: ast.Call) -> Optional[str]:
+def option_dest(call: ast.Call) -> Optional[str]:
     """The attribute `parser.add_argument("--use-cuda", ...)` sets (`use_cuda`; `dest=` when given)."""
     for k in call.keywords:
         if k.arg == "dest":

@@ -16,7 +16,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Dict, Set, Tuple
 
-from portcheck.pyscan.imports import ImportTable
+from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.nodes import walk
 
 _KERNEL_DECORATORS = frozenset(
@@ -175,7 +175,7 @@ def compiled_op_wrappers(module: ast.Module) -> Dict[Tuple[int, int], str]:
         if (
             isinstance(statement, ast.Assign)
             and isinstance(statement.value, ast.Call)
-            and _dotted(statement.value.func).endswith("ext_loader.load_ext")
+            and (dotted(statement.value.func) or "").endswith("ext_loader.load_ext")
         ):
             bound.update(t.id for t in statement.targets if isinstance(t, ast.Name))
     if not bound:
@@ -191,16 +191,7 @@ def compiled_op_wrappers(module: ast.Module) -> Dict[Tuple[int, int], str]:
                 and isinstance(node.func.value, ast.Name)
                 and node.func.value.id in bound
             ):
-                spans[(statement.lineno, statement.end_lineno or statement.lineno)] = _dotted(node.func)
+                spans[(statement.lineno, statement.end_lineno or statement.lineno)] = dotted(node.func) or ""
                 break
     return spans
 
-
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))

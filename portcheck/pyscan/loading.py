@@ -201,7 +201,8 @@ def loading_facts(text: str) -> FrozenSet[str]:
     if "." in text:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
         out.update(NAMED + found for found in _TARGET_OVERRIDE.findall(text))
-    out.update(IMPORTS + name for statement in IMPORT_STATEMENT.findall(text) for name in imported_names(statement))
+    statements = IMPORT_STATEMENT.findall(text)
+    out.update(IMPORTS + name for statement in statements for name in imported_names(statement))
     if "#" in text:
         # `# from configs import panet_config as config` under `from configs import unet_config as config` (cvlab-epfl's
         # PA-net picks its model and config so): an alternative one edit away, imported as the line above is. Not an
@@ -209,7 +210,7 @@ def loading_facts(text: str) -> FrozenSet[str]:
         # `# from .test import single_gpu_test`: switched off)
         commented = _COMMENTED_IMPORT.findall(text)
         if commented:
-            bound = {name for statement in IMPORT_STATEMENT.findall(text) for name in _bound_names(statement)}
+            bound = {name for statement in statements for name in _bound_names(statement)}
             out.update(
                 IMPORTS + name
                 for statement in commented
