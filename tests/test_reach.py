@@ -273,6 +273,37 @@ def test_per_file_facts():
     made = "import importlib\n\n\ndef load(x):\n    name = make()\n    importlib.import_module(name)\n"
     assert LOADS_ANY in loading_facts(made)
     assert LOADS_ANY in loading_facts(mmcv + "names = os.listdir(here)\n")
+    # bound from it over several lines, and spelt in an expression (StyleGAN's `dnnlib.util.get_module_from_obj_name`,
+    # TF StyleGAN's `tfutil.import_module`, whose own `def import_module(` is no call); a listing in another function of
+    # the module feeds nothing it loads (`list_dir_recursively_with_ignore` walks a run's sources to copy them)
+    dnnlib = (
+        "import importlib\nimport os\n\n\ndef get_module_from_obj_name(obj_name):\n    parts = obj_name.split('.')\n"
+        "    name_pairs = [('.'.join(parts[:i]), '.'.join(parts[i:])) for i in range(len(parts), 0, -1)]\n"
+        "    for module_name, local_obj_name in name_pairs:\n        module = importlib.import_module(module_name)\n"
+        "\n\ndef import_module(module_or_obj_name):\n    parts = module_or_obj_name.split('.')\n"
+        "    for i in range(len(parts), 0, -1):\n        module = importlib.import_module('.'.join(parts[:i]))\n"
+        "\n\ndef list_dir(dir_path):\n    for root, dirs, files in os.walk(dir_path):\n        pass\n"
+    )
+    assert _loading(dnnlib) == {LOADS_NAMED}
+    # a listing beside the call that gives something else: StyleGAN's `custom_ops.get_plugin` hashes the sources it
+    # lists, then imports the extension it built under the name its caller gives
+    plugin = (
+        "import importlib\n\n\ndef get_plugin(module_name, sources):\n"
+        "    files = sorted(x for x in Path(sources[0]).iterdir() if x.is_file())\n    build(files)\n"
+        "    return importlib.import_module(module_name)\n"
+    )
+    assert _loading(plugin) == {LOADS_NAMED}
+    # a listing the name comes from, beside the call or in a function that calls it: plugins found in a folder
+    listed = (
+        "import importlib\n\n\ndef load(folder):\n    for f in os.listdir(folder):\n"
+        "        importlib.import_module(f[:-3])\n"
+    )
+    caller = (
+        "import importlib\n\n\ndef load(name):\n    return importlib.import_module(name)\n\n\n"
+        "def load_all(folder):\n    for f in os.listdir(folder):\n        load(f)\n"
+    )
+    for text in (listed, caller):
+        assert LOADS_ANY in loading_facts(text), text
     assert _loading("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
     # sacred's `@ex.automain` (TencentARC/GVT's `run.py`): the script's entry point
     sacred = "from sacred import Experiment\nex = Experiment('x')\n\n\n@ex.automain\ndef main(_config):\n    pass\n"

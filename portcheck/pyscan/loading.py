@@ -17,8 +17,10 @@ import of a test framework): a `test_*.py` without any is a script named for wha
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
-from typing import FrozenSet, Set
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 RUNS = "runs"
 MAIN = "main"
@@ -58,7 +60,7 @@ ANY_LOADERS = NAMED_LOADERS | frozenset(
     }
 )
 LOADER_WORDS = PREFIXED_LOADERS | ANY_LOADERS
-_PREFIXED_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{1,2})?(['\"]?)([\w.]*)")
+_PREFIXED_CALL = re.compile(r"(?<!def )\b(?:import_module|__import__)\s*\(\s*(?:[rfbRFB]{1,2})?(['\"]?)([\w.]*)")
 # A string literal that spells a dotted name (`"src.models.sequence.ssm.S4"`, `"pkg.mod:Class"`): what a loader
 # given names may load.
 _DOTTED_LITERAL = re.compile(r"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?["']""")
@@ -168,7 +170,11 @@ def loading_facts(text: str) -> FrozenSet[str]:
             _given_by_caller(text, found.start(), _argument(text, found.end()))
             for found in _PATH_LOADER_CALL.finditer(text)
         )
-        out.add(LOADS_NAMED if given and not _LISTS_FILES.search(text) else LOADS_ANY)
+        listed = any(
+            _listing_feeds(text, found.start(), _argument(text, found.end()))
+            for found in _PATH_LOADER_CALL.finditer(text)
+        )
+        out.add(LOADS_NAMED if given and not listed else LOADS_ANY)
     elif words & NAMED_LOADERS:
         # (Python modules listed: a listing of data files, SparseTrack's `glob` of result files beside its
         # `instantiate(cfg.model)`, loads nothing a config does not name)
@@ -180,12 +186,16 @@ def loading_facts(text: str) -> FrozenSet[str]:
     if words & PREFIXED_LOADERS:
         for found in _PREFIXED_CALL.finditer(text):
             quote, prefix = found.group(1), found.group(2)
-            argument = "" if quote else _argument(text, text.index("(", found.start()) + 1)
+            # (a string that is no package's name is no prefix: `".".join(parts[:i])`, TF StyleGAN's `tfutil`)
+            argument = "" if quote and prefix.strip(".") else _argument(text, text.index("(", found.start()) + 1)
             if quote and prefix.strip("."):
                 out.add(LOADS + prefix)
             elif not quote and _LOADS_NOTHING_NEW.match(argument):
                 continue
-            elif not quote and _given_by_caller(text, found.start(), argument) and not _LISTS_FILES.search(text):
+            elif (
+                _given_by_caller(text, found.start(), argument)
+                and not _listing_feeds(text, found.start(), argument)
+            ):
                 # `get_obj_from_str(string)` of LDM's `instantiate_from_config` (`module, cls = string.rsplit(".",
                 # 1)`), mmcv's `import_modules_from_strings(imports)`: what the caller names, a config's
                 # `target:` or a string, as a loader given names
@@ -239,26 +249,96 @@ _LOADS_NOTHING_NEW = re.compile(
 
 def _given_by_caller(text: str, at: int, argument: str) -> bool:
     """Whether `argument` (a name, at offset `at` of `text`) is a parameter of the function holding that offset, or
-    a name the function binds from one before it (`module, cls = string.rsplit(".", 1)`, `for imp in imports:`):
-    a value its callers give. Read from the text: the nearest `def` above, indented less than the line."""
-    argument = re.sub(r"(?:\[[^\]]*\]|\.\w+)+$", "", argument)  # `args[0]`, `cfg.path`: where it comes from
-    if not argument.isidentifier():
+    a name the function binds, line by line before it, from one (`module, cls = string.rsplit(".", 1)`, `for imp in
+    imports:`; StyleGAN's `dnnlib.util.get_module_from_obj_name`: `parts = obj_name.split(".")`, then `name_pairs`
+    from `parts`, then `for module_name, local_obj_name in name_pairs:`): a value its callers give. Read from the
+    text: the nearest `def` above, indented less than the line."""
+    found = _holder(text, at)
+    names = _free_names(argument)
+    if found is None or not names:
         return False
+    return names <= _derived(text, found, at, set(_PARAMETER.findall(_signature(text, found.end()))))
+
+
+def _free_names(argument: str) -> Set[str]:
+    """The names an argument's value comes from, strings, attributes and builtins aside: `args[0]`, `cfg.path` ->
+    `args`, `cfg`; `".".join(parts[:i])` -> `parts`, `i`."""
+    bare = re.sub(r"([\"'])(?:\\.|(?!\1).)*\1", "", argument)
+    return {
+        found.group()
+        for found in IDENTIFIER.finditer(bare)
+        if not bare[: found.start()].rstrip().endswith(".") and found.group() not in _BUILTIN_NAMES
+    }
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+
+
+def _derived(text: str, holder: "re.Match[str]", at: int, seeds: Set[str], listed: bool = False) -> Set[str]:
+    """`seeds` and the names the function of `holder` binds from them, line by line up to offset `at`; with
+    `listed`, also those a line binds from a folder listing (`for name in os.listdir(folder):`)."""
+    out = set(seeds)
+    end = text.rfind("\n", 0, at) + 1
+    for bound in _ANY_BINDING.finditer(text, holder.end(), end):
+        source = bound.group(2)
+        if out & set(IDENTIFIER.findall(source)) or (listed and _LISTS_FILES.search(source)):
+            out.update(IDENTIFIER.findall(bound.group(1)))
+    return out
+
+
+def _holder(text: str, at: int) -> Optional["re.Match[str]"]:
+    """The `def` of the function holding offset `at` of `text`: the nearest above, indented less than its line."""
     start = text.rfind("\n", 0, at) + 1
     line = text[start:at]
     indent = len(line) - len(line.lstrip(" \t"))
     for found in reversed(list(_DEF.finditer(text, 0, start))):
-        if len(found.group(1)) >= indent:
-            continue
-        params = set(_PARAMETER.findall(_signature(text, found.end())))
-        if argument in params:
-            return True
-        body = text[found.end() : start]
-        binding = re.compile(_BINDING.format(name=argument), re.MULTILINE)
-        if any(params & set(IDENTIFIER.findall(bound.group(1))) for bound in binding.finditer(body)):
-            return True
+        if len(found.group(1)) < indent:
+            return found
+    return None
+
+
+def _listing_feeds(text: str, at: int, argument: str) -> bool:
+    """Whether a folder listing of `text` may give the name the loader call at offset `at` loads (`argument`): one at
+    module level, one in a function that calls the one holding the call, or one in that function the name is bound
+    from. Not a listing elsewhere in the module, nor one beside the call that gives something else: StyleGAN's
+    `dnnlib/util.py` walks a folder to copy a run's sources and globs its download cache while
+    `get_module_from_obj_name` imports what its caller names; its `custom_ops.py` globs for MSVC and lists the
+    sources it hashes, then imports the extension it built under the name its caller gives."""
+    listings = [found.start() for found in _LISTS_FILES.finditer(text)]
+    if not listings:
         return False
+    spans = _function_spans(text)
+    holder = _holder(text, at)
+    if holder is None:
+        return True
+    name = _DEF_NAME.match(text, holder.start())
+    callers = re.compile(r"\b%s\s*\(" % re.escape(name.group(1))) if name is not None else None
+    for offset in listings:
+        span = next((s for s in spans if s[0] <= offset < s[1]), None)
+        if span is None:
+            return True  # at module level
+        if span[0] == holder.start():
+            if _free_names(argument) & _derived(text, holder, at, set(), listed=True):
+                return True
+        elif callers is not None and callers.search(text, span[0] + 1, span[1]):
+            return True
     return False
+
+
+def _function_spans(text: str) -> List[Tuple[int, int]]:
+    """(start, end) offsets of each module-level or nested `def`, from its `def` line to the next line indented no more
+    than it (blank lines, comments and closing brackets aside), the latest first: the first that holds an offset is
+    the innermost."""
+    spans: List[Tuple[int, int]] = []
+    for found in _DEF.finditer(text):
+        indent = len(found.group(1))
+        end = len(text)
+        for later in re.finditer(r"^([ \t]*)(?=[^ \t\n#)\]}])", text[found.end() :], re.MULTILINE):
+            if len(later.group(1)) <= indent and later.start() > 0:
+                end = found.end() + later.start()
+                break
+        spans.append((found.start(), end))
+    return sorted(spans, key=lambda s: -s[0])
 
 
 def _bound_prefix(text: str, at: int, argument: str) -> str:
@@ -273,10 +353,14 @@ def _bound_prefix(text: str, at: int, argument: str) -> str:
 _PREFIX_BINDING = r"^[ \t]*{name}[ \t]*=[ \t]*[rfRF]?[\"']((?:[A-Za-z_]\w*\.)+)"
 
 
-# A line that binds `name` (among others): `module, cls = string.rsplit(".", 1)`, `for imp in imports:`; group 1
-# is what it is bound from.
-_BINDING = r"^[ \t]*(?:for[ \t]+)?[\w \t,()]*\b{name}\b[\w \t,()]*(?:=(?!=)|\bin\b)(.*)$"
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(", re.MULTILINE)
+_DEF_NAME = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+# Any line that binds names: group 1 what it binds, group 2 what from (`a, b = f(x)`, `for a, b in pairs:`).
+_ANY_BINDING = re.compile(
+    r"^[ \t]*(?:for[ \t]+)?(?!(?:if|elif|while|return|assert|not|yield|del|with|print)\b)([\w \t,()]*?)[ \t]*"
+    r"(?:(?<![=!<>+\-*/%&|^])=(?!=)|\bin\b)(.*)$",
+    re.MULTILINE,
+)
 # A parameter's name in a signature: after `(`, `,` or `*`, before `,`, `:`, `=` or `)`.
 _PARAMETER = re.compile(r"(?:^|[(,*])\s*([A-Za-z_]\w*)\s*(?=[,:=)]|$)")
 
