@@ -101,6 +101,27 @@ def is_whole_repository(paths: Sequence[Path]) -> bool:
     return bool(paths) and all(p.is_dir() and ((p / ".git").exists() or _packaging(p)) for p in paths)
 
 
+def holds_whole_project(paths: Sequence[Path]) -> bool:
+    """Every scanned path is the top of a repository (it holds `.git`), or a folder below no repository whose
+    parent holds no Python file (an unpacked tree): no code of the project lies outside the scan."""
+    if not paths:
+        return False
+    for path in paths:
+        if not path.is_dir():
+            return False
+        if (path / ".git").exists():
+            continue
+        top = path.resolve()
+        if any((folder / ".git").exists() for folder in top.parents):
+            return False
+        try:
+            if any(child.suffix == ".py" for child in top.parent.iterdir()):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def _packaging(folder: Path) -> bool:
     if (folder / "setup.py").is_file():
         return True
@@ -120,10 +141,14 @@ def _holds(path: Path, tables: re.Pattern) -> bool:
     return bool(tables.search(text))
 
 
-def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[str] = ()) -> Dict[str, str]:
+def unreached(
+    sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[str] = (), whole: bool = False
+) -> Dict[str, str]:
     """The display paths of the Python modules nothing runs, each with the note for its findings.
     `notebooks`: the texts of the project's notebooks, whose imports count like a script's; `texts`: those of
-    its configs, scripts and `.env` files, whose dotted names a loader given names may load."""
+    its configs, scripts and `.env` files, whose dotted names a loader given names may load; `whole`: the scan
+    holds the whole project (`holds_whole_project`), so a package nothing outside it names is no one's."""
+    notebooks = list(notebooks)
     paths = list(sources.paths())
     names: Dict[str, str] = {}  # dotted module -> path
     packages: Set[str] = set()
@@ -287,7 +312,27 @@ def unreached(sources: Sources, notebooks: Iterable[str] = (), texts: Sequence[s
     # Only a package the application uses elsewhere: a package nothing imports at all is no sign of
     # dead code (a library folder beside the scripts, a project read in part).
     used = {_top(m, holders) for m in reached}
+    if whole and reached:
+        # Unless the scan holds the whole project and nothing outside the package names it: no module, notebook,
+        # config or script spells its name, and none of its modules runs as a script (StyleNAT's copy of StyleGAN3's
+        # `torch_utils/`, whose `filtered_lrelu` and `training_stats` its models never import).
+        tops = {_top(m, packages) for m in names if m not in reached} & packages
+        used |= {top for top in tops if not _named_outside(top, names, sources, [*notebooks, *texts])}
     return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, holders) in used}
+
+
+def _named_outside(package: str, names: Mapping[str, str], sources: Sources, texts: Sequence[str]) -> bool:
+    """Whether a module outside `package`, or one of `texts`, spells its last name, or a module inside it may run
+    by path (work at module level, an entry point's name, a `__main__` block)."""
+    word = package.rsplit(".", 1)[-1]
+    for module, path in names.items():
+        inside = module == package or module.startswith(package + ".")
+        if not inside and word in sources.words(path):
+            return True
+        if inside and (module.rsplit(".", 1)[-1] in _ENTRY_NAMES or {MAIN, RUNS} & sources.loading_facts(path)):
+            return True
+    spelt = re.compile(r"\b%s\b" % re.escape(word))
+    return any(spelt.search(text) for text in texts)
 
 
 BACKUP_NOTE = (

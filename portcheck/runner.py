@@ -31,6 +31,7 @@ from portcheck.project_cache import CachedSources
 from portcheck.project_index import TEXT_FACTS, ProjectPass, project_findings
 from portcheck.reach import (
     backup_copies,
+    holds_whole_project,
     is_application,
     is_whole_repository,
     switched_off,
@@ -335,7 +336,9 @@ def scan_paths_targets(
             # every file's text facts are asked below: computed in the scan's processes first
             shared.sources.prefetch(tuple(TEXT_FACTS), jobs or default_jobs(), POOL_THRESHOLD)
         if application:
-            shared.unreached = {**shared.unreached, **unreached(shared.sources, naming.get("notebook", ()), texts)}
+            whole = holds_whole_project(paths)
+            found = unreached(shared.sources, naming.get("notebook", ()), texts, whole=whole)
+            shared.unreached = {**shared.unreached, **found}
         # (a library scanned whole: what no `__init__.py` or `__all__` exports and nothing in it uses)
         library = not application
         shared.unused = unused_definitions(

@@ -127,12 +127,40 @@ def test_a_notebook_or_a_script_that_imports_the_op_reaches_it(tmp_path: Path):
             "import glob, importlib\nmods = [importlib.import_module(p) for p in glob.glob('vendor/*')]\n"
             "from hydra.utils import get_class\nload = lambda c: get_class(c)\n")},
                      id="a loader beside a listing of files"),
-        pytest.param({"inference.py": "print('no import of the package')\n"}, id="a package nothing imports"),
     ],
 )
 def test_nothing_is_called_unreached_where_any_module_may_be_imported(tmp_path: Path, change):
     found = _scan(tmp_path, {**APP, **change})
     assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) - {"info"}
+
+
+NO_IMPORT = {"inference.py": "print('no import of the package')\n"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"run.sh": "python -m vendor.tools.export\n"}, id="a script names it"),
+        pytest.param({"configs/model.yaml": "arch: vendor.archs.net_arch\n"}, id="a config names it"),
+        pytest.param({"inference.py": "import sys\nsys.path.insert(0, 'vendor')\n"}, id="a module spells it"),
+        pytest.param({"vendor/tools/export.py": "print('exporting')\n"}, id="it holds work at module level"),
+    ],
+)
+def test_a_package_nothing_outside_it_names_is_unreached_in_a_whole_project(tmp_path: Path, change):
+    # StyleNAT carries a copy of StyleGAN3's `torch_utils/` that none of its scripts, configs or modules names
+    found = _scan(tmp_path / "whole", {**APP, **NO_IMPORT})
+    assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) == {"info"}
+    assert set(_severities(found, "vendor/ops/dcn.py").values()) == {"info"}
+    # named or run from outside, it may be what the project runs
+    found = _scan(tmp_path / "named", {**APP, **NO_IMPORT, **change})
+    assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) - {"info"}
+
+
+def test_a_package_nothing_imports_in_a_folder_of_a_repository_may_be_used_from_outside_it(tmp_path: Path):
+    # a scan of part of a repository (its top, holding `.git`, lies above): a script outside the scan may import it
+    files = {f"app/{name}": text for name, text in {**APP, **NO_IMPORT}.items()}
+    found = _scan(tmp_path, files, paths=("app",))
+    assert set(_severities(found, "app/vendor/ops/fused_act/fused_act.py").values()) - {"info"}
 
 
 @pytest.mark.parametrize(
