@@ -1597,6 +1597,36 @@ def unimported_builds(
     return out
 
 
+UNREACHED_BUILD_NOTE = (
+    "lowered to info: only modules nothing in this application runs ({modules}) build this source; it is vendored"
+    " or unused code a port can leave as it is"
+)
+
+
+def built_only_unreached(
+    summaries: Mapping[str, ModuleSummary],
+    unreached: Mapping[str, str],
+    native: Sequence[str],
+    roots: Sequence[str] = (),
+) -> Dict[str, str]:
+    """The C++/CUDA sources (with the headers that go with them) that only modules nothing runs name in a build
+    (`cpp_extension.load(sources=[...])`, StyleGAN's `get_plugin(sources=...)`), each with its note: StyleNAT's
+    unused copy of StyleGAN3's `torch_utils/ops/filtered_lrelu.py` builds `filtered_lrelu*.cu`."""
+    builders: Dict[str, Set[str]] = {}
+    live: Set[str] = set()
+    for path, summary in summaries.items():
+        for literal, _ in summary.sources:
+            for candidate in _named_sources(path, literal, roots):
+                (builders.setdefault(candidate, set()) if path in unreached else live).add(path)
+    only = frozenset(p for p in builders if p not in live and p in native)
+    if not only:
+        return {}
+    out = {p: UNREACHED_BUILD_NOTE.format(modules=_names(builders[p])) for p in only}
+    for header in headers_of(only, native) - only:
+        out[header] = UNREACHED_BUILD_NOTE.format(modules=_names({b for p in only for b in builders[p]}))
+    return out
+
+
 OPTIONAL_BUILD_NOTE = (
     "lowered one level: this builds, or is a source of, the extension {names}; only modules the project imports"
     " where it has a fallback import it (tests aside), so elsewhere its reference path runs"
@@ -2232,6 +2262,8 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
         native_files = [d for c, d in zip(candidates, displays) if c.kind in ("cuda", "cpp")]
         if state.unreached:
             unimported = unimported_builds(summaries, state.sources, state.unreached, native_files, settings.roots)
+            only_there = built_only_unreached(summaries, state.unreached, native_files, settings.roots)
+            unimported = {**only_there, **unimported}
         built = built_with_fallback(summaries, resolved, settings.roots)
         if reached:
             optional = optional_builds(summaries, state.sources, reached, native_files, settings.roots)

@@ -156,6 +156,22 @@ def test_a_package_nothing_outside_it_names_is_unreached_in_a_whole_project(tmp_
     assert set(_severities(found, "vendor/ops/fused_act/fused_act.py").values()) - {"info"}
 
 
+def test_a_source_only_modules_nothing_runs_build_is_unreached_too(tmp_path: Path):
+    # StyleNAT's unused `torch_utils/ops/filtered_lrelu.py` builds `filtered_lrelu*.cu` through `get_plugin`
+    build = (
+        "import os\nfrom torch.utils.cpp_extension import load\n\n\ndef _init():\n"
+        "    return load(name='fused_plugin', sources=[os.path.join(os.path.dirname(__file__), 'fused_kernel.cu')])\n"
+    )
+    kernel = "__global__ void fused(float* x) { x[0] = 1.0f; }\n"
+    files = {**APP, "vendor/ops/fused_act/fused_act.py": OP + build, "vendor/ops/fused_act/fused_kernel.cu": kernel}
+    found = _scan(tmp_path / "unused", files)
+    assert set(_severities(found, "vendor/ops/fused_act/fused_kernel.cu").values()) == {"info"}, sorted(found)
+    # built by a module a script imports: at its own severity
+    files["vendor/archs/net_arch.py"] += "from vendor.ops.fused_act.fused_act import fused\n"
+    found = _scan(tmp_path / "used", files)
+    assert set(_severities(found, "vendor/ops/fused_act/fused_kernel.cu").values()) - {"info"}, sorted(found)
+
+
 def test_a_package_nothing_imports_in_a_folder_of_a_repository_may_be_used_from_outside_it(tmp_path: Path):
     # a scan of part of a repository (its top, holding `.git`, lies above): a script outside the scan may import it
     files = {f"app/{name}": text for name, text in {**APP, **NO_IMPORT}.items()}
