@@ -348,6 +348,19 @@ def test_per_file_facts():
     )
     for text in (listed, caller):
         assert LOADS_ANY in loading_facts(text), text
+    # Python files listed and handed to a loader of the project's own in another module (HyperCUT's
+    # `models/__init__.py`: `glob('backbones/*.py')`, each to `load_module_from_file`): any module; not a listed
+    # checkpoint handed to `torch.load`, nor sources copied to a run's folder
+    handed = (
+        "import glob\nfrom utils.common import load_module_from_file\n\n\ndef get_backbone(name):\n"
+        "    files = sorted(glob.glob(osp.join(folder, '*.py')))\n    mods = []\n    for f in files:\n"
+        "        mods.append(load_module_from_file(f))\n"
+    )
+    assert LOADS_ANY in loading_facts(handed)
+    checkpoints = "import glob, torch\nfor f in glob.glob('ckpt/*.pth'):\n    torch.load(f)\nname = 'a.py'\n"
+    copied = "import glob, shutil\nfor f in glob.glob('*.py'):\n    shutil.copy(f, 'out')\n"
+    for text in (checkpoints, copied):
+        assert LOADS_ANY not in loading_facts(text), text
     assert _loading("def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n") == {MAIN}
     # sacred's `@ex.automain` (TencentARC/GVT's `run.py`): the script's entry point
     sacred = "from sacred import Experiment\nex = Experiment('x')\n\n\n@ex.automain\ndef main(_config):\n    pass\n"

@@ -207,6 +207,8 @@ def loading_facts(text: str) -> FrozenSet[str]:
                     out.add(LOADS + prefix)
             else:
                 out.add(LOADS_ANY)  # `import_module(name)`: any module (a name typed on a command line too)
+    if LOADS_ANY not in out and _LISTS_MODULES.search(text) and _hands_listed_files_to_a_loader(text):
+        out.add(LOADS_ANY)
     text = facts_text
     if "." in text:
         out.update(NAMED + found for found in _DOTTED_LITERAL.findall(text))
@@ -257,7 +259,7 @@ def _given_by_caller(text: str, at: int, argument: str) -> bool:
     names = _free_names(argument)
     if found is None or not names:
         return False
-    return names <= _derived(text, found, at, set(_PARAMETER.findall(_signature(text, found.end()))))
+    return names <= _derived(text, found.end(), at, set(_PARAMETER.findall(_signature(text, found.end()))))
 
 
 def _free_names(argument: str) -> Set[str]:
@@ -274,12 +276,12 @@ def _free_names(argument: str) -> Set[str]:
 _BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
 
 
-def _derived(text: str, holder: "re.Match[str]", at: int, seeds: Set[str], listed: bool = False) -> Set[str]:
-    """`seeds` and the names the function of `holder` binds from them, line by line up to offset `at`; with
-    `listed`, also those a line binds from a folder listing (`for name in os.listdir(folder):`)."""
+def _derived(text: str, start: int, at: int, seeds: Set[str], listed: bool = False) -> Set[str]:
+    """`seeds` and the names the text binds from them, line by line from offset `start` (a function's `def`) up to
+    offset `at`; with `listed`, also those a line binds from a folder listing (`for name in os.listdir(folder):`)."""
     out = set(seeds)
     end = text.rfind("\n", 0, at) + 1
-    for bound in _ANY_BINDING.finditer(text, holder.end(), end):
+    for bound in _ANY_BINDING.finditer(text, start, end):
         source = bound.group(2)
         if out & set(IDENTIFIER.findall(source)) or (listed and _LISTS_FILES.search(source)):
             out.update(IDENTIFIER.findall(bound.group(1)))
@@ -295,6 +297,24 @@ def _holder(text: str, at: int) -> Optional["re.Match[str]"]:
         if len(found.group(1)) < indent:
             return found
     return None
+
+
+def _hands_listed_files_to_a_loader(text: str) -> bool:
+    """Whether the text hands a file it lists to a function of its project named for loading or importing: HyperCUT's
+    `models/__init__.py` globs `backbones/*.py` and passes each to `load_module_from_file` (`spec_from_file_location`
+    in `utils/common_utils.py`), which builds the backbone a command line names. Not `torch.load(path)` of a listed
+    checkpoint: an attribute call is a library's."""
+    for found in _OWN_LOADER_CALL.finditer(text):
+        holder = _holder(text, found.start())
+        listed = _derived(text, holder.end() if holder is not None else 0, found.start(), set(), listed=True)
+        if _free_names(_argument(text, found.end())) & listed:
+            return True
+    return False
+
+
+# A bare call of a function named for loading or importing (`load_module_from_file(path)`, `import_plugin(f)`), not
+# its `def` nor an attribute call (`torch.load`, `json.load`).
+_OWN_LOADER_CALL = re.compile(r"(?<![.\w])(?<!def )\w*(?:load|import)\w*[ \t]*\(", re.IGNORECASE)
 
 
 def _listing_feeds(text: str, at: int, argument: str) -> bool:
@@ -318,7 +338,7 @@ def _listing_feeds(text: str, at: int, argument: str) -> bool:
         if span is None:
             return True  # at module level
         if span[0] == holder.start():
-            if _free_names(argument) & _derived(text, holder, at, set(), listed=True):
+            if _free_names(argument) & _derived(text, holder.end(), at, set(), listed=True):
                 return True
         elif callers is not None and callers.search(text, span[0] + 1, span[1]):
             return True
