@@ -21,6 +21,7 @@ from portcheck.project_index import Sources
 from portcheck.pyscan.defaults import cuda_defaults, passes
 from portcheck.pyscan.loading import IDENTIFIER
 from portcheck.pyscan.nodes import walk
+from portcheck.pyscan.spellings import OWN, decode_tied
 
 OVERRIDDEN_NOTE = (
     "lowered to info: every call of `{function}` in this project passes `{param}`, so this default is"
@@ -105,6 +106,7 @@ def overridden_defaults(
     if not defaults:
         return {}
     calls: Dict[str, List[ast.Call]] = {d.function: [] for d in defaults}
+    where: Dict[int, str] = {}  # id of a call -> the path that makes it
     classes = {d.function for d in defaults if d.init}
     # names also read other than as a callee, or named where calls are not read
     elsewise: Set[str] = {name for text in texts for name in calls.keys() & set(IDENTIFIER.findall(text))}
@@ -119,6 +121,7 @@ def overridden_defaults(
             if isinstance(node, ast.Call) and _callee(node.func) in calls:
                 calls[_callee(node.func)].append(node)
                 callees.add(id(node.func))
+                where[id(node)] = path
             elif isinstance(node, ast.ClassDef):
                 # `class CLIPT5Model(ScoreModel)` whose `__init__` calls `super().__init__(..., device=device)`
                 # (UniWorld's t2v_metrics): that call is a call of the base's `__init__`; a subclass without an
@@ -134,10 +137,25 @@ def overridden_defaults(
             name = _callee(node)
             if name in calls and id(node) not in callees and isinstance(getattr(node, "ctx", None), ast.Load):
                 elsewise.add(name)
+    own = _own_spellings(sources, {where[id(c)] for found in calls.values() for c in found if id(c) in where}, calls)
     out: Dict[str, List[Tuple[int, int, str]]] = {}
     for d in defaults:
-        found = calls[d.function]
+        # (a call in another module that spells only its own function of that name calls that one: locotrack's JAX
+        # `get_alibi_slope(n)` beside the PyTorch port's `get_alibi_slope(n, device="cuda")`)
+        found = [
+            c for c in calls[d.function] if where.get(id(c), d.path) == d.path or (where[id(c)], d.function) not in own
+        ]
         if found and d.function not in elsewise and all(passes(call, d.param, d.position) for call in found):
             note = OVERRIDDEN_NOTE.format(function=d.function, param=d.param)
             out.setdefault(d.path, []).append((d.line, d.line, note))
+    return out
+
+
+def _own_spellings(sources: Sources, paths: Iterable[str], calls: Mapping[str, object]) -> Set[Tuple[str, str]]:
+    """(path, name) for each of `calls`' names a module of `paths` spells only as its own binding (its own
+    definition of a function of that name, a local): `portcheck.pyscan.spellings`."""
+    out: Set[Tuple[str, str]] = set()
+    for path in paths:
+        tied = decode_tied(sources.tied(path)) or {}
+        out.update((path, name) for name in calls if tied.get(name) == frozenset({OWN}))
     return out

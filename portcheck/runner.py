@@ -202,8 +202,9 @@ def run_targets(
 # Files whose text may name a Python function or class of the project (a notebook's imports, a config's
 # `_target_`, a script's `python -c`): read for what an application uses (portcheck.reach).
 _NAMING_KINDS = frozenset({"notebook", "config", "shell", "dotenv", "pyproject"})
-# Rules that report a CUDA device string, as a parameter's default too (`def load(device="cuda")`).
-_DEFAULT_CODES = frozenset({"DEV001", "DEV013"})
+# Rules that report a CUDA device string, as a parameter's default too (`def load(device="cuda")`), and a CUDA
+# check that picks one (CLIP's `load(name, device="cuda" if torch.cuda.is_available() else "cpu")`).
+_DEFAULT_CODES = frozenset({"DEV001", "DEV005", "DEV013"})
 # Rules that report a backend named in a setting (`"dist_backend": "nccl"`).
 _SETTING_CODES = frozenset({"DIST001"})
 # Rules that report a device named or checked in a value (`device = torch.device("cuda" if ... else "cpu")`).

@@ -236,3 +236,33 @@ def test_a_device_constant_of_a_module_named_like_an_attribute(tmp_path: Path, u
     for finding in line:
         assert ("nothing reads `device`" in finding.note) is not read, finding
     assert read or all(f.severity.value == "info" for f in line)
+
+
+def test_a_call_of_another_module_s_own_function_of_that_name_is_no_call_of_it(tmp_path: Path):
+    # locotrack: the JAX `locotrack_model.py` calls its own `get_alibi_slope(n)`; the PyTorch port's
+    # `get_alibi_slope(n, device='cuda')` is always called with a device
+    files = {
+        **APP,
+        "jax_model.py": "def mixup_target(target, num_classes):\n    return target\n\n\ny = mixup_target(t, 10)\n",
+    }
+    found = _scan(tmp_path, files)
+    assert found[("mixup.py", 4, "DEV001")].severity.value == "info"
+    # a module that imports the function and calls it without a device keeps the finding
+    files["eval.py"] = "from mixup import mixup_target\n\ny = mixup_target(t, 10)\n"
+    found = _scan(tmp_path / "used", files)
+    assert found[("mixup.py", 4, "DEV001")].severity.value != "info"
+
+
+def test_a_default_that_picks_cuda_where_it_is_available_is_overridden_too(tmp_path: Path):
+    # CLIP's `load(name, device="cuda" if torch.cuda.is_available() else "cpu")`, always called with a device
+    files = {
+        **APP,
+        "mixup.py": (
+            "import torch\n\n\n"
+            "def mixup_target(target, num_classes, device='cuda' if torch.cuda.is_available() else 'cpu'):\n"
+            "    return torch.zeros(num_classes, device=device)\n"
+        ),
+    }
+    found = _scan(tmp_path, files)
+    at_default = {code: f.severity.value for (path, line, code), f in found.items() if (path, line) == ("mixup.py", 4)}
+    assert at_default and set(at_default.values()) == {"info"}, at_default

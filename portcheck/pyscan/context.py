@@ -713,6 +713,33 @@ def defaulted_parameters(args: ast.arguments) -> List[Tuple[ast.arg, ast.expr]]:
     return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
 
 
+UNREAD_PARAMETER_NOTE = (
+    "lowered to info: the function never reads this parameter, so its default picks nothing (callers that pass"
+    " a device choose it)"
+)
+
+
+def unread_parameters(fn: ast.AST) -> FrozenSet[str]:
+    """The parameters with a default that `fn`'s body never reads (Informer's `device=torch.device('cuda:0')`,
+    which its `__init__` never uses). None for a stub (`...`, `pass`, `raise NotImplementedError`), whose
+    defaults describe an interface, or a body that reads names by string (`locals()`)."""
+    args = fn.args  # type: ignore[attr-defined]
+    if not (args.defaults or any(d is not None for d in args.kw_defaults)) or isinstance(fn, ast.Lambda):
+        return frozenset()
+    body = [s for s in fn.body if not is_docstring(s)]  # type: ignore[attr-defined]
+    if all(isinstance(s, (ast.Pass, ast.Raise)) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+           for s in body):
+        return frozenset()  # (an empty body too)
+    read: Set[str] = set()
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, ast.Name):
+                if node.id in READS_NAMES_BY_STRING:
+                    return frozenset()
+                read.add(node.id)
+    return frozenset(a.arg for a, _ in defaulted_parameters(args) if a.arg not in read)
+
+
 def _passed_otherwise(fn: ast.AST, calls: Sequence[ast.Call], names: Set[str]) -> Set[str]:
     """Of the parameters `names` of `fn`, those a call among `calls` passes a value other than `True`."""
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]  # type: ignore[attr-defined]

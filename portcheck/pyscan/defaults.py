@@ -75,6 +75,9 @@ def cuda_defaults(fn: ast.AST) -> List[Tuple[str, Optional[int], ast.expr]]:
 
 
 def _is_cuda_string(node: Optional[ast.AST]) -> bool:
+    """`"cuda"`, `"cuda:0"`, or a choice with one (`"cuda" if torch.cuda.is_available() else "cpu"`, CLIP's `load`)."""
+    if isinstance(node, ast.IfExp):
+        return _is_cuda_string(node.body) or _is_cuda_string(node.orelse)
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_CUDA_STRING.match(node.value))
 
 

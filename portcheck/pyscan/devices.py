@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
 from portcheck.pyscan.context import (
+    UNREAD_PARAMETER_NOTE,
     Ctx,
     asks_for_accelerator_api,
     defaulted_parameters,
@@ -17,6 +18,7 @@ from portcheck.pyscan.context import (
     reads_stop_token,
     shown_names,
     skips_without_cuda,
+    unread_parameters,
 )
 from portcheck.pyscan.imports import ImportTable, dotted
 from portcheck.pyscan.matchers import (
@@ -230,9 +232,14 @@ class DeviceStringMatcher(Matcher):
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and "parameter-default" in pos:
             if not isinstance(node, ast.Lambda) and skips_without_cuda(node, imports):
                 return  # `@pytest.mark.gpu def test_nope(device="cuda")`: the default is used only with CUDA
+            unread: Optional[FrozenSet[str]] = None
             for arg, default in defaulted_parameters(node.args):
                 if self._holds(arg.arg):
-                    for hit, hctx in self.strings(default, ctx, imports):
+                    if unread is None:
+                        unread = unread_parameters(node)
+                    # (MaskingDepth's `MLPHead.__init__(..., device="cuda")`, whose body never names `device`)
+                    here = ctx._replace(info_note=UNREAD_PARAMETER_NOTE) if arg.arg in unread else ctx
+                    for hit, hctx in self.strings(default, here, imports):
                         yield hit, Label("parameter default", STRING), hctx
         elif isinstance(node, ast.Dict) and "dict-value" in pos:
             for key, value in zip(node.keys, node.values):

@@ -18,7 +18,6 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
-    Set,
     Tuple,
     Type,
     Union,
@@ -45,12 +44,12 @@ from portcheck.pyscan.context import (
     OFF_SWITCH_ATTR,
     PREDICATE_NOTE,
     RAW_KERNEL_ATTR,
-    READS_NAMES_BY_STRING,
     REPLICATION_NOTE,
     SPEEDUP_FLAG_ATTR,
     UNREAD_DEVICE_ATTR,
     UNREAD_FLAG_ATTR,
     UNREAD_OPTION_ATTR,
+    UNREAD_PARAMETER_NOTE,
     Ctx,
     and_terms,
     asks_complex,
@@ -87,7 +86,6 @@ from portcheck.pyscan.context import (
     is_device_passthrough,
     is_device_predicate,
     is_display_function,
-    is_docstring,
     is_extension_build,
     is_flag_device_choice,
     is_graph_constant_patch,
@@ -142,6 +140,7 @@ from portcheck.pyscan.context import (
     skips_without_cuda,
     torch_call_on_host,
     unread_locals,
+    unread_parameters,
 )
 from portcheck.pyscan.fallbacks import continues, ends_the_run, imports_again
 from portcheck.pyscan.imports import TRY_STATEMENTS, ImportTable, dotted, imported_modules, none_operand
@@ -217,34 +216,6 @@ BF16_ELSEWHERE_NOTE = (
 UNREAD_LOCAL_NOTE = (
     "lowered to info: the function binds this value to a name it never reads, so it picks or loads nothing"
 )
-UNREAD_PARAMETER_NOTE = (
-    "lowered to info: the function never reads this parameter, so its default picks nothing (callers that pass"
-    " a device choose it)"
-)
-
-
-def _unread_parameters(fn: ast.AST) -> FrozenSet[str]:
-    """The parameters with a default that `fn`'s body never reads (Informer's `device=torch.device('cuda:0')`,
-    which its `__init__` never uses). None for a stub (`...`, `pass`, `raise NotImplementedError`), whose
-    defaults describe an interface, or a body that reads names by string (`locals()`)."""
-    args = fn.args  # type: ignore[attr-defined]
-    if not (args.defaults or any(d is not None for d in args.kw_defaults)) or isinstance(fn, ast.Lambda):
-        return frozenset()
-    body = [s for s in fn.body if not is_docstring(s)]  # type: ignore[attr-defined]
-    if all(isinstance(s, (ast.Pass, ast.Raise)) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-           for s in body):
-        return frozenset()  # (an empty body too)
-    read: Set[str] = set()
-    for stmt in body:
-        for node in walk_nodes(stmt):
-            if isinstance(node, ast.Name):
-                if node.id in READS_NAMES_BY_STRING:
-                    return frozenset()
-                read.add(node.id)
-    return frozenset(a.arg for a, _ in defaulted_parameters(args) if a.arg not in read)
-
-
-
 def _block(stmts: Sequence[ast.AST], ctx: Ctx, imports: ImportTable) -> List[Tuple[ast.AST, Ctx]]:
     """Statements of one block; after `if not torch.cuda.is_available(): return ...` the rest is CUDA-only
     code that has a non-CUDA alternative (the early return), so it counts as guarded. Statements after a
@@ -689,7 +660,7 @@ def _children(
         # a test that only runs with CUDA (`@pytest.mark.gpu def test_x(device="cuda")`) uses its defaults only there
         defaults = ctx._replace(skipped=True) if inner.skipped and not ctx.skipped else ctx
         outer = [(c, ctx) for c in getattr(node, "decorator_list", [])] + _parameters(
-            node.args, defaults, _unread_parameters(node)
+            node.args, defaults, unread_parameters(node)
         )
         returns = getattr(node, "returns", None)
         if returns is not None:
