@@ -11,28 +11,37 @@ A flag is always on when the project stores it at least once as on and never oth
 - on: `x.flag = True`; `flag = True` (or `flag: bool = True`) in a class body, a config class's default;
   an `add_argument` option of that name whose default is `True` or whose action is `store_false`;
 - neither: `x.flag = y.flag`, a copy; a keyword `flag=True` or `flag=y.flag`, passing it on;
-- otherwise: any other store of the attribute (`x.flag = torch.cuda.is_available()`, `self.flag = flag`,
-  `x.flag += ...`), any other option of that name, a keyword that passes it anything else
-  (`Namespace(cuda=False)`, `set_defaults(cuda=...)`), `setattr(x, "flag", ...)`, a dict key `"flag"`
-  (configs that become attributes), or a file that names it and does not parse.
+- on too: `self.flag = use_cuda` from a parameter of the function holding the store, where every call of that
+  function (of its class, for `__init__`) found in the project passes `True` for it, or leaves it to a default of
+  `True` (COMBAT's `GradCam(..., use_cuda=True)`, the only calls of `GradCam.__init__(self, ..., use_cuda)`);
+- otherwise: any other store of the attribute (`x.flag = torch.cuda.is_available()`, `self.flag = flag` from a
+  parameter some call passes anything else or that nothing calls, `x.flag += ...`), any other option of that name,
+  a keyword that passes it anything else (`Namespace(cuda=False)`, `set_defaults(cuda=...)`), `setattr(x, "flag",
+  ...)`, a dict key `"flag"` (configs that become attributes), or a file that names it and does not parse.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterable, Optional, Set, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from portcheck.pyscan.context import option_dest
 
 Place = Tuple[str, int]  # (display path, line) of a store that turns the flag on
+Texts = Iterable[Tuple[str, str]]  # (display path, text) of Python files
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+# A store of a flag from a parameter: (callee, parameter, its position in a call, its default is `True`, the store)
+Handed = Tuple[str, str, Optional[int], bool, Place]
 
 
-def always_on(texts: Iterable[Tuple[str, str]], names: Set[str]) -> Dict[str, Place]:
+def always_on(texts: Texts, names: Set[str], spelling: Callable[[str], Texts] = lambda word: ()) -> Dict[str, Place]:
     """Of `names` (attribute names of CUDA-named flags), those every Python text of the project (`(path,
-    text)` pairs) only ever turns on, each with the first place that does."""
+    text)` pairs) only ever turns on, each with the first place that does. `spelling(word)`: the project's Python
+    texts that spell `word`, where the calls of a function whose parameter a flag is set from are looked for."""
     on: Dict[str, Place] = {}
     off: Set[str] = set()
+    handed: Dict[str, List[Handed]] = {}
     spellings = sorted({s for n in names for s in (n, n.replace("_", "-"))})
     either = "|".join(map(re.escape, spellings))
     # what may set one: a store or a keyword (`x.cuda = `, `cuda: bool = `, `cuda=`), an option or a key (`"--cuda"`)
@@ -45,15 +54,106 @@ def always_on(texts: Iterable[Tuple[str, str]], names: Set[str]) -> Dict[str, Pl
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             off.update(n for n in names if re.search(r"\b%s\b" % re.escape(n), text))
             continue
-        for node in ast.walk(tree):
+        for node, function, owner in _walk(tree):
             for name, turned_on in _stores(node, names):
                 if turned_on is None:
                     continue
                 if turned_on:
                     on.setdefault(name, (path, getattr(node, "lineno", 0)))
-                else:
+                    continue
+                given = _from_parameter(node, function, owner)
+                if given is None:
                     off.add(name)
+                else:
+                    handed.setdefault(name, []).append((*given, (path, getattr(node, "lineno", 0))))
+    for name, stores in sorted(handed.items()):
+        for callee, parameter, position, default_on, _ in stores:
+            if name in off:
+                break
+            passed, place = _always_passed_on(callee, parameter, position, default_on, spelling)
+            if not passed:
+                off.add(name)
+            elif place is not None:  # (none: nothing calls it, and the store never runs)
+                on.setdefault(name, place)
     return {name: place for name, place in sorted(on.items()) if name not in off}
+
+
+def _walk(tree: ast.AST) -> Iterator[Tuple[ast.AST, Optional[Function], Optional[ast.ClassDef]]]:
+    """Every node, with the function holding it and the class holding that function (a method's class)."""
+    stack: List[Tuple[ast.AST, Optional[Function], Optional[ast.ClassDef]]] = [(tree, None, None)]
+    while stack:
+        node, function, owner = stack.pop()
+        yield node, function, owner
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                stack.append((child, None, child))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append((child, child, owner if function is None else None))
+            else:
+                stack.append((child, function, owner))
+
+
+def _from_parameter(
+    node: ast.AST, function: Optional[Function], owner: Optional[ast.ClassDef]
+) -> Optional[Tuple[str, str, Optional[int], bool]]:
+    """For `self.flag = use_cuda`, `use_cuda` a parameter of the function holding it: what calls it (its class for
+    `__init__`), the parameter, its position in a call (None for one only by keyword) and whether its default is
+    `True`."""
+    if function is None or not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Name):
+        return None
+    positional = [*function.args.posonlyargs, *function.args.args]
+    method = owner is not None and bool(positional) and positional[0].arg in ("self", "cls")
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(function.args.defaults) :],
+                        function.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None})
+    names = [a.arg for a in positional]
+    name = node.value.id
+    if name in names:
+        position: Optional[int] = names.index(name) - (1 if method else 0)
+    elif name in {a.arg for a in function.args.kwonlyargs}:
+        position = None
+    else:
+        return None
+    if function.name == "__init__":
+        if owner is None:
+            return None
+        callee = owner.name
+    else:
+        callee = function.name
+    return callee, name, position, name in defaults and _is_true(defaults[name])
+
+
+def _always_passed_on(
+    callee: str, parameter: str, position: Optional[int], default_on: bool, spelling: Callable[[str], Texts]
+) -> Tuple[bool, Optional[Place]]:
+    """Whether every call of `callee` in the project passes `True` for `parameter` (or leaves it to a default of
+    `True`), with the first call (None where none is found: GradCAM's unused `GuidedBackpropReLUModel`); False
+    where one passes anything else or spreads `*args`/`**kwargs`."""
+    first: Optional[Place] = None
+    called = re.compile(r"\b%s\s*\(" % re.escape(callee))
+    for path, text in spelling(callee):
+        if not called.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False, None
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) != callee:
+                continue
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                return False, None
+            given = next((k.value for k in node.keywords if k.arg == parameter), None)
+            if given is None and position is not None and position < len(node.args):
+                given = node.args[position]
+            if not (_is_true(given) if given is not None else default_on):
+                return False, None
+            if first is None:
+                first = (path, node.lineno)
+    return True, first
 
 
 def _stores(node: ast.AST, names: Set[str]) -> Iterable[Tuple[str, Optional[bool]]]:

@@ -2317,7 +2317,11 @@ def project_findings(results, candidates, displays, settings, project_pass: Opti
     if flags:
         # `if self.cuda:` where the project only ever sets `cuda` to True (`args.cuda=True` in another module)
         texts = ((p, state.sources.text(p)) for p in sorted(files) if flags & state.sources.words(p))
-        on = always_on(texts, flags)
+
+        def spelling(word: str) -> Iterable[Tuple[str, str]]:  # where the calls of a flag's function are
+            return ((p, state.sources.text(p)) for p in sorted(files) if word in state.sources.words(p))
+
+        on = always_on(texts, flags, spelling)
         if on:
             own_findings = {path: [_flag_always_on(f, on) for f in fs] for path, fs in own_findings.items()}
     merged = []
