@@ -1612,12 +1612,15 @@ def built_only_unreached(
     """The C++/CUDA sources (with the headers that go with them) that only modules nothing runs name in a build
     (`cpp_extension.load(sources=[...])`, StyleGAN's `get_plugin(sources=...)`), each with its note: StyleNAT's
     unused copy of StyleGAN3's `torch_utils/ops/filtered_lrelu.py` builds `filtered_lrelu*.cu`."""
-    builders: Dict[str, Set[str]] = {}
-    live: Set[str] = set()
+    builders: Dict[str, Set[str]] = {}  # source -> the unreached modules that build it
+    live: Set[str] = set()  # sources a reached module builds
     for path, summary in summaries.items():
         for literal, _ in summary.sources:
             for candidate in _named_sources(path, literal, roots):
-                (builders.setdefault(candidate, set()) if path in unreached else live).add(path)
+                if path in unreached:
+                    builders.setdefault(candidate, set()).add(path)
+                else:
+                    live.add(candidate)
     only = frozenset(p for p in builders if p not in live and p in native)
     if not only:
         return {}

@@ -166,6 +166,15 @@ def test_a_source_only_modules_nothing_runs_build_is_unreached_too(tmp_path: Pat
     files = {**APP, "vendor/ops/fused_act/fused_act.py": OP + build, "vendor/ops/fused_act/fused_kernel.cu": kernel}
     found = _scan(tmp_path / "unused", files)
     assert set(_severities(found, "vendor/ops/fused_act/fused_kernel.cu").values()) == {"info"}, sorted(found)
+    # built by a reached module as well (`vendor/ops/dcn.py`, which the registry's architecture imports): at its
+    # own severity
+    also = (
+        "from torch.utils.cpp_extension import load\n\n\ndef _build():\n"
+        "    return load(name='dcn_plugin', sources=['vendor/ops/fused_act/fused_kernel.cu'])\n"
+    )
+    both = {**files, "vendor/ops/dcn.py": files["vendor/ops/dcn.py"] + also}
+    found = _scan(tmp_path / "both", both)
+    assert set(_severities(found, "vendor/ops/fused_act/fused_kernel.cu").values()) - {"info"}, sorted(found)
     # built by a module a script imports: at its own severity
     files["vendor/archs/net_arch.py"] += "from vendor.ops.fused_act.fused_act import fused\n"
     found = _scan(tmp_path / "used", files)
