@@ -26,7 +26,7 @@ import ast
 import re
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
-from portcheck.pyscan.context import option_dest
+from portcheck.pyscan.context import defaulted_parameters, option_dest
 
 Place = Tuple[str, int]  # (display path, line) of a store that turns the flag on
 Texts = Iterable[Tuple[str, str]]  # (display path, text) of Python files
@@ -103,9 +103,7 @@ def _from_parameter(
         return None
     positional = [*function.args.posonlyargs, *function.args.args]
     method = owner is not None and bool(positional) and positional[0].arg in ("self", "cls")
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(function.args.defaults) :],
-                        function.args.defaults))
-    defaults.update({a.arg: d for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None})
+    defaults = {a.arg: d for a, d in defaulted_parameters(function.args)}
     names = [a.arg for a in positional]
     name = node.value.id
     if name in names:

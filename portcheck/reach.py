@@ -316,20 +316,21 @@ def unreached(
         # Unless the scan holds the whole project and nothing outside the package names it: no module, notebook,
         # config or script spells its name, and none of its modules runs as a script (StyleNAT's copy of StyleGAN3's
         # `torch_utils/`, whose `filtered_lrelu` and `training_stats` its models never import).
-        tops = {_top(m, packages) for m in names if m not in reached} & packages
+        tops = {_top(m, packages) for m in names if m not in reached} & (packages - used)
         used |= {top for top in tops if not _named_outside(top, names, sources, [*notebooks, *texts])}
     return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, holders) in used}
 
 
 def _named_outside(package: str, names: Mapping[str, str], sources: Sources, texts: Sequence[str]) -> bool:
-    """Whether a module outside `package`, or one of `texts`, spells its last name, or a module inside it may run
-    by path (work at module level, an entry point's name, a `__main__` block)."""
+    """Whether a module outside `package`, or one of `texts`, spells its last name, or a module inside it does work
+    at module level (run by path; one named like an entry point or with a `__main__` block is a script, reached
+    already, and its package is used)."""
     word = package.rsplit(".", 1)[-1]
     for module, path in names.items():
         inside = module == package or module.startswith(package + ".")
         if not inside and word in sources.words(path):
             return True
-        if inside and (module.rsplit(".", 1)[-1] in _ENTRY_NAMES or {MAIN, RUNS} & sources.loading_facts(path)):
+        if inside and RUNS in sources.loading_facts(path):
             return True
     spelt = re.compile(r"\b%s\b" % re.escape(word))
     return any(spelt.search(text) for text in texts)

@@ -166,14 +166,9 @@ def loading_facts(text: str) -> FrozenSet[str]:
     if words & (ANY_LOADERS - NAMED_LOADERS):
         # (a path or name the function's caller gives: wetectron's `import_file(module_name, file_path)` of
         # `spec_from_file_location`, mmcv's `run_path(args[0])` of a command its test helper is given)
-        given = all(
-            _given_by_caller(text, found.start(), _argument(text, found.end()))
-            for found in _PATH_LOADER_CALL.finditer(text)
-        )
-        listed = any(
-            _listing_feeds(text, found.start(), _argument(text, found.end()))
-            for found in _PATH_LOADER_CALL.finditer(text)
-        )
+        calls = [(found.start(), _argument(text, found.end())) for found in _PATH_LOADER_CALL.finditer(text)]
+        given = all(_given_by_caller(text, at, argument) for at, argument in calls)
+        listed = any(_listing_feeds(text, at, argument) for at, argument in calls)
         out.add(LOADS_NAMED if given and not listed else LOADS_ANY)
     elif words & NAMED_LOADERS:
         # (Python modules listed: a listing of data files, SparseTrack's `glob` of result files beside its
@@ -327,10 +322,10 @@ def _listing_feeds(text: str, at: int, argument: str) -> bool:
     listings = [found.start() for found in _LISTS_FILES.finditer(text)]
     if not listings:
         return False
-    spans = _function_spans(text)
     holder = _holder(text, at)
     if holder is None:
         return True
+    spans = _function_spans(text)
     name = _DEF_NAME.match(text, holder.start())
     callers = re.compile(r"\b%s\s*\(" % re.escape(name.group(1))) if name is not None else None
     for offset in listings:
@@ -352,13 +347,14 @@ def _function_spans(text: str) -> List[Tuple[int, int]]:
     spans: List[Tuple[int, int]] = []
     for found in _DEF.finditer(text):
         indent = len(found.group(1))
-        end = len(text)
-        for later in re.finditer(r"^([ \t]*)(?=[^ \t\n#)\]}])", text[found.end() :], re.MULTILINE):
-            if len(later.group(1)) <= indent and later.start() > 0:
-                end = found.end() + later.start()
-                break
-        spans.append((found.start(), end))
+        # (from the line after the `def`'s: `^` matches at line starts only, not at the search's start)
+        ends = (line.start() for line in _CODE_LINE.finditer(text, found.end()) if len(line.group(1)) <= indent)
+        spans.append((found.start(), next(ends, len(text))))
     return sorted(spans, key=lambda s: -s[0])
+
+
+# The indentation of a line that starts with code (not blank, a comment or a closing bracket).
+_CODE_LINE = re.compile(r"^([ \t]*)(?=[^ \t\n#)\]}])", re.MULTILINE)
 
 
 def _bound_prefix(text: str, at: int, argument: str) -> str:
