@@ -464,6 +464,9 @@ def unused_definitions(
     # and a module whose names another looks up by computed name after `from .lta import *` (videollm-online's
     # `globals()[f"build_{dataset}"]` in `data/__init__.py`): any of its names may be the one looked up
     looked_up = _star_imported_by_lookups(sources, all_paths, words)
+    # and a module another looks up whole by computed name (skipnet's `models.__dict__[args.arch]`, its names
+    # offered as `--arch` choices): any of its names may be the one
+    looked_up |= _looked_up_whole(sources, all_paths, words, imported)
     # every module's lone definitions take part (a use inside an unused one of another module counts for
     # nothing); those of `paths` are reported
     candidates: Dict[str, List[Tuple[int, int, str, Tuple[str, ...]]]] = {}
@@ -707,6 +710,34 @@ def _star_imported_by_lookups(sources: Sources, paths: Sequence[str], words: Map
                 out.add(found)
                 pending.append(found)
     return out
+
+
+# `models.__dict__[args.arch]`, `for name in models.__dict__`, `getattr(models, args.arch)`: a module's names
+# looked up by a name computed or given (not `getattr(models, "resnet")`, which spells the one it takes)
+_WHOLE_LOOKUP = re.compile(
+    r"(?<![.\w])([A-Za-z_]\w*)\.__dict__\b"
+    r"|(?<![.\w])getattr[ \t]*\([ \t]*([A-Za-z_]\w*)[ \t]*,[ \t]*(?![rRbBuUfF]{0,2}['\"])"
+)
+
+
+def _looked_up_whole(
+    sources: Sources,
+    paths: Sequence[str],
+    words: Mapping[str, FrozenSet[str]],
+    imported: Mapping[str, FrozenSet[str]],
+) -> Set[str]:
+    """The modules another module imports and then looks names up in by computed name (`_WHOLE_LOOKUP`)."""
+    names: Set[str] = set()
+    for path in paths:
+        if "__dict__" not in words[path] and "getattr" not in words[path]:
+            continue
+        names.update(
+            name
+            for found in _WHOLE_LOOKUP.finditer(sources.text(path))
+            for name in [found.group(1) or found.group(2)]
+            if name in imported[path]
+        )
+    return {p for p in paths if module_name(p)[0].rsplit(".", 1)[-1] in names} if names else set()
 
 
 def _absolute(name: str, folder: Sequence[str]) -> Optional[str]:

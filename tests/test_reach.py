@@ -511,6 +511,58 @@ def test_a_module_named_like_a_test_that_the_product_imports_and_re_exports_has_
     assert found[("det/trainer/parallel_test.py", 5, "DIST002")].severity.value != "info", sorted(found)
 
 
+def test_what_only_an_unused_class_calls_through_a_star_import_is_unused(tmp_path: Path):
+    # spc's `modules/bn.py`: `from .functions import *` brings `inplace_abn_sync`, which only its unused
+    # `InPlaceABNSync` class calls; the autograd function behind it (and the import only it uses) is unused too
+    files = {
+        "train.py": "import torch\nfrom modules import InPlaceABN\n\nm = InPlaceABN()\nm(torch.zeros(2))\n",
+        "modules/__init__.py": "from .bn import ABN, InPlaceABN, InPlaceABNSync\n",
+        "modules/bn.py": (
+            "import torch.nn as nn\nfrom .functions import *\n\n\nclass ABN(nn.Module):\n    pass\n\n\n"
+            "class InPlaceABN(ABN):\n    def forward(self, x):\n        return inplace_abn(x)\n\n\n"
+            "class InPlaceABNSync(ABN):\n    def forward(self, x):\n        return inplace_abn_sync(x)\n"
+        ),
+        "modules/functions.py": (
+            "import torch.autograd as autograd\nimport torch.cuda.comm as comm\n\n\n"
+            "class InPlaceABN(autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n\n"
+            "class InPlaceABNSync(autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+            "        return comm.reduce_add([x])\n\n\n"
+            "inplace_abn = InPlaceABN.apply\ninplace_abn_sync = InPlaceABNSync.apply\n"
+        ),
+    }
+    found = _scan(tmp_path, files)
+    assert found[("modules/functions.py", 14, "RT000")].severity.value == "info", sorted(found)
+    assert found[("modules/functions.py", 2, "RT000")].severity.value == "info", sorted(found)
+    # the product builds the class: used
+    files["train.py"] = "import torch\nfrom modules import InPlaceABNSync\n\nm = InPlaceABNSync()\nm(torch.zeros(2))\n"
+    found = _scan(tmp_path / "used", files)
+    assert found[("modules/functions.py", 14, "RT000")].severity.value != "info", sorted(found)
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    ["models.__dict__[args.arch]()", "getattr(models, args.arch)()"],
+    ids=["dict", "getattr"],
+)
+def test_a_module_another_looks_up_whole_by_computed_name_is_used(tmp_path: Path, lookup):
+    # skipnet's `train_base.py`: `model = models.__dict__[args.arch](args.pretrained)`, the names of `models.py`
+    # offered as `--arch` choices; `RNNGate`, which only `cifar10_rnn_gate_38`'s network builds, is used
+    files = {
+        "train.py": f"import models\n\nmodel = {lookup}\n",
+        "models.py": (
+            "import torch\nimport torch.nn as nn\n\n\nclass RNNGate(nn.Module):\n    def forward(self, x):\n"
+            "        return torch.zeros(1).cuda()\n\n\ndef cifar10_rnn_gate_38():\n    return RNNGate()\n\n\n"
+            "def resnet():\n    return nn.Identity()\n"
+        ),
+    }
+    found = _scan(tmp_path, files)
+    assert found[("models.py", 7, "DEV002")].severity.value != "info", sorted(found)
+    # a name spelt in code takes that one: the rest stays unused
+    files["train.py"] = "import models\n\nmodel = models.resnet()\n"
+    found = _scan(tmp_path / "literal", files)
+    assert found[("models.py", 7, "DEV002")].severity.value == "info", sorted(found)
+
+
 def test_a_lazy_config_runs_any_module_but_looks_up_no_definition_by_name(tmp_path: Path):
     # SparseTrack's `train.py`: `LazyConfig.load(args.config_file)` runs a Python config and what it imports (no
     # module is unreached), and the config spells what it builds (`L(Model)(...)`); `DataPrefetcher`, which

@@ -3020,15 +3020,16 @@ def _reads_debug_variable(expr: ast.AST, imports: ImportTable) -> bool:
     return name is not None and bool(_DEBUG_WORD.search(name))
 
 
-def is_single_iteration(test: ast.AST, loop: Optional[ast.AST]) -> bool:
+def is_single_iteration(test: ast.AST, loop: Optional[ast.AST], other: bool = False) -> bool:
     """`if i == 0:` in `for i in range(n):`: the branch runs in one iteration of the loop (the prefill step of
-    a decoding loop), alone or as a term of an `and`."""
+    a decoding loop), alone or as a term of an `and`. With `other`, `if i != 0:` alone: its `else` does."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     counters = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
-    terms = and_terms(test)
+    terms = [test] if other else and_terms(test)
+    op = ast.NotEq if other else ast.Eq
     for term in terms:
-        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.Eq):
+        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], op):
             sides = (term.left, term.comparators[0])
             if any(isinstance(x, ast.Name) and x.id in counters for x in sides) and any(
                 isinstance(x, ast.Constant) and type(x.value) is int for x in sides
@@ -4537,8 +4538,8 @@ def host_names(scope: ast.AST, imports: ImportTable) -> frozenset:
     host = {
         n
         for n, ks in kinds.items()
-        if all(k in ("np", "ref") for k, _ in ks) and any(k == "np" for k, _ in ks)
-        or n in numpied and all(k in ("np", "ref", "param") for k, _ in ks)
+        if all(k in ("np", "ref", "none") for k, _ in ks) and any(k == "np" for k, _ in ks)
+        or n in numpied and all(k in ("np", "ref", "param", "none") for k, _ in ks)
     }
     changed = True
     while changed:
@@ -4610,6 +4611,9 @@ def _number_parameters(args: ast.arguments) -> FrozenSet[str]:
 
 
 def _host_kind(value: ast.AST, imports: ImportTable, scalars: FrozenSet[str] = frozenset()):
+    if isinstance(value, ast.Constant) and value.value is None:
+        # `thickness = None`, then perhaps `thickness = torch.zeros(n)` (DiffVG's `backward`): no tensor anywhere
+        return ("none", "")
     inner = value
     while isinstance(inner, ast.Attribute) and inner.attr in _ENCODING_FIELDS:
         inner = inner.value  # `tokenizer(prompt, return_tensors="pt").input_ids`

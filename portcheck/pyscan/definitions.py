@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import keyword
 import re
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
@@ -117,7 +118,14 @@ def lone_definitions(text: str) -> FrozenSet[str]:
 
     # a use in a branch a parameter off by default switches on (`if not use_actnorm: ... else: norm_layer =
     # ActNorm`) is held by that switch, `?use_actnorm`: used only where something turns it on
-    out = _held_imports(text, code_lines, lambda number: switches.of(number) or function_holder(number))
+    # (a name a star import may bind is held by a class too: spc's `bn.py`, whose unused `InPlaceABNSync` class
+    # is the only one to call `inplace_abn_sync`)
+    out = _held_imports(
+        text,
+        code_lines,
+        lambda number: switches.of(number) or function_holder(number),
+        lambda number: switches.of(number) or holder(number),
+    )
     # the module's `__all__` lists what `import *` brings in: no use (videocomposer's `detect_duplicates`)
     exported = _export_lines(lines)
     out |= _lone(definitions, spelt, exported, lines, lambda number: switches.of(number) or holder(number))
@@ -197,15 +205,18 @@ def switch_blocks(lines: Sequence[str], switches: Optional["_Switches"] = None) 
     return out
 
 
-def _held_imports(text: str, code_lines: Sequence[str], holder) -> Set[str]:
+def _held_imports(text: str, code_lines: Sequence[str], holder, star_holder) -> Set[str]:
     """`@name:holders` for each name the module's import statements bind that its other lines (`code_lines`: the
     text's lines without their comments) spell only inside module-level definitions (`holder` of a line: the one
-    holding it, or None)."""
+    holding it, or None). After a star import, each free name the lines spell counts as imported (`star_holder`
+    gives its holders)."""
     import_lines: Set[int] = set()
     imported: Set[str] = set()
+    star = False  # `from .functions import *` binds names no statement spells
     for first, last, statement in _import_statements(text):
         import_lines.update(range(first, last + 1))
         imported.update(w for w in IDENTIFIER.findall(statement) if not keyword.iskeyword(w))
+        star = star or statement.rstrip().rstrip(")").rstrip().endswith("*")
     if not imported:
         return set()
     where: Dict[str, Set[Optional[str]]] = {}
@@ -214,7 +225,17 @@ def _held_imports(text: str, code_lines: Sequence[str], holder) -> Set[str]:
             continue
         for word in imported.intersection(IDENTIFIER.findall(line)):
             where.setdefault(word, set()).add(holder(number))
+        if star:
+            # any free name may be one the star import binds (spc's `bn.py` calls `inplace_abn_sync`, which
+            # `from .functions import *` brings, only inside its unused `InPlaceABNSync`)
+            for word in set(_FREE_WORD.findall(line)) - imported - _BUILTINS:
+                if not keyword.iskeyword(word):
+                    where.setdefault(word, set()).add(star_holder(number))
     return {f"@{word}:{','.join(sorted(h for h in held if h))}" for word, held in where.items() if None not in held}
+
+
+_FREE_WORD = re.compile(r"(?<![.\w])[A-Za-z_]\w*")  # a name not read as an attribute (`x`, not `.x`)
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _export_lines(lines: Sequence[str]) -> Set[int]:

@@ -90,12 +90,18 @@ def builds_cpu_only(call: ast.Call) -> bool:
 _BUILD_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:setuptools|distutils|torch\.utils\.cpp_extension)\b", re.M)
 
 
+_FFI_IMPORT = re.compile(r"^\s*(?:from\s+torch\.utils\.ffi\s+import|import\s+torch\.utils\.ffi\b)", re.M)
+
+
 def is_build_script(path: str, text: str) -> bool:
     """A package's `setup.py` that imports setuptools (or torch's extension builder): what it runs decides
     what is compiled and installed. A device check there (`if torch.cuda.is_available():`, `suffix ==
     "cuda"`) picks which extensions to build, and off CUDA the build picks the C++ ones; nothing runs on a
-    device."""
-    return PurePosixPath(path.replace("\\", "/")).name == "setup.py" and bool(_BUILD_IMPORT.search(text))
+    device. So is any module that imports torch's legacy FFI builder, which only builds (dla's `lib/build.py`:
+    `if torch.cuda.is_available(): sources += ['src/batchnormp_cuda.c']`, then `create_extension(...)`)."""
+    return (PurePosixPath(path.replace("\\", "/")).name == "setup.py" and bool(_BUILD_IMPORT.search(text))) or bool(
+        _FFI_IMPORT.search(text)
+    )
 
 
 _LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})

@@ -541,6 +541,9 @@ def _children(
             body_ctx = body_ctx._replace(info_note=PYTHON_FLOAT_NOTE)
         if once:
             body_ctx = body_ctx._replace(periodic=True)
+        elif ctx.loop is not None and isinstance(node, ast.If) and is_single_iteration(node.test, ctx.loop, other=True):
+            # `if step != 0: ... else:` (Specialist-Diffusion's content loss): the `else` runs in one iteration
+            else_branch = else_branch._replace(periodic=True)
         if xla_only:
             body_ctx = body_ctx._replace(xla_branch=True)
         elif isinstance(node, ast.If) and (is_rocm_check(node.test) or is_other_accelerator_only(node.test)):
