@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import builtins
 import keyword
 import re
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
-from portcheck.pyscan.loading import IDENTIFIER, IMPORT_STATEMENT, without_comments
+from portcheck.pyscan.loading import BUILTIN_NAMES, IDENTIFIER, IMPORT_STATEMENT, without_comments
 
 # A module-level `def` or `class` statement, and what may start one of its lines at column 0 without ending
 # it (the `):` of a signature or a call black spread over lines).
@@ -216,7 +215,7 @@ def _held_imports(text: str, code_lines: Sequence[str], holder, star_holder) -> 
     for first, last, statement in _import_statements(text):
         import_lines.update(range(first, last + 1))
         imported.update(w for w in IDENTIFIER.findall(statement) if not keyword.iskeyword(w))
-        star = star or statement.rstrip().rstrip(")").rstrip().endswith("*")
+        star = star or statement.rstrip().endswith("*")
     if not imported:
         return set()
     where: Dict[str, Set[Optional[str]]] = {}
@@ -228,14 +227,12 @@ def _held_imports(text: str, code_lines: Sequence[str], holder, star_holder) -> 
         if star:
             # any free name may be one the star import binds (spc's `bn.py` calls `inplace_abn_sync`, which
             # `from .functions import *` brings, only inside its unused `InPlaceABNSync`)
-            for word in set(_FREE_WORD.findall(line)) - imported - _BUILTINS:
-                if not keyword.iskeyword(word):
-                    where.setdefault(word, set()).add(star_holder(number))
+            for word in set(_FREE_WORD.findall(line)) - imported - BUILTIN_NAMES:
+                where.setdefault(word, set()).add(star_holder(number))
     return {f"@{word}:{','.join(sorted(h for h in held if h))}" for word, held in where.items() if None not in held}
 
 
 _FREE_WORD = re.compile(r"(?<![.\w])[A-Za-z_]\w*")  # a name not read as an attribute (`x`, not `.x`)
-_BUILTINS = frozenset(dir(builtins))
 
 
 def _export_lines(lines: Sequence[str]) -> Set[int]:

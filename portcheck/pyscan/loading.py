@@ -264,11 +264,11 @@ def _free_names(argument: str) -> Set[str]:
     return {
         found.group()
         for found in IDENTIFIER.finditer(bare)
-        if not bare[: found.start()].rstrip().endswith(".") and found.group() not in _BUILTIN_NAMES
+        if not bare[: found.start()].rstrip().endswith(".") and found.group() not in BUILTIN_NAMES
     }
 
 
-_BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist)  # names no module of the project defines
 
 
 def _derived(text: str, start: int, at: int, seeds: Set[str], listed: bool = False) -> Set[str]:
