@@ -15,7 +15,7 @@ findings, the shape `portcheck.project_index` lowers to `info`.
 from __future__ import annotations
 
 import ast
-from typing import AbstractSet, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple
+from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Set, Tuple, cast
 
 from portcheck.project_index import Sources
 from portcheck.pyscan.defaults import cuda_defaults, passes
@@ -36,6 +36,10 @@ class Default(NamedTuple):
     param: str
     position: Optional[int]  # as a call spells it (`self` not counted); None: keyword-only
     init: bool = False  # a class's `__init__`: its subclasses' `super().__init__(...)` call it too
+    owner: str = ""  # the class a method is defined in ("" for a function)
+    bases: Tuple[str, ...] = ()  # the names of that class's bases, as its statement spells them
+    keywords: Optional[FrozenSet[str]] = None  # the names a call may pass by keyword; None: any (`**kwargs`)
+    positional: Optional[int] = None  # how many arguments a call may pass by position; None: any (`*args`)
 
 
 def _parse(sources: Sources, path: str) -> Optional[ast.Module]:
@@ -47,19 +51,86 @@ def _parse(sources: Sources, path: str) -> Optional[ast.Module]:
 
 def _defaults_in(path: str, tree: ast.Module, lines: Set[int]) -> List[Default]:
     """The CUDA defaults of `tree`'s functions whose line is one of `lines`."""
-    owners: Dict[int, str] = {}  # id of an `__init__` -> its class's name, which calls spell
+    owners: Dict[int, ast.ClassDef] = {}  # id of a method -> its class
     for node in walk(tree):
         if isinstance(node, ast.ClassDef):
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
-                    owners[id(item)] = node.name
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    owners[id(item)] = node
     out: List[Default] = []
     for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            name = owners.get(id(node), node.name)
+            owner = owners.get(id(node))
+            init = owner is not None and node.name == "__init__"
+            name = owner.name if owner is not None and init else node.name
+            bases = tuple(_callee(b) for b in owner.bases) if owner is not None else ()
+            keywords, positional = _signature(node, owner is not None)
             for param, position, default in cuda_defaults(node):
                 if default.lineno in lines:
-                    out.append(Default(path, default.lineno, name, param, position, id(node) in owners))
+                    owned = owner.name if owner else ""
+                    line = default.lineno
+                    out.append(Default(path, line, name, param, position, init, owned, bases, keywords, positional))
+    return out
+
+
+def _signature(node: ast.AST, method: bool) -> Tuple[Optional[FrozenSet[str]], Optional[int]]:
+    """The keywords and the number of positional arguments a call of the function may pass (`self`/`cls` of a
+    method not counted); None for either where `**kwargs` or `*args` takes any."""
+    args = cast(ast.FunctionDef, node).args
+    positional = [*args.posonlyargs, *args.args]
+    skip = 1 if method and positional and positional[0].arg in ("self", "cls") else 0
+    # (`self` is the first positional parameter: of `args` unless some are positional-only)
+    named = args.args if args.posonlyargs else args.args[skip:]
+    keywords = frozenset(a.arg for a in [*named, *args.kwonlyargs])
+    return (None if args.kwarg else keywords), (None if args.vararg else len(positional) - skip)
+
+
+def _may_call(call: ast.Call, default: Default) -> bool:
+    """Whether `call` can be a call of the default's function: a keyword it does not take, or more arguments by
+    position than it has, make a call of another function of that name (LoFA's `self.pipe.encode_prompt(text,
+    positive=True)`, `self.prompter.encode_prompt(prompt, clip_skip=...)` of prompters without a `device`)."""
+    if default.keywords is not None and any(k.arg is not None and k.arg not in default.keywords for k in call.keywords):
+        return False
+    plain = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return default.positional is None or len(plain) <= default.positional
+
+
+def _own_method_calls(tree: ast.Module) -> Dict[int, str]:
+    """id of each `self.m(...)` call in a method of a class that defines `m` itself -> that class's name: the call
+    runs that class's `m` (or a subclass's), not a method of that name in another class (LoFA's pipelines, each with
+    its own `encode_prompt` calling `self.encode_prompt(prompt, positive=True)`, beside `WanPrompter.encode_prompt(...,
+    device="cuda")` that they call through `self.prompter` with a device)."""
+    out: Dict[int, str] = {}
+    for node in walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        methods = [i for i in node.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        defined = {m.name for m in methods}
+        for method in methods:
+            for call in walk(method):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in defined
+                    and isinstance(call.func.value, ast.Name)
+                    and call.func.value.id == "self"
+                ):
+                    out[id(call)] = node.name
+    return out
+
+
+def _harmless_names(tree: ast.Module) -> Set[int]:
+    """ids of the names a class is spelt by where nothing can call it: `super(Cls, self)` (Python 2's spelling of
+    `super()`, Gazeformer's `PositionEmbeddingSine2d`) and the classes `isinstance`/`issubclass` test."""
+    out: Set[int] = set()
+    for node in walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id == "super" and node.args:
+            out.add(id(node.args[0]))
+        elif node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            tested = node.args[1]
+            out.update(id(e) for e in (tested.elts if isinstance(tested, ast.Tuple) else [tested]))
     return out
 
 
@@ -107,6 +178,7 @@ def overridden_defaults(
         return {}
     calls: Dict[str, List[ast.Call]] = {d.function: [] for d in defaults}
     where: Dict[int, str] = {}  # id of a call -> the path that makes it
+    own_class: Dict[int, str] = {}  # id of a call of a class's own method (`self.m(...)`) -> that class
     classes = {d.function for d in defaults if d.init}
     # names also read other than as a callee, or named where calls are not read
     elsewise: Set[str] = {name for text in texts for name in calls.keys() & set(IDENTIFIER.findall(text))}
@@ -116,7 +188,8 @@ def overridden_defaults(
         tree = _parse(sources, path)
         if tree is None:
             continue
-        callees: Set[int] = set()
+        callees: Set[int] = _harmless_names(tree)
+        own_class.update(_own_method_calls(tree))
         for node in walk(tree):
             if isinstance(node, ast.Call) and _callee(node.func) in calls:
                 calls[_callee(node.func)].append(node)
@@ -142,8 +215,14 @@ def overridden_defaults(
     for d in defaults:
         # (a call in another module that spells only its own function of that name calls that one: locotrack's JAX
         # `get_alibi_slope(n)` beside the PyTorch port's `get_alibi_slope(n, device="cuda")`)
+        # (and a `self.m(...)` in another class that defines `m` runs that class's `m`, unless the default's class
+        # derives from it and so overrides it)
         found = [
-            c for c in calls[d.function] if where.get(id(c), d.path) == d.path or (where[id(c)], d.function) not in own
+            c
+            for c in calls[d.function]
+            if (where.get(id(c), d.path) == d.path or (where[id(c)], d.function) not in own)
+            and not _another_class(own_class.get(id(c)), where.get(id(c), d.path), d)
+            and _may_call(c, d)
         ]
         if found and d.function not in elsewise and all(passes(call, d.param, d.position) for call in found):
             note = OVERRIDDEN_NOTE.format(function=d.function, param=d.param)
@@ -159,3 +238,13 @@ def _own_spellings(sources: Sources, paths: Iterable[str], calls: Mapping[str, o
         tied = decode_tied(sources.tied(path)) or {}
         out.update((path, name) for name in calls if tied.get(name) == frozenset({OWN}))
     return out
+
+
+def _another_class(caller: Optional[str], path: str, default: Default) -> bool:
+    """Whether a call `self.m(...)` made in class `caller` (of `path`), which defines `m` itself, runs a method other
+    than the one `default` belongs to: another class, from which the default's class does not derive."""
+    if caller is None or default.init:
+        return False
+    if caller == default.owner and path == default.path:
+        return False
+    return caller not in default.bases

@@ -48,6 +48,7 @@ from portcheck.pyscan.loading import (
     NAMED,
     RUNS,
     SYS_PATH,
+    SYS_PATH_DIR,
     TESTS,
     TORCH_IMPORT,
     loading_facts,
@@ -224,6 +225,9 @@ def unreached(
         # package's own folder on `sys.path`: YOLOv4's `utils/general.py` spells `utils.metrics`, never
         # `utils/utils.py`'s `utils.utils.metrics`)
         roots = [i for i in range(len(folder), -1, -1) if ".".join(folder[:i]) not in packages]
+        # and the folders it adds to `sys.path`, spelt from its own file's (Get3DHuman's `renderer_deepsdf.py` adds
+        # its own folder and imports `renderer` beside it, not `training/volumetric_rendering/renderer.py`)
+        added = [_added(folder, f[len(SYS_PATH_DIR) :]) for f in facts if f.startswith(SYS_PATH_DIR)]
         for fact in facts:
             if not fact.startswith(IMPORTS):
                 continue
@@ -235,6 +239,7 @@ def unreached(
                 continue
             # (`utils.nms.cpu_nms`, a compiled module, still runs the package `utils/nms/__init__.py`)
             exact = [m for i in roots if _known(m := ".".join(folder[:i] + [name]), i)]
+            exact += [m for base in added if base is not None and _known(m := ".".join([*base, name]), len(base))]
             for found in exact if exact and SYS_PATH not in facts else exact + by_suffix.get(name, []):
                 reach(found)
 
@@ -849,6 +854,19 @@ _SETS_IN_CODE = (
     r")?"
 )
 _OFF_VALUES = frozenset({"False", "false", "None", "null", "~", "0", "no", "off"})
+
+
+def _added(folder: Sequence[str], relative: str) -> Optional[List[str]]:
+    """The parts of the folder `relative` (posix, from a module's own `folder`) names; None above the scan's top."""
+    parts = list(folder)
+    for step in relative.split("/"):
+        if step == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif step not in ("", "."):
+            parts.append(step)
+    return parts
 
 
 def _below(prefix: str, module: str) -> bool:

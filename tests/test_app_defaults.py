@@ -266,3 +266,75 @@ def test_a_default_that_picks_cuda_where_it_is_available_is_overridden_too(tmp_p
     found = _scan(tmp_path, files)
     at_default = {code: f.severity.value for (path, line, code), f in found.items() if (path, line) == ("mixup.py", 4)}
     assert at_default and set(at_default.values()) == {"info"}, at_default
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        # Gazeformer's `super(PositionEmbeddingSine2d, self).__init__()`: Python 2's `super()` names the class
+        "super(RandomErasing, self).__init__()",
+        "assert not isinstance(self, (RandomErasing, list))",
+    ],
+)
+def test_a_class_named_where_nothing_can_call_it_is_still_overridden(tmp_path: Path, spelling: str):
+    erasing = APP["random_erasing.py"] + f"        {spelling}\n"
+    found = _scan(tmp_path, {**APP, "random_erasing.py": erasing})
+    assert found[("random_erasing.py", 5, "DEV001")].severity.value == "info", sorted(found)
+
+
+# LoFA's `WanPrompter.encode_prompt(..., device="cuda")`, called with a device through `self.prompter`, beside
+# pipelines with their own `encode_prompt` that call `self.encode_prompt(prompt)`.
+PROMPTER = {
+    "prompter.py": (
+        "import torch\n\n\n"
+        "class Prompter(Base):\n"
+        "    def encode(self, prompt, positive=True, device='cuda'):\n"
+        "        return torch.zeros(3, device=device)\n"
+    ),
+    "pipeline.py": (
+        "from prompter import Prompter\n\n\n"
+        "class Pipeline:\n"
+        "    def __init__(self):\n        self.prompter = Prompter()\n\n"
+        "    def encode(self, prompt):\n        return self.prompter.encode(prompt, device=self.device)\n\n"
+        "    def __call__(self, prompt):\n        return self.encode(prompt)\n"
+    ),
+    "run.py": "from pipeline import Pipeline\n\nPipeline()('a cat')\n",
+}
+
+
+def test_a_call_of_a_class_s_own_method_of_that_name_is_no_call_of_another(tmp_path: Path):
+    found = _scan(tmp_path, PROMPTER)
+    assert found[("prompter.py", 5, "DEV001")].severity.value == "info", sorted(found)
+
+
+@pytest.mark.parametrize(
+    "caller",
+    [
+        # a subclass without `encode` of its own runs the default's
+        "class Sub(Prompter):\n    def run(self, prompt):\n        return self.encode(prompt)\n",
+        # a base class calling `self.encode` runs the subclass's override: the default's class derives from it
+        "class Base:\n    def encode(self, prompt):\n        return prompt\n\n"
+        "    def run(self, prompt):\n        return self.encode(prompt)\n",
+    ],
+)
+def test_a_self_call_that_may_run_the_default_s_method_keeps_it(tmp_path: Path, caller: str):
+    files = {**PROMPTER, "other.py": "from prompter import Prompter\n\n\n" + caller}
+    found = _scan(tmp_path, files)
+    assert found[("prompter.py", 5, "DEV001")].severity.value != "info", sorted(found)
+
+
+@pytest.mark.parametrize(
+    "call,overridden",
+    [
+        # a keyword the function does not take, or more arguments by position than it has: another `encode`
+        ("self.pipe.encode(text, clip_skip=2)", True),
+        ("self.pipe.encode(text, True, 'cpu', 77)", True),
+        # one it could be, passing no device
+        ("self.pipe.encode(text, positive=False)", False),
+        ("self.pipe.encode(*texts)", False),
+    ],
+)
+def test_a_call_that_cannot_be_of_the_function_does_not_use_its_default(tmp_path: Path, call: str, overridden: bool):
+    trainer = f"class Trainer:\n    def step(self, text):\n        return {call}\n"
+    found = _scan(tmp_path, {**PROMPTER, "trainer.py": trainer})
+    assert (found[("prompter.py", 5, "DEV001")].severity.value == "info") is overridden, sorted(found)

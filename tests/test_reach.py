@@ -20,6 +20,7 @@ from portcheck.pyscan.loading import (
     MAIN,
     RUNS,
     SYS_PATH,
+    SYS_PATH_DIR,
     TESTS,
     loading_facts,
 )
@@ -770,6 +771,51 @@ def test_imports_are_resolved_by_their_dotted_names():
     above = {f"repo/{path}": text for path, text in files.items()}
     above["repo/train.py"] = "from utils.general import box\nfrom utils import torch_utils\nimport utils.nms.cpu_nms\n"
     assert set(unreached(TextSources(above))) == {"repo/utils/utils.py", "repo/utils/nms/old.py"}
+
+
+def test_a_folder_put_on_sys_path_from_the_module_s_own_file_is_where_its_imports_resolve():
+    # Get3DHuman: `diff_render/renderer_deepsdf.py` puts its own folder on `sys.path` and imports `renderer` beside
+    # it; `training/volumetric_rendering/renderer.py`, which only an unused module imports, is not that `renderer`
+    files = {
+        "train.py": "from training import generator\n",
+        "training/__init__.py": "",
+        "training/generator.py": "",
+        "training/triplane.py": "from training.volumetric_rendering.renderer import Renderer\n",
+        "training/volumetric_rendering/__init__.py": "",
+        "training/volumetric_rendering/renderer.py": "",
+        "diff_render/renderer.py": "",
+        "diff_render/renderer_deepsdf.py": (
+            "import os, sys\nsys.path.append(os.path.dirname(os.path.abspath(__file__)))\nfrom renderer import R\n"
+        ),
+    }
+    found = set(unreached(TextSources(files)))
+    assert "training/volumetric_rendering/renderer.py" in found and "diff_render/renderer.py" not in found, found
+    # `Path(__file__).resolve().parents[1] / "training"`: the folder it names, whichever module is there
+    files["diff_render/renderer_deepsdf.py"] = (
+        "import sys\nfrom pathlib import Path\nROOT = Path(__file__).resolve().parents[1]\n"
+        "sys.path.insert(0, str(ROOT / 'training' / 'volumetric_rendering'))\nfrom renderer import R\n"
+    )
+    found = set(unreached(TextSources(files)))
+    assert "training/volumetric_rendering/renderer.py" not in found, found
+    # a folder the text does not tell (a literal path is the working folder's): any module of that name
+    files["diff_render/renderer_deepsdf.py"] = "import sys\nsys.path.append('.')\nfrom renderer import R\n"
+    assert "training/volumetric_rendering/renderer.py" not in set(unreached(TextSources(files)))
+
+
+def test_the_folders_a_module_adds_to_sys_path():
+    assert _loading("import sys, os\nsys.path.append(os.path.dirname(__file__))\n") == {RUNS, SYS_PATH_DIR + "."}
+    text = "import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))\n"
+    assert _loading(text) == {RUNS, SYS_PATH_DIR + "../lib"}
+    yolo = (
+        "FILE = Path(__file__).resolve()\nROOT = FILE.parents[1]\n"
+        "if str(ROOT) not in sys.path:\n    sys.path.append(str(ROOT))\n"
+    )
+    assert SYS_PATH_DIR + ".." in _loading(yolo) and SYS_PATH not in _loading(yolo)
+    unknowns = ("sys.path.append(args.root)\n", "for p in ps:\n    sys.path.append(p)\n", "sys.path.append('..')\n")
+    for unknown in unknowns:
+        assert SYS_PATH in _loading(unknown), unknown
+    # an edit in a comment edits nothing
+    assert _loading("import os\n# sys.path.append('..')\n") == set()
 
 
 def test_a_notebook_reaches_what_its_code_imports_not_what_its_text_mentions():

@@ -10,9 +10,11 @@ runs; the names it uses it spells), and
 `loads:<prefix>` for each literal prefix (`import_module(f"basicsr.archs.{name}")` gives
 `loads:basicsr.archs.`), `imports:<name>` for each dotted name an import statement spells (`from utils
 import torch_utils` gives `imports:utils` and `imports:utils.torch_utils`; a relative one keeps its dots:
-`imports:.ops`), `sys-path` where the module changes `sys.path` (its absolute imports may then name
-a module below any folder), and `tests` where it holds tests (a `test*` function or method, a `TestCase`, an
-import of a test framework): a `test_*.py` without any is a script named for what it evaluates.
+`imports:.ops`), `sys-path` where the module changes `sys.path` in a way the text does not tell (its absolute
+imports may then name a module below any folder), `sys-path-dir:<folder>` for each folder it adds, spelt from its
+own file's (`sys-path-dir:..` for `sys.path.append(str(Path(__file__).parents[1]))`), and `tests` where it
+holds tests (a `test*` function or method, a `TestCase`, an import of a test framework): a `test_*.py` without
+any is a script named for what it evaluates.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import builtins
 import keyword
 import re
 from typing import FrozenSet, List, Optional, Set, Tuple
+
+from portcheck.pyscan.syspath import added_folders
 
 RUNS = "runs"
 MAIN = "main"
@@ -31,6 +35,7 @@ LOADS = "loads:"
 NAMED = "named:"
 IMPORTS = "imports:"
 SYS_PATH = "sys-path"
+SYS_PATH_DIR = "sys-path-dir:"
 TESTS = "tests"
 
 # Calls that load modules by a computed name: with a literal prefix, below it only.
@@ -225,7 +230,13 @@ def loading_facts(text: str) -> FrozenSet[str]:
                 for name in imported_names(statement)
             )
     if ("sys.path" in text or "addsitedir" in text) and _SYS_PATH.search(text):
-        out.add(SYS_PATH)
+        # (the one parse here, of the few modules that edit `sys.path`: a folder spelt from `__file__` is a folder
+        # of the project, any other spelling may be any folder)
+        folders = added_folders(text)
+        if folders is None:
+            out.add(SYS_PATH)
+        else:
+            out.update(SYS_PATH_DIR + folder for folder in folders)
     if _MAIN_GUARD.search(text):
         out.add(MAIN)
     if _HOLDS_TESTS.search(text):
