@@ -39,6 +39,7 @@ from portcheck.pyscan.definitions import (
 )
 from portcheck.pyscan.loading import (
     IDENTIFIER,
+    IDLE,
     IMPORTS,
     LOADS,
     LOADS_ANY,
@@ -59,6 +60,10 @@ from portcheck.pyscan.testcode import is_collected_test, is_named_test_only, is_
 
 # A dotted name in a config, script or `.env` file (`_target_: src.models.sequence.SequenceModel`).
 _DOTTED_WORD = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+
+# A Python file named in a tool's configuration: `predict.py`, or `server:app` (a module, and what a tool
+# takes from it).
+_LAUNCHED = re.compile(r"\b([A-Za-z_]\w*)\.py\b|(?<![\w.:/-])([A-Za-z_]\w*):[A-Za-z_]\w*\b")
 
 UNREACHED_NOTE = (
     "lowered to info: no script, test or notebook of this application imports this module, directly or"
@@ -173,15 +178,27 @@ def unreached(
     namespaces = (namespaces & folders) - set(names) - packages
     holders = packages | namespaces  # what holds modules that are imported
 
+    # the modules a tool's configuration names by file or as `module:attribute` (GP-UNIT's `cog.yaml`, `predict:
+    # "predict.py:Predictor"`; a `Procfile`'s `uvicorn server:app`): the tool imports them, as a script would
+    launched = {found.group(1) or found.group(2) for text in texts for found in _LAUNCHED.finditer(text)}
+
+    def loose(module: str) -> bool:
+        parts = module.split(".")
+        return not any(".".join(parts[:i]) in holders for i in range(1, len(parts) + 1))
+
     def script(module: str) -> bool:
         """Run, not imported: outside every package (and every namespace folder the project imports through),
         named like an entry point, a test, or guarded by `if __name__ == "__main__":`."""
         path = names[module]
-        # In no package (a namespace folder inside one is a package too); a package's `__init__` is imported.
         parts = module.split(".")
-        outside = not any(".".join(parts[:i]) in holders for i in range(1, len(parts) + 1))
-        if outside or module.rsplit(".", 1)[-1] in _ENTRY_NAMES:
+        if parts[-1] in _ENTRY_NAMES:
             return True
+        # In no package (a namespace folder inside one is a package too); a package's `__init__` is imported. A
+        # loose module that only defines (`idle`) does nothing run by path: something imports it, or nothing runs it
+        # (Get3DHuman's `diff_render/profiler.py`, beside renderers whose imports the models comment out)
+        if loose(module):
+            facts = sources.loading_facts(path)
+            return IDLE not in facts or TESTS in facts or is_test_path(path) or parts[-1] in launched
         # (a package's `test.py` with no `__main__` block is a module others import: NeuSample's copy of
         # mmdetection's `apis/test.py`, which nothing imports once its `__init__` comments the import out)
         if is_test_path(path) and not is_named_test_only(path):
@@ -240,8 +257,18 @@ def unreached(
             # (`utils.nms.cpu_nms`, a compiled module, still runs the package `utils/nms/__init__.py`)
             exact = [m for i in roots if _known(m := ".".join(folder[:i] + [name]), i)]
             exact += [m for base in added if base is not None and _known(m := ".".join([*base, name]), len(base))]
-            for found in exact if exact and SYS_PATH not in facts else exact + by_suffix.get(name, []):
-                reach(found)
+            found = exact if exact and SYS_PATH not in facts else exact + by_suffix.get(name, [])
+            if not found:
+                # a name through a folder the scan does not name: the repository's own, imported from the folder
+                # above as it was cloned (VDIGPKU/SAMPLING's `from Sampling.synthesis_task_kitti import ...`); the
+                # loose module its trailing parts name, which nothing else may import
+                steps = name.split(".")
+                for i in range(1, len(steps)):
+                    found = [m for m in by_suffix.get(".".join(steps[i:]), []) if loose(m)]
+                    if found:
+                        break
+            for module_found in found:
+                reach(module_found)
 
     def reach_below(prefix: str) -> None:
         for module in names:
@@ -323,6 +350,8 @@ def unreached(
         # `torch_utils/`, whose `filtered_lrelu` and `training_stats` its models never import).
         tops = {_top(m, packages) for m in names if m not in reached} & (packages - used)
         used |= {top for top in tops if not _named_outside(top, names, sources, [*notebooks, *texts])}
+        # and a loose module that only defines, which nothing imports
+        used |= {m for m in names if m not in reached and loose(m) and IDLE in sources.loading_facts(names[m])}
     return {names[m]: UNREACHED_NOTE for m in sorted(names) if m not in reached and _top(m, holders) in used}
 
 

@@ -13,6 +13,7 @@ from portcheck.config import Config
 from portcheck.project_index import TextSources
 from portcheck.pyscan.definitions import top_level_constants, top_level_definitions
 from portcheck.pyscan.loading import (
+    IDLE,
     IMPORTS,
     LOADS_ANY,
     LOADS_CONFIG,
@@ -246,7 +247,7 @@ def test_a_warm_scan_gives_what_a_cold_one_does(tmp_path: Path, monkeypatch):
 
 
 def _loading(text: str):
-    return {f for f in loading_facts(text) if not f.startswith(IMPORTS)}
+    return {f for f in loading_facts(text) if not f.startswith(IMPORTS) and f != IDLE}
 
 
 @pytest.mark.parametrize(
@@ -803,9 +804,10 @@ def test_a_folder_put_on_sys_path_from_the_module_s_own_file_is_where_its_import
 
 
 def test_the_folders_a_module_adds_to_sys_path():
-    assert _loading("import sys, os\nsys.path.append(os.path.dirname(__file__))\n") == {RUNS, SYS_PATH_DIR + "."}
+    # (an edit of `sys.path` only prepares the imports: no work)
+    assert _loading("import sys, os\nsys.path.append(os.path.dirname(__file__))\n") == {SYS_PATH_DIR + "."}
     text = "import sys, os\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))\n"
-    assert _loading(text) == {RUNS, SYS_PATH_DIR + "../lib"}
+    assert _loading(text) == {SYS_PATH_DIR + "../lib"}
     yolo = (
         "FILE = Path(__file__).resolve()\nROOT = FILE.parents[1]\n"
         "if str(ROOT) not in sys.path:\n    sys.path.append(str(ROOT))\n"
@@ -1343,3 +1345,81 @@ def test_a_spelling_that_may_lead_to_the_definition_is_a_use(tmp_path: Path, ren
 )
 def test_where_an_import_may_lead(source: str, importer: str, package: bool, leads: bool):
     assert may_lead_to(source, importer, "nvas3d.utils.audio_utils", package) is leads
+
+
+# Get3DHuman: `diff_render/` (no `__init__.py`) holds renderers the models once imported; the imports are commented
+# out, and each module only defines (one with an empty `__main__` block, one putting its folder on `sys.path`).
+LOOSE = {
+    "train.py": "from models import Net\n\n\nif __name__ == '__main__':\n    Net().cuda()\n",
+    "models.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n",
+    "diff_render/profiler.py": "import torch\n\n\ndef sync():\n    torch.cuda.synchronize()\n",
+    "diff_render/renderer.py": (
+        "import os, sys\nsys.path.append(os.path.dirname(os.path.abspath(__file__)))\nimport torch\n"
+        "from profiler import sync\n\n\nclass Renderer:\n    def run(self, x):\n        return x.cuda()\n\n\n"
+        "if __name__ == '__main__':\n    pass\n"
+    ),
+}
+
+
+def _notes(found, path):
+    return {f.note for (p, _, _), f in found.items() if p == path}
+
+
+def test_a_loose_module_that_only_defines_and_that_nothing_imports_is_unreached_in_a_whole_project(tmp_path: Path):
+    found = _scan(tmp_path / "whole", LOOSE)
+    for path in ("diff_render/profiler.py", "diff_render/renderer.py"):
+        assert _notes(found, path) == {UNREACHED_NOTE}, (path, sorted(found))
+    # `models.py` only defines too: `train.py` imports it
+    assert UNREACHED_NOTE not in _notes(found, "models.py") | _notes(found, "train.py")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"run.py": "from diff_render.renderer import Renderer\n"}, id="a script imports it"),
+        # VDIGPKU/SAMPLING's `from Sampling.synthesis_task_kitti import SynthesisTask`: the repository's folder, as
+        # cloned, imported from the folder above
+        pytest.param({"run.py": "from MyRepo.diff_render.renderer import Renderer\n"},
+                     id="a script imports it through the repository's folder"),
+        pytest.param({"diff_render/renderer.py": LOOSE["diff_render/renderer.py"].replace("pass", "Renderer()")},
+                     id="its main block does work"),
+        pytest.param({"diff_render/renderer.py": LOOSE["diff_render/renderer.py"] + "sync()\n"},
+                     id="it calls at module level"),
+        pytest.param({"diff_render/renderer.py": LOOSE["diff_render/renderer.py"] + "R = Renderer()\n"},
+                     id="it builds something at module level"),
+        pytest.param({"diff_render/test_renderer.py": LOOSE["diff_render/renderer.py"]}, id="it is a test"),
+        # GP-UNIT's `cog.yaml`: `predict: "predict.py:Predictor"`, a class Cog builds
+        pytest.param({"cog.yaml": 'predict: "diff_render/renderer.py:Renderer"\n'},
+                     id="a tool's configuration names it"),
+        pytest.param({"Procfile.sh": "uvicorn renderer:Renderer\n"}, id="a script hands it to a tool"),
+    ],
+)
+def test_a_loose_module_that_may_run_keeps_its_findings(tmp_path: Path, change):
+    found = _scan(tmp_path, {**LOOSE, **change})
+    path = next((p for p in change if p.startswith("diff_render/")), "diff_render/renderer.py")
+    assert _notes(found, path) and UNREACHED_NOTE not in _notes(found, path), sorted(found)
+
+
+def test_a_loose_module_nothing_imports_in_part_of_a_repository_keeps_its_findings(tmp_path: Path):
+    files = {f"app/{name}": text for name, text in LOOSE.items()}
+    found = _scan(tmp_path, files, paths=("app",))
+    notes = _notes(found, "app/diff_render/renderer.py")
+    assert notes and UNREACHED_NOTE not in notes, sorted(found)
+
+
+def test_what_a_module_run_by_path_does():
+    assert IDLE in loading_facts("import torch\n\n\nclass P:\n    pass\n")
+    # constants, an optional import, a decorator, a `sys.path` edit and an empty main block do nothing
+    text = (
+        '"""Doc."""\nimport sys\nsys.path.append("..")\ntry:\n    import apex\nexcept ImportError:\n    apex = None\n'
+        "X: int = 1\nA, B = 1, 2\n\n\n@dataclass\nclass C:\n    x: int = 0\n\n\nif __name__ == '__main__':\n    pass\n"
+    )
+    assert {IDLE} <= loading_facts(text) and not {RUNS, MAIN} & loading_facts(text), loading_facts(text)
+    for works in (
+        "def f():\n    pass\n\n\nf()\n",
+        "def f():\n    pass\n\n\nlogger = logging.getLogger(__name__)\n",
+        "def f():\n    pass\n\n\nif torch.cuda.is_available():\n    X = 1\n",
+        "def f():\n    pass\n\n\nif __name__ == '__main__':\n    f()\n",
+        "X = 1\nY = [2]\n",  # no definition: a config file some loader reads
+    ):
+        assert IDLE not in loading_facts(works), works

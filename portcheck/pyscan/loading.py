@@ -36,6 +36,7 @@ NAMED = "named:"
 IMPORTS = "imports:"
 SYS_PATH = "sys-path"
 SYS_PATH_DIR = "sys-path-dir:"
+IDLE = "idle"
 TESTS = "tests"
 
 # Calls that load modules by a computed name: with a literal prefix, below it only.
@@ -237,13 +238,62 @@ def loading_facts(text: str) -> FrozenSet[str]:
             out.add(SYS_PATH)
         else:
             out.update(SYS_PATH_DIR + folder for folder in folders)
-    if _MAIN_GUARD.search(text):
+    guards = list(_MAIN_GUARD.finditer(text))
+    # (an empty `if __name__ == '__main__': pass`, Get3DHuman's `diff_render/renderer.py`, runs nothing)
+    if any(not _empty_block(text, found.end()) for found in guards):
         out.add(MAIN)
     if _HOLDS_TESTS.search(text):
         out.add(TESTS)
     if any(not _SETTING.match(found.group()) for found in _MODULE_LEVEL_WORK.finditer(text)):
         out.add(RUNS)
+    if MAIN not in out and RUNS not in out:
+        guard_lines = {text.count("\n", 0, found.start()) for found in guards}
+        if _only_definitions(text, guard_lines):
+            out.add(IDLE)
     return frozenset(out)
+
+
+def _empty_block(text: str, at: int) -> bool:
+    """Whether the block of the statement whose header ends at `at` holds only `pass`, `...` or a string."""
+    rest = text[at:].split("\n")
+    header = rest[0].split(":", 1)[1].strip() if ":" in rest[0] else ""
+    body = [header] if header else []
+    for line in rest[1:]:
+        if line.strip() and not line[:1].isspace():
+            break
+        body.append(line.strip())
+    statements = [s for s in body if s and not s.startswith("#")]
+    return bool(statements) and all(s in ("pass", "...") or s[:1] in _QUOTES for s in statements)
+
+
+_QUOTES = ("'", '"')
+# What a statement at column 0 may open with in a module that only defines: an import, a docstring, the
+# `try`/`except` around an optional import, a bracket closing a statement above.
+_DEFINING_HEADS = ("import ", "from ", "try:", "except", "else:", "finally:", ")", "]", "}", *_QUOTES)
+
+
+def _only_definitions(text: str, guard_lines: Set[int]) -> bool:
+    """Whether the module, run, only defines (at least one function or class) and imports: every statement at
+    column 0 a definition, a decorator, an import, a docstring, a `try`/`except` around imports, an assignment
+    that calls nothing, or an empty `__main__` guard (`guard_lines`, 0-based). A module that only defines does
+    nothing when run by path: it takes part when something imports it."""
+    defines = False
+    in_string = False
+    for number, line in enumerate(without_comments(text).split("\n")):
+        quotes = line.count('"""') + line.count("'''")
+        if in_string or not line or line[:1].isspace() or number in guard_lines:
+            in_string = in_string != (quotes % 2 == 1)
+            continue
+        in_string = quotes % 2 == 1
+        if line.startswith(("def ", "class ", "async def ")):
+            defines = True
+            continue
+        if line.startswith(("@", *_DEFINING_HEADS)):
+            continue
+        if (_ASSIGNMENT.match(line) and "(" not in line) or _SETTING.match(line):
+            continue
+        return False
+    return defines
 
 
 # A computed name that loads no module of the project the run has not imported already: a module's own
@@ -462,7 +512,11 @@ _HOLDS_TESTS = re.compile(
 _MODULE_LEVEL_WORK = re.compile(r"^(?:(?:for|while|with|async(?![ \t]+def\b))\b|[A-Za-z_][\w.]*\s*\()", re.MULTILINE)
 # A call that only configures a library for whoever imports the module: YOLOv4's `utils/utils.py` opens
 # with `torch.set_printoptions(...)`, `matplotlib.rc(...)` and `cv2.setNumThreads(0)` and runs nothing.
+# (and an edit of `sys.path`, which only prepares the module's imports)
 _SETTING = re.compile(
     r"[A-Za-z_][\w.]*\.(?:set_?[A-Za-z]\w*|rc|use|filterwarnings|simplefilter|basicConfig|disable_warnings)\s*\("
+    r"|sys\.path\.(?:append|insert|extend)\s*\(|(?:site\.)?addsitedir\s*\("
 )
+# A statement at column 0 that binds names (`X = 1`, `A, B = 1, 2`, `cfg: dict = {}`, `X += [1]`).
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*(?::[^=]*)?[-+*/|&]?=(?!=)")
 
