@@ -402,7 +402,7 @@ def match_module(module: ast.Module, text: str, rules: Sequence[CompiledRule], p
         root = root._replace(build_script=True)
     if path and (is_benchmark_path(path) or _says_it_times(module)):
         root = root._replace(bench_file=True)
-    if "= False" in text:
+    if "= False" in text or ", False" in text:  # (`a, b = True, False`)
         mark_off_switches(nodes if nodes is not None else module_nodes(module))
     if "__main__" in text:
         mark_self_tests(module)

@@ -589,7 +589,13 @@ def summarize(text: str, path: str, tree: Optional[ast.Module] = None) -> Module
             at_import = at_import or loads
     imported = {b.local for b in bindings}
     raisers = _raisers(tree)
+    replaced = _defined_in_handlers(tree)
     for local, named in sorted(aliases.items()):
+        if local in replaced:
+            # `try: from .curope import cuRoPE2D; RoPE2D = cuRoPE2D` / `except ImportError: class RoPE2D(nn.Module):
+            # ...` (croco's `pos_embed.py`): the name has an implementation of its own where the extension is not
+            # there; the `try`'s import is the site
+            continue
         if local in imported and named in raisers:
             # `except ImportError: autogptq_marlin_cuda = error_raiser_marlin`: an extension bound again to a
             # function that only raises is the extension wherever it works (see `Project._target`)
@@ -771,6 +777,22 @@ def _raisers(tree: ast.Module) -> Set[str]:
             if len(body) == 1 and isinstance(body[0], ast.Raise):
                 found.add(stmt.name)
     return found
+
+
+def _defined_in_handlers(tree: ast.Module) -> Set[str]:
+    """The names a handler of a module-level `try` defines (a function, a class) or binds to a value that is no
+    constant (`RoPE2D = PyTorchRoPE2D`; not `= None`)."""
+    out: Set[str] = set()
+    for stmt in tree.body:
+        if not isinstance(stmt, TRY_STATEMENTS):
+            continue
+        for handler in stmt.handlers:
+            for node in handler.body:
+                if isinstance(node, _DEFINITIONS):
+                    out.add(node.name)
+                elif isinstance(node, ast.Assign) and not isinstance(node.value, ast.Constant):
+                    out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
 
 
 def _top_level(tree: ast.Module) -> List[ast.stmt]:
@@ -1393,10 +1415,29 @@ def _fallback_only(
             (binding.guarded and not (summary.package and sym[0] in wrapper_modules))
             or (module, owner(summary, binding.statement) or "") in only
             or _reexported_with_fallback(project, module, binding)
+            # (a package's `__init__` re-exporting the wrapper, where the rest of the project imports the package
+            # only with a fallback: croco's `curope/__init__.py`, whose `cuRoPE2D` `pos_embed.py` imports in a `try`
+            # that defines a PyTorch `RoPE2D` instead)
+            or (summary.package and not binding.guarded and _imported_with_fallback(project, module, only))
         )
         importers.setdefault(sym[0], []).append(fallback)
     reached = frozenset(m for m, found in importers.items() if all(found))
     return frozenset(only), reached, frozenset(seen)
+
+
+def _imported_with_fallback(project: "Project", package: str, only: AbstractSet[Symbol]) -> bool:
+    """Whether the modules outside `package` (tests aside) import it, or a module of it, and only where there is a
+    fallback: in a `try` whose handler carries on, under a CUDA check, or in a function called only so (`only`)."""
+    found: List[bool] = []
+    for (module, _), binding in project.binds.items():
+        if module == package or module.startswith(package + ".") or is_test_path(module.replace(".", "/") + ".py"):
+            continue
+        named = project.find_module(project.absolute(binding, module), module)
+        if named is None or not (named == package or named.startswith(package + ".")):
+            continue
+        summary = project.modules[module]
+        found.append(binding.guarded or (module, owner(summary, binding.statement) or "") in only)
+    return bool(found) and all(found)
 
 
 # -- step 3: sites -----------------------------------------------------------------------------
@@ -1649,11 +1690,35 @@ def optional_builds(
     only `window_process.py` imports (and the kernel's `unit_test.py`), itself imported by the model only in
     `try: ... except: WindowProcess = None`."""
     out: Dict[str, str] = {}
+    modules = {s.module for s in summaries.values()}
     for names, importers, files in _extension_builds(summaries, sources, native, roots):
         product = [p for p in importers if not is_test_path(p)]
-        if product and all(p in reached for p in product):
+        # (or a module whose every import of the name has a fallback: croco's `pos_embed.py`, `try: from .curope
+        # import cuRoPE2D` / `except ImportError:` a PyTorch `RoPE2D`, beside the wrapper `curope2d.py` it reaches)
+        if product and all(p in reached or _wraps_with_fallback(summaries.get(p), names, modules) for p in product):
             out.update(dict.fromkeys(files, OPTIONAL_BUILD_NOTE.format(names=_names(names))))
     return out
+
+
+def _wraps_with_fallback(summary: Optional[ModuleSummary], names: AbstractSet[str], modules: AbstractSet[str]) -> bool:
+    """Whether every import statement of `summary`'s module that spells one of `names` imports a Python module of
+    the project (`modules`: a wrapper package named like the extension, croco's `curope/`), guarded (in a `try`
+    whose handler carries on, or under a CUDA check), and there is one. An optional import of the extension itself
+    (mamba's `try: import selective_scan_cuda` / `except ImportError: selective_scan_cuda = None`, then a check that
+    raises) is no fallback."""
+    if summary is None:
+        return False
+    spelling = [b for b in summary.imports if names & {*b.module.split("."), b.name or "", b.local}]
+    return bool(spelling) and all(b.guarded and _absolute_name(summary, b) in modules for b in spelling)
+
+
+def _absolute_name(summary: ModuleSummary, binding: Binding) -> str:
+    """The dotted module an import statement of `summary`'s module names, relative imports made absolute."""
+    if not binding.level:
+        return binding.module
+    base = summary.module.split(".") if summary.package else summary.module.split(".")[:-1]
+    base = base[: len(base) - (binding.level - 1)]
+    return ".".join(base + ([binding.module] if binding.module else []))
 
 
 def _names(names: Iterable[str]) -> str:

@@ -225,6 +225,10 @@ def unreached(
             for module in by_last.get(word, ()):
                 reach(module)
 
+    children: Dict[str, List[str]] = {}  # package -> the modules right below it
+    for module in names:
+        if "." in module:
+            children.setdefault(module.rsplit(".", 1)[0], []).append(module)
     by_suffix: Dict[str, List[str]] = {}  # `utils.general` -> [`utils.general`, `yolo.utils.general`]
     for module in names:
         parts = module.split(".")
@@ -322,6 +326,13 @@ def unreached(
             path = names[module]
             facts = sources.loading_facts(path)
             reach_imports(module, facts)
+            if module in packages and module in children:
+                # a package's `__init__` that spells a submodule's name loads it by that name, lazily (an
+                # lmms-eval plugin's `models/__init__.py`: `AVAILABLE_MODELS = {"qwen2_5_vl_visionzip": ...}`)
+                spelt = sources.words(path)
+                for child in children[module]:
+                    if child.rsplit(".", 1)[-1] in spelt:
+                        reach(child)
             if LOADS_ANY in facts or LOADS_CONFIG in facts:
                 return {}
             if LOADS_NAMED in facts and not named_reached:

@@ -1423,3 +1423,18 @@ def test_what_a_module_run_by_path_does():
         "X = 1\nY = [2]\n",  # no definition: a config file some loader reads
     ):
         assert IDLE not in loading_facts(works), works
+
+
+def test_a_submodule_its_package_spells_by_name_is_loaded_by_that_name():
+    # an lmms-eval plugin (GlimpsePrune's `my_lmms_eval/models/__init__.py`): `AVAILABLE_MODELS =
+    # {"qwen2_5_vl_visionzip": "Qwen2_5_VL_VisionZip"}`, which lmms-eval imports by name; a submodule the package
+    # names nowhere is unused
+    files = {
+        "run.py": "from plugin.models import gp\n",
+        "plugin/__init__.py": "",
+        "plugin/models/__init__.py": 'AVAILABLE_MODELS = {\n    "gp": "GP",\n    "visionzip": "VisionZip",\n}\n',
+        "plugin/models/gp.py": "",
+        "plugin/models/visionzip.py": "",
+        "plugin/models/old.py": "",
+    }
+    assert set(unreached(TextSources(files))) == {"plugin/models/old.py"}

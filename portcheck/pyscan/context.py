@@ -573,6 +573,7 @@ def _mark_constant_flags(nodes: Sequence[ast.AST], stored: Counter) -> None:
 
 
 OFF_SWITCH_ATTR = "_portcheck_off_switch"  # set on a read of a name the module only ever sets to `False`
+SET_FALSE_ATTR = "_portcheck_set_false"  # set on a target of a tuple assignment whose value there is `False`
 
 
 def mark_off_switches(nodes: Sequence[ast.AST]) -> None:
@@ -580,7 +581,19 @@ def mark_off_switches(nodes: Sequence[ast.AST]) -> None:
     grid attention): a name the module binds only to `False` switches off what it guards. Marks
     (`OFF_SWITCH_ATTR`) its reads. Not in a module that may rebind its names by other means (nanoGPT's
     `profile = False`, then `exec(open('configurator.py').read())`, which sets it from the command line).
-    `nodes`: every node of the module (`ast.walk`)."""
+    `nodes`: every node of the module (`ast.walk`). And (`SET_FALSE_ATTR`) each target a tuple assignment sets to
+    `False` (DynamicDet's `cudnn.benchmark, cudnn.deterministic = True, False`)."""
+    for node in nodes:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Tuple)
+            and any(isinstance(t, ast.Tuple) and len(t.elts) == len(node.value.elts) for t in node.targets)
+        ):
+            for target in node.targets:
+                if isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                    for element, value in zip(target.elts, node.value.elts):
+                        if _is_bool(value, False):
+                            setattr(element, SET_FALSE_ATTR, True)
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _REBINDS_BY_NAME for n in nodes):
         return
     _mark_names_only_bound_to(nodes, lambda _, value: _is_bool(value, False), OFF_SWITCH_ATTR)

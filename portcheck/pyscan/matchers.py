@@ -33,6 +33,7 @@ from portcheck.pyscan.context import (
     CLAMPED_NOTE,
     SEARCHED_ATTR,
     SEARCHING_METHODS,
+    SET_FALSE_ATTR,
     STEP_TOKENS,
     TESTED_ATTR,
     Ctx,
@@ -738,6 +739,9 @@ class ReferenceMatcher(Matcher):
             # `torch.backends.cudnn.deterministic = False`: the default, asked for nothing
             if isinstance(parent.value, ast.Constant) and parent.value.value is False:
                 bare = bare or (imports.resolved(node) or "") in self.off_switches
+        elif self.off_switches and getattr(node, SET_FALSE_ATTR, False):
+            # (the same in a tuple assignment: `cudnn.benchmark, cudnn.deterministic = True, False`)
+            bare = bare or (imports.resolved(node) or "") in self.off_switches
         # `validate(model, amp_autocast=amp_autocast)` hands on a name bound to a CUDA callable: it is reported
         # where it is bound (the import, `amp_autocast = torch.cuda.amp.autocast`) and where it is called.
         # (A value handed on, `get_version(CUDA_HOME)`, is a use.)
