@@ -20,7 +20,7 @@ from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Mapping, NamedT
 from portcheck.project_index import Sources
 from portcheck.pyscan.defaults import cuda_defaults, passes
 from portcheck.pyscan.loading import IDENTIFIER
-from portcheck.pyscan.nodes import walk
+from portcheck.pyscan.nodes import self_call, walk
 from portcheck.pyscan.spellings import OWN, decode_tied
 
 OVERRIDDEN_NOTE = (
@@ -108,13 +108,7 @@ def _own_method_calls(tree: ast.Module) -> Dict[int, str]:
         defined = {m.name for m in methods}
         for method in methods:
             for call in walk(method):
-                if (
-                    isinstance(call, ast.Call)
-                    and isinstance(call.func, ast.Attribute)
-                    and call.func.attr in defined
-                    and isinstance(call.func.value, ast.Name)
-                    and call.func.value.id == "self"
-                ):
+                if self_call(call) in defined:
                     out[id(call)] = node.name
     return out
 

@@ -50,7 +50,7 @@ from portcheck.pyscan.context import (
     updates_weights,
 )
 from portcheck.pyscan.imports import ALIASED_CALLABLES, ImportTable, dotted, none_operand
-from portcheck.pyscan.nodes import children, walk
+from portcheck.pyscan.nodes import children, self_call, walk
 from portcheck.torchfacts import (
     AVAILABILITY_CALLS,
     DEFAULT_DEVICE,
@@ -931,13 +931,7 @@ def mark_own_method_calls(module: ast.Module, names: FrozenSet[str]) -> None:
         if not own:
             continue
         for node in walk(cls):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in own
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "self"
-            ):
+            if self_call(node) in own:
                 setattr(node, OWN_METHOD_ATTR, True)
 
 

@@ -13,7 +13,7 @@ removes one, so a kept list stays true.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Tuple, Type
+from typing import Dict, Iterator, List, Optional, Tuple, Type
 
 _NODES_ATTR = "_portcheck_nodes"
 _FIELDS: Dict[Type[ast.AST], Tuple[str, ...]] = {}
@@ -84,3 +84,15 @@ def module_nodes(node: ast.AST) -> List[ast.AST]:
     """`list(walk(node))`, kept on `node` when it is a module, a function or a class (the list itself: do not
     change it)."""
     return _kept(node) if type(node) in _KEPT else list(_walk(node))
+
+
+def self_call(node: ast.AST) -> Optional[str]:
+    """`m` of a call `self.m(...)`; None for any other node."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    ):
+        return node.func.attr
+    return None
