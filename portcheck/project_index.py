@@ -984,15 +984,8 @@ class Project:
 
     def absolute(self, binding: Binding, importer: str) -> str:
         """The dotted module a binding names, relative imports made absolute."""
-        if not binding.level:
-            return binding.module
         summary = self.modules.get(importer)
-        base = importer.split(".") if importer else []
-        if summary is None or not summary.package:
-            base = base[:-1]
-        if binding.level > 1:
-            base = base[: len(base) - (binding.level - 1)]
-        return ".".join(base + ([binding.module] if binding.module else []))
+        return absolute_module(binding, importer, summary is not None and summary.package)
 
     def target(self, module: str, local: str, seen: Optional[Set[Symbol]] = None) -> Optional[Symbol]:
         """What `local` in `module` refers to: a definition (module, name), a module (module, ""), or an
@@ -1404,6 +1397,13 @@ def _fallback_only(
     kernel_modules = {m for m, _ in kernels if m != "<ext>"}
     wrapper_modules = {m for m, _ in bound if m != "<ext>"} - kernel_modules
     importers: Dict[str, List[bool]] = {}
+    packages_with_fallback: Dict[str, bool] = {}  # package -> `_imported_with_fallback`, asked once each
+
+    def imported_with_fallback(package: str) -> bool:
+        if package not in packages_with_fallback:
+            packages_with_fallback[package] = _imported_with_fallback(project, package, only)
+        return packages_with_fallback[package]
+
     for (module, local), binding in project.binds.items():
         sym = project.target(module, local)
         if sym is None or sym[0] not in kernel_modules | wrapper_modules or sym[0] == module:
@@ -1418,7 +1418,7 @@ def _fallback_only(
             # (a package's `__init__` re-exporting the wrapper, where the rest of the project imports the package
             # only with a fallback: croco's `curope/__init__.py`, whose `cuRoPE2D` `pos_embed.py` imports in a `try`
             # that defines a PyTorch `RoPE2D` instead)
-            or (summary.package and not binding.guarded and _imported_with_fallback(project, module, only))
+            or (summary.package and not binding.guarded and imported_with_fallback(module))
         )
         importers.setdefault(sym[0], []).append(fallback)
     reached = frozenset(m for m, found in importers.items() if all(found))
@@ -1709,15 +1709,21 @@ def _wraps_with_fallback(summary: Optional[ModuleSummary], names: AbstractSet[st
     if summary is None:
         return False
     spelling = [b for b in summary.imports if names & {*b.module.split("."), b.name or "", b.local}]
-    return bool(spelling) and all(b.guarded and _absolute_name(summary, b) in modules for b in spelling)
+    return bool(spelling) and all(
+        b.guarded and absolute_module(b, summary.module, summary.package) in modules for b in spelling
+    )
 
 
-def _absolute_name(summary: ModuleSummary, binding: Binding) -> str:
-    """The dotted module an import statement of `summary`'s module names, relative imports made absolute."""
+def absolute_module(binding: Binding, importer: str, package: bool) -> str:
+    """The dotted module a binding of the module `importer` (a package's `__init__` when `package`) names, relative
+    imports made absolute."""
     if not binding.level:
         return binding.module
-    base = summary.module.split(".") if summary.package else summary.module.split(".")[:-1]
-    base = base[: len(base) - (binding.level - 1)]
+    base = importer.split(".") if importer else []
+    if not package:
+        base = base[:-1]
+    if binding.level > 1:
+        base = base[: len(base) - (binding.level - 1)]
     return ".".join(base + ([binding.module] if binding.module else []))
 
 

@@ -584,16 +584,13 @@ def mark_off_switches(nodes: Sequence[ast.AST]) -> None:
     `nodes`: every node of the module (`ast.walk`). And (`SET_FALSE_ATTR`) each target a tuple assignment sets to
     `False` (DynamicDet's `cudnn.benchmark, cudnn.deterministic = True, False`)."""
     for node in nodes:
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Tuple)
-            and any(isinstance(t, ast.Tuple) and len(t.elts) == len(node.value.elts) for t in node.targets)
-        ):
-            for target in node.targets:
-                if isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts):
-                    for element, value in zip(target.elts, node.value.elts):
-                        if _is_bool(value, False):
-                            setattr(element, SET_FALSE_ATTR, True)
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                for element, value in zip(target.elts, node.value.elts):
+                    if _is_bool(value, False):
+                        setattr(element, SET_FALSE_ATTR, True)
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _REBINDS_BY_NAME for n in nodes):
         return
     _mark_names_only_bound_to(nodes, lambda _, value: _is_bool(value, False), OFF_SWITCH_ATTR)
